@@ -1,0 +1,162 @@
+"""Episode records as JSON lines, and replay that verifies them step by step."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import EpisodeError
+
+FORMAT = "arena.episode/1"
+
+
+class EndReason(str, Enum):
+    NATURAL = "natural"  # the rules ended the game (termination)
+    TURN_CAP = "turn_cap"  # the harness cut it off after a number of decisions (truncation)
+    TIME_CAP = "time_cap"  # the harness cut it off on the wall clock (truncation)
+    FORFEIT = "forfeit"  # a player forfeited under the illegal-action policy
+    PLAYER_ERROR = "player_error"  # a player crashed, timed out or answered garbage, and forfeited
+
+    @property
+    def truncated(self) -> bool:
+        return self in (EndReason.TURN_CAP, EndReason.TIME_CAP)
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Header(_Line):
+    type: Literal["header"] = "header"
+    format: str = FORMAT
+    game: str
+    game_version: str
+    params: dict[str, Any]
+    num_players: int
+    seed: int
+    players: list[str] = Field(default_factory=list)
+    policy: dict[str, Any]
+    turn_cap: int | None = None
+    time_cap_s: float | None = None
+
+
+class Step(_Line):
+    type: Literal["step"] = "step"
+    ply: int
+    player: int
+    action: str
+    action_id: int
+    substituted: bool = False  # played by the policy in place of an illegal attempt
+    obs_digest: str
+    telemetry: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicyEvent(_Line):
+    type: Literal["policy"] = "policy"
+    ply: int
+    player: int
+    attempted: str | None
+    verdict: str
+    detail: str
+    telemetry: dict[str, Any] = Field(default_factory=dict)
+
+
+class End(_Line):
+    type: Literal["end"] = "end"
+    reason: EndReason
+    terminated: bool
+    truncated: bool
+    returns: list[float] | None
+    ply: int
+    offender: int | None = None
+    detail: str = ""
+
+
+class EpisodeRecord(BaseModel):
+    """A whole episode: header, steps and policy events in order, and the end."""
+
+    header: Header
+    events: list[Step | PolicyEvent] = Field(default_factory=list)
+    end: End | None = None
+
+    @property
+    def steps(self) -> list[Step]:
+        return [e for e in self.events if isinstance(e, Step)]
+
+    def lines(self) -> Iterable[str]:
+        yield self.header.model_dump_json()
+        for e in self.events:
+            yield e.model_dump_json()
+        if self.end is not None:
+            yield self.end.model_dump_json()
+
+    def write(self, path: str | os.PathLike) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            for line in self.lines():
+                fh.write(line + "\n")
+
+
+def digest(obj: Any) -> str:
+    """A short stable digest of JSON-able data (used to check observations on replay)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+class EpisodeWriter:
+    """Appends each line as it happens, flushed, so a killed run loses nothing written."""
+
+    def __init__(self, path: str | os.PathLike, *, fsync: bool = False):
+        self.path = Path(path)
+        self._fh = open(self.path, "a", encoding="utf-8")
+        self._fsync = fsync
+
+    def __call__(self, line: _Line) -> None:
+        self._fh.write(line.model_dump_json() + "\n")
+        self._fh.flush()
+        if self._fsync or isinstance(line, End):
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "EpisodeWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_episodes(path: str | os.PathLike) -> list[EpisodeRecord]:
+    """Read every episode in a JSON-lines file (several may follow one another)."""
+    episodes: list[EpisodeRecord] = []
+    current: EpisodeRecord | None = None
+    with open(path, encoding="utf-8") as fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+                kind = data.get("type")
+                if kind == "header":
+                    current = EpisodeRecord(header=Header.model_validate(data))
+                    episodes.append(current)
+                elif current is None:
+                    raise EpisodeError(f"{path}:{n}: a {kind!r} line before any header")
+                elif kind == "step":
+                    current.events.append(Step.model_validate(data))
+                elif kind == "policy":
+                    current.events.append(PolicyEvent.model_validate(data))
+                elif kind == "end":
+                    current.end = End.model_validate(data)
+                else:
+                    raise EpisodeError(f"{path}:{n}: unknown line type {kind!r}")
+            except (json.JSONDecodeError, ValidationError) as exc:
+                raise EpisodeError(f"{path}:{n}: not an episode line: {exc}") from None
+    if not episodes:
+        raise EpisodeError(f"{path}: no episode header found")
+    return episodes

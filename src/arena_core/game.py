@@ -1,0 +1,287 @@
+"""The rules protocol, and the base class that owns the invariants.
+
+A game author subclasses :class:`Game`, declares a :class:`~arena_core.spec.GameSpec` and
+fills in the *rules hooks* over an immutable state. Everything else -- whose turn it is,
+legality checks, commit-then-reveal for simultaneous moves, masks, "no step after the end"
+-- is *machinery* on the base class and works on a :class:`Position`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Mapping, Sequence, TypeVar
+
+import numpy as np
+from pydantic import ValidationError
+
+from .errors import (
+    GameOverError,
+    IllegalActionError,
+    InvalidParamsError,
+    NotYourTurnError,
+    PlayerCountError,
+    SerializationError,
+)
+from .seeding import make_rng
+from .serial import from_jsonable, to_jsonable
+from .spec import GameParams, GameSpec, Information, NoParams
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+
+@dataclass(frozen=True, slots=True)
+class Position(Generic[S]):
+    """A game state plus the commitments made so far in the current simultaneous move."""
+
+    state: S
+    pending: tuple[tuple[int, Any], ...] = ()
+    ply: int = 0
+
+    def committed(self) -> frozenset[int]:
+        return frozenset(p for p, _ in self.pending)
+
+
+class Game(ABC, Generic[S, A]):
+    """Base class of every game.
+
+    Override the rules hooks; do not override the machinery.
+    """
+
+    spec: ClassVar[GameSpec]
+    Params: ClassVar[type[GameParams]] = NoParams
+    #: size of the discrete action-index space (the mask length)
+    num_actions: int
+
+    def __init__(self, params: GameParams | Mapping[str, Any] | None = None, *, num_players: int | None = None):
+        try:
+            if params is None:
+                self.params = self.Params()
+            elif isinstance(params, self.Params):
+                self.params = params
+            elif isinstance(params, Mapping):
+                self.params = self.Params(**params)
+            else:
+                raise InvalidParamsError(
+                    f"{self.spec.id}: params must be a {self.Params.__name__} or a mapping, got {type(params).__name__}"
+                )
+        except ValidationError as exc:
+            fields = ", ".join(f"{k}={v.default!r}" for k, v in self.Params.model_fields.items()) or "none"
+            raise InvalidParamsError(
+                f"invalid parameters for {self.spec.id}: {exc.errors(include_url=False)}; known parameters (defaults): {fields}"
+            ) from None
+        n = self.default_num_players() if num_players is None else num_players
+        if not isinstance(n, int) or not (self.spec.min_players <= n <= self.spec.max_players):
+            raise PlayerCountError(
+                f"{self.spec.id} is played by {self.spec.min_players}"
+                + (f"-{self.spec.max_players}" if self.spec.max_players != self.spec.min_players else "")
+                + f" players, not {n}"
+            )
+        self.num_players = n
+        self.setup()
+
+    # ------------------------------------------------------------------ rules hooks
+    def setup(self) -> None:
+        """Called once after params and num_players are set (precompute tables here)."""
+
+    def default_num_players(self) -> int:
+        return self.spec.min_players
+
+    @abstractmethod
+    def initial_state(self, rng: np.random.Generator) -> S:
+        """The state after the deal; every chance draw comes from ``rng``."""
+
+    @abstractmethod
+    def to_move(self, state: S) -> Sequence[int]:
+        """The players who must act now (several at a simultaneous move); empty at the end."""
+
+    @abstractmethod
+    def legal_actions(self, state: S, player: int) -> Sequence[A]:
+        """The canonical legal set of ``player`` (who is to move) in ``state``."""
+
+    @abstractmethod
+    def next_state(self, state: S, joint: Mapping[int, A]) -> S:
+        """Apply the (already checked) actions of every player in ``to_move(state)``."""
+
+    @abstractmethod
+    def is_terminal(self, state: S) -> bool: ...
+
+    @abstractmethod
+    def returns(self, state: S) -> Sequence[float]:
+        """Each player's return in a terminal state."""
+
+    @abstractmethod
+    def observation(self, state: S, player: int) -> dict[str, Any]:
+        """What ``player`` sees: a fresh JSON-able dict, nothing hidden from that player."""
+
+    @abstractmethod
+    def action_id(self, action: A) -> int:
+        """Index of ``action`` in ``range(num_actions)``."""
+
+    @abstractmethod
+    def action_from_id(self, index: int) -> A: ...
+
+    @abstractmethod
+    def encode_observation(self, state: S, player: int) -> np.ndarray:
+        """Flat float32 encoding of ``observation(state, player)`` of length ``observation_size``."""
+
+    observation_size: int
+
+    # optional hooks --------------------------------------------------------------
+    def action_to_str(self, action: A) -> str:
+        """Canonical string of an action (unique within any legal set)."""
+        return str(action)
+
+    def default_action(self, state: S, player: int) -> A:
+        """The substitute used by the 'default' illegal-action policy."""
+        return self.legal_actions(state, player)[0]
+
+    def is_legal(self, state: S, player: int, action: A) -> bool:
+        """Fast legality test; must agree with ``legal_actions`` (the kit checks it)."""
+        return action in self.legal_actions(state, player)
+
+    def sample_hidden_state(self, state: S, player: int, rng: np.random.Generator) -> S:
+        """A complete state consistent with everything ``player`` has observed, hidden parts
+        drawn from ``rng``. Perfect-information games return the state itself."""
+        if self.spec.information is Information.PERFECT:
+            return state
+        raise NotImplementedError(f"{self.spec.id} does not implement sample_hidden_state")
+
+    def rules_text(self) -> str:
+        """The rules as prose, for language-model players."""
+        return self.spec.description
+
+    def state_to_json(self, state: S) -> Any:
+        return to_jsonable(state)
+
+    def state_from_json(self, data: Any) -> S:
+        state_type = getattr(self, "State", None)
+        if state_type is None:
+            raise SerializationError(f"{self.spec.id}: set the class attribute State (the state type) or override state_from_json")
+        return from_jsonable(state_type, data)
+
+    def text_view(self):
+        """The language-model view of this game (prompt and answer parser)."""
+        from .text import GenericTextView
+
+        return GenericTextView()
+
+    # ------------------------------------------------------------------ machinery
+    @property
+    def has_hidden_state_sampler(self) -> bool:
+        return self.spec.information is Information.PERFECT or type(self).sample_hidden_state is not Game.sample_hidden_state
+
+    def start(self, seed: int) -> Position[S]:
+        """The initial position of the deal named by ``seed``."""
+        if not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        return Position(self.initial_state(make_rng(int(seed), "deal")))
+
+    def is_over(self, pos: Position[S]) -> bool:
+        return self.is_terminal(pos.state)
+
+    def players_to_act(self, pos: Position[S]) -> tuple[int, ...]:
+        """Players still to act at this decision point, in order."""
+        if self.is_terminal(pos.state):
+            return ()
+        done = pos.committed()
+        return tuple(p for p in self.to_move(pos.state) if p not in done)
+
+    def current_player(self, pos: Position[S]) -> int | None:
+        """The next player to act (commit order at a simultaneous move), or None at the end."""
+        waiting = self.players_to_act(pos)
+        return waiting[0] if waiting else None
+
+    def legal(self, pos: Position[S], player: int) -> tuple[A, ...]:
+        """The legal set of ``player`` at ``pos``; empty if that player is not to act."""
+        if player not in self.players_to_act(pos):
+            return ()
+        return tuple(self.legal_actions(pos.state, player))
+
+    def mask(self, pos: Position[S], player: int) -> np.ndarray:
+        """The legality mask over ``range(num_actions)``, derived from :meth:`legal`."""
+        m = np.zeros(self.num_actions, dtype=np.int8)
+        for a in self.legal(pos, player):
+            m[self.action_id(a)] = 1
+        return m
+
+    def act(self, pos: Position[S], player: int, action: A) -> Position[S]:
+        """Apply one player's action; simultaneous moves are committed, then revealed at once."""
+        if self.is_terminal(pos.state):
+            raise GameOverError(f"{self.spec.id}: the game is over; no more actions")
+        waiting = self.players_to_act(pos)
+        if player not in waiting:
+            raise NotYourTurnError(f"{self.spec.id}: player {player} is not to act (waiting for {list(waiting)})")
+        if not self.is_legal(pos.state, player, action):
+            legal = ", ".join(self.action_to_str(a) for a in self.legal_actions(pos.state, player))
+            raise IllegalActionError(
+                f"{self.spec.id}: {self._describe(action)} is not legal for player {player}; legal: {legal}",
+                player=player,
+                action=action,
+            )
+        pending = pos.pending + ((player, action),)
+        if len(waiting) > 1:
+            return Position(pos.state, pending, pos.ply + 1)
+        return Position(self.next_state(pos.state, dict(pending)), (), pos.ply + 1)
+
+    def act_id(self, pos: Position[S], player: int, index: int) -> Position[S]:
+        """:meth:`act` with an action index (as RL code and the AEC env submit)."""
+        try:
+            action = self.action_from_id(int(index))
+        except (ValueError, IndexError, KeyError) as exc:
+            raise IllegalActionError(f"{self.spec.id}: action index {index!r} is not an action ({exc})", player=player) from None
+        return self.act(pos, player, action)
+
+    def observe(self, pos: Position[S], player: int) -> dict[str, Any]:
+        """``player``'s observation; pending commitments are never visible."""
+        return self.observation(pos.state, player)
+
+    def final_returns(self, pos: Position[S]) -> tuple[float, ...]:
+        if not self.is_terminal(pos.state):
+            raise GameOverError(f"{self.spec.id}: returns are defined only at the end of the game")
+        return tuple(float(r) for r in self.returns(pos.state))
+
+    def action_from_str(self, pos: Position[S], player: int, text: str) -> A:
+        """The legal action whose canonical string is ``text`` (case- and space-insensitive)."""
+        want = " ".join(text.split()).lower()
+        for a in self.legal(pos, player):
+            if " ".join(self.action_to_str(a).split()).lower() == want:
+                return a
+        legal = ", ".join(self.action_to_str(a) for a in self.legal(pos, player))
+        raise IllegalActionError(f"{self.spec.id}: {text!r} is not a legal action for player {player}; legal: {legal}", player=player)
+
+    def position_to_json(self, pos: Position[S]) -> dict[str, Any]:
+        return {
+            "state": self.state_to_json(pos.state),
+            "pending": [[p, self.action_id(a)] for p, a in pos.pending],
+            "ply": pos.ply,
+        }
+
+    def position_from_json(self, data: Mapping[str, Any]) -> Position[S]:
+        pending = tuple((int(p), self.action_from_id(int(i))) for p, i in data.get("pending", ()))
+        return Position(self.state_from_json(data["state"]), pending, int(data.get("ply", 0)))
+
+    def describe(self) -> dict[str, Any]:
+        """The spec, parameters and player count as JSON-able data."""
+        return {
+            "spec": json.loads(self.spec.model_dump_json()),
+            "params": self.params.model_dump(mode="json"),
+            "num_players": self.num_players,
+        }
+
+    def _describe(self, action: Any) -> str:
+        try:
+            return repr(self.action_to_str(action))
+        except Exception:  # a foreign object: describe it without trusting it
+            return repr(action)
+
+    def __repr__(self) -> str:
+        params = self.params.model_dump()
+        return f"{type(self).__name__}({params or ''}{', ' if params else ''}num_players={self.num_players})"
+
+
+def frozen_state(cls):
+    """Decorator: a frozen, slotted dataclass for game states."""
+    return dataclasses.dataclass(frozen=True, slots=True)(cls)

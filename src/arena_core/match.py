@@ -1,0 +1,208 @@
+"""The harness over the pure rules: caps, the illegal-action policy, and the episode record.
+
+One :class:`Match` drives one episode. The AEC, parallel and Gymnasium adapters and the
+headless runner all use it, so truncation, policy and recording behave identically everywhere.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .episode import End, EndReason, EpisodeRecord, Header, PolicyEvent, Step, digest
+from .errors import GameOverError, IllegalActionError, NotYourTurnError
+from .game import Game, Position
+from .policy import RAISE, IllegalActionPolicy, Verdict
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What happened to one submitted action."""
+
+    accepted: bool  # an action was applied (the submitted one or a substitute)
+    verdict: Verdict | None = None  # set when the policy was applied
+    action: Any = None  # the action applied, if any
+
+
+class Match:
+    """One episode of ``game`` from ``seed`` under a harness configuration."""
+
+    def __init__(
+        self,
+        game: Game,
+        seed: int,
+        *,
+        policy: IllegalActionPolicy = RAISE,
+        turn_cap: int | None = None,
+        time_cap_s: float | None = None,
+        players: list[str] | None = None,
+        sink: Callable[[Any], None] | None = None,
+        record_observations: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        if turn_cap is not None and turn_cap < 1:
+            raise ValueError("turn_cap must be >= 1")
+        self.game = game
+        self.seed = int(seed)
+        self.policy = policy
+        self.turn_cap = turn_cap
+        self.time_cap_s = time_cap_s
+        self._clock = clock
+        self._started = clock()
+        self._sink = sink
+        self._record_obs = record_observations
+        self.position: Position = game.start(self.seed)
+        self.end: End | None = None
+        self._failures: dict[int, int] = {}
+        self.record = EpisodeRecord(
+            header=Header(
+                game=game.spec.id,
+                game_version=game.spec.version,
+                params=game.params.model_dump(mode="json"),
+                num_players=game.num_players,
+                seed=self.seed,
+                players=list(players or []),
+                policy=policy.model_dump(mode="json"),
+                turn_cap=turn_cap,
+                time_cap_s=time_cap_s,
+            )
+        )
+        self._emit(self.record.header)
+        if game.is_over(self.position):
+            self._finish(EndReason.NATURAL)
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def done(self) -> bool:
+        return self.end is not None
+
+    @property
+    def ply(self) -> int:
+        return self.position.ply
+
+    def to_act(self) -> int | None:
+        return None if self.done else self.game.current_player(self.position)
+
+    def legal_actions(self, player: int) -> tuple:
+        return () if self.done else self.game.legal(self.position, player)
+
+    def observation(self, player: int) -> dict:
+        return self.game.observe(self.position, player)
+
+    def returns(self) -> tuple[float, ...] | None:
+        """Final returns, or None while running and for truncated episodes (never a draw)."""
+        if self.end is None or self.end.returns is None:
+            return None
+        return tuple(self.end.returns)
+
+    # ---------------------------------------------------------------- actions
+    def submit(self, player: int, action: Any, *, telemetry: dict | None = None) -> Submission:
+        """Submit ``player``'s action; the policy handles an illegal one."""
+        if self.done:
+            raise GameOverError(f"{self.game.spec.id}: the episode has ended ({self.end.reason.value}); no more actions")
+        expected = self.to_act()
+        if player != expected:
+            raise NotYourTurnError(f"{self.game.spec.id}: player {expected} is to act, not player {player}")
+        obs_digest = digest(self.game.observe(self.position, player)) if self._record_obs else ""
+        try:
+            new_pos = self.game.act(self.position, player, action)
+        except IllegalActionError as exc:
+            return self._apply_policy(player, self.game._describe(action), str(exc), telemetry, obs_digest)
+        self._accept(player, action, new_pos, obs_digest, telemetry, substituted=False)
+        return Submission(True, None, action)
+
+    def submit_id(self, player: int, index: int, *, telemetry: dict | None = None) -> Submission:
+        """:meth:`submit` with an action index."""
+        try:
+            action = self.game.action_from_id(int(index))
+        except (ValueError, IndexError, KeyError, TypeError):
+            return self.fail(player, f"action index {index!r} is not an action of {self.game.spec.id}", attempted=repr(index), telemetry=telemetry, illegal=True)
+        return self.submit(player, action, telemetry=telemetry)
+
+    def fail(self, player: int, detail: str, *, attempted: str | None = None, telemetry: dict | None = None, illegal: bool = False) -> Submission:
+        """Record that ``player`` failed to produce a legal action (crash, timeout, garbage)."""
+        if self.done:
+            raise GameOverError(f"{self.game.spec.id}: the episode has ended; no more actions")
+        if player != self.to_act():
+            raise NotYourTurnError(f"{self.game.spec.id}: player {self.to_act()} is to act, not player {player}")
+        obs_digest = digest(self.game.observe(self.position, player)) if self._record_obs else ""
+        return self._apply_policy(player, attempted, detail, telemetry, obs_digest, illegal=illegal)
+
+    def truncate(self, reason: EndReason = EndReason.TURN_CAP, detail: str = "") -> None:
+        """End the episode from the harness (never a game outcome)."""
+        if not reason.truncated:
+            raise ValueError(f"{reason} is not a truncation reason")
+        if not self.done:
+            self._finish(reason, detail=detail)
+
+    def check_clock(self) -> None:
+        """Truncate if the wall-clock cap has passed."""
+        if not self.done and self.time_cap_s is not None and self._clock() - self._started > self.time_cap_s:
+            self._finish(EndReason.TIME_CAP, detail=f"wall clock over {self.time_cap_s} s")
+
+    # ---------------------------------------------------------------- internals
+    def _apply_policy(self, player, attempted, detail, telemetry, obs_digest, *, illegal: bool = True) -> Submission:
+        self._failures[player] = self._failures.get(player, 0) + 1
+        verdict = self.policy.verdict(self._failures[player])
+        if verdict is Verdict.RAISE:
+            if illegal:
+                raise IllegalActionError(detail, player=player)
+            verdict = Verdict.FORFEIT  # a crashed player cannot be "raised" past: it forfeits
+        self._emit_event(PolicyEvent(ply=self.ply, player=player, attempted=attempted, verdict=verdict.value, detail=detail, telemetry=dict(telemetry or {})))
+        if verdict is Verdict.RETRY:
+            return Submission(False, verdict)
+        if verdict is Verdict.DEFAULT:
+            action = self.game.default_action(self.position.state, player)
+            new_pos = self.game.act(self.position, player, action)
+            self._accept(player, action, new_pos, obs_digest, {}, substituted=True)
+            return Submission(True, verdict, action)
+        reason = EndReason.FORFEIT if illegal else EndReason.PLAYER_ERROR
+        self._finish(reason, offender=player, detail=detail)
+        return Submission(False, verdict)
+
+    def _accept(self, player, action, new_pos, obs_digest, telemetry, *, substituted: bool) -> None:
+        self._failures[player] = 0
+        step = Step(
+            ply=self.ply,
+            player=player,
+            action=self.game.action_to_str(action),
+            action_id=self.game.action_id(action),
+            substituted=substituted,
+            obs_digest=obs_digest,
+            telemetry=dict(telemetry or {}),
+        )
+        self.position = new_pos
+        self._emit_event(step)
+        if self.game.is_over(new_pos):
+            self._finish(EndReason.NATURAL)
+        elif self.turn_cap is not None and new_pos.ply >= self.turn_cap:
+            self._finish(EndReason.TURN_CAP, detail=f"turn cap of {self.turn_cap} decisions")
+        else:
+            self.check_clock()
+
+    def _finish(self, reason: EndReason, *, offender: int | None = None, detail: str = "") -> None:
+        if reason is EndReason.NATURAL:
+            returns = list(self.game.final_returns(self.position))
+        elif reason in (EndReason.FORFEIT, EndReason.PLAYER_ERROR):
+            returns = list(self.policy.forfeit_returns(self.game.spec, self.game.num_players, offender))
+        else:
+            returns = None
+        self.end = End(
+            reason=reason,
+            terminated=not reason.truncated,
+            truncated=reason.truncated,
+            returns=returns,
+            ply=self.ply,
+            offender=offender,
+            detail=detail,
+        )
+        self.record.end = self.end
+        self._emit(self.end)
+
+    def _emit_event(self, event) -> None:
+        self.record.events.append(event)
+        self._emit(event)
+
+    def _emit(self, line) -> None:
+        if self._sink is not None:
+            self._sink(line)

@@ -1,0 +1,77 @@
+"""The player protocol: what a bot, a scripted policy, a human or a language model implements."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .seeding import make_rng
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from .game import Game, Position
+    from .text import Prompt
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Everything a player may use to decide: never the hidden state.
+
+    ``prompt()`` builds the game's text view for language-model players.
+    """
+
+    game: "Game"
+    seat: int
+    observation: dict[str, Any]
+    legal_actions: tuple
+    ply: int
+    episode_seed: int
+    _position: "Position" = field(repr=False, compare=False)
+
+    def prompt(self) -> "Prompt":
+        return self.game.text_view().prompt(self.game, self._position, self.seat)
+
+    def parse(self, text: str):
+        return self.game.text_view().parse(self.game, self._position, self.seat, text)
+
+    def encoded_observation(self) -> "np.ndarray":
+        return self.game.encode_observation(self._position.state, self.seat)
+
+    def rng(self, *keys: int | str) -> "np.random.Generator":
+        """A generator for this decision, derived from the episode seed, the seat and the ply."""
+        return make_rng(self.episode_seed, "player", self.seat, self.ply, *keys)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A player's answer with its telemetry (tokens, latency, parse info, ...)."""
+
+    action: Any
+    telemetry: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Player(Protocol):
+    """``act`` returns an action, its canonical string, free text (parsed by the text view),
+    or a :class:`Move` carrying any of those plus telemetry."""
+
+    name: str
+
+    def act(self, decision: Decision) -> Any: ...
+
+
+class BasePlayer:
+    """Convenience base: a name, a seed, and an episode hook."""
+
+    name = "player"
+
+    def __init__(self, seed: int = 0, **options: Any):
+        if options:
+            raise TypeError(f"{type(self).__name__} takes no options {sorted(options)}")
+        self.seed = int(seed)
+
+    def begin_episode(self, game: "Game", seat: int, episode_seed: int) -> None:
+        """Called before an episode; override to reset per-episode state."""
+
+    def act(self, decision: Decision) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError

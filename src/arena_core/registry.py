@@ -1,0 +1,229 @@
+"""Plugins through entry points: groups ``arena.games``, ``arena.players``, ``arena.trainers``.
+
+Listing reads package metadata only; loading is lazy and validates the loaded object.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata as md
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Literal
+
+from .errors import (
+    DuplicatePluginError,
+    PluginProtocolError,
+    PluginUnavailableError,
+    UnknownGameError,
+    UnknownPlayerError,
+    UnknownPluginError,
+)
+
+Kind = Literal["games", "players", "trainers"]
+GROUPS: dict[str, str] = {"games": "arena.games", "players": "arena.players", "trainers": "arena.trainers"}
+_UNKNOWN = {"games": UnknownGameError, "players": UnknownPlayerError, "trainers": UnknownPluginError}
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One registered plugin, as read from package metadata (nothing imported)."""
+
+    kind: str
+    name: str
+    value: str  # "module:attr"
+    distribution: str
+    extras: tuple[str, ...]
+    missing: tuple[str, ...]  # requirements of those extras that are not installed
+
+    @property
+    def available(self) -> bool:
+        return not self.missing
+
+    @property
+    def install_hint(self) -> str:
+        extras = ",".join(self.extras)
+        return f"pip install '{self.distribution}[{extras}]'" if extras else f"pip install '{self.distribution}'"
+
+    @property
+    def reason(self) -> str:
+        return "" if self.available else f"missing {', '.join(self.missing)}; fix: {self.install_hint}"
+
+
+def _extras_of(ep: md.EntryPoint) -> tuple[str, ...]:
+    m = re.search(r"\[([^\]]*)\]\s*$", ep.value)
+    return tuple(x.strip() for x in m.group(1).split(",") if x.strip()) if m else ()
+
+
+def _missing_requirements(dist: md.Distribution, extras: tuple[str, ...]) -> tuple[str, ...]:
+    if not extras:
+        return ()
+    from packaging.requirements import Requirement  # packaging ships with pip/setuptools
+
+    missing = []
+    for raw in dist.requires or ():
+        req = Requirement(raw)
+        if req.marker is None:
+            continue
+        if not any(req.marker.evaluate({"extra": e}) for e in extras):
+            continue
+        try:
+            md.version(req.name)
+        except md.PackageNotFoundError:
+            missing.append(req.name)
+    return tuple(sorted(set(missing)))
+
+
+def _scan(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
+    group = GROUPS[kind]
+    found: dict[str, list[tuple[md.EntryPoint, md.Distribution]]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for dist in md.distributions():
+        for ep in dist.entry_points:
+            if ep.group != group:
+                continue
+            dist_name = dist.metadata["Name"]
+            key = (ep.name, dist_name, ep.value)
+            if key in seen:  # the same distribution found twice on sys.path
+                continue
+            seen.add(key)
+            found.setdefault(ep.name, []).append((ep, dist))
+    return found
+
+
+@lru_cache(maxsize=None)
+def _index(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
+    if kind not in GROUPS:
+        raise ValueError(f"unknown plugin kind {kind!r}; use one of {sorted(GROUPS)}")
+    return _scan(kind)
+
+
+def refresh() -> None:
+    """Forget cached metadata (after installing or removing a plugin in this process)."""
+    _index.cache_clear()
+    _load_cached.cache_clear()
+    importlib.invalidate_caches()
+
+
+def list_plugins(kind: str) -> list[PluginInfo]:
+    """Every plugin of ``kind`` from package metadata, sorted by name; duplicates raise."""
+    out = []
+    for name, entries in sorted(_index(kind).items()):
+        _check_unique(kind, name, entries)
+        ep, dist = entries[0]
+        extras = _extras_of(ep)
+        out.append(PluginInfo(kind, name, ep.value, dist.metadata["Name"], extras, _missing_requirements(dist, extras)))
+    return out
+
+
+def _check_unique(kind: str, name: str, entries) -> None:
+    if len(entries) > 1:
+        who = " and ".join(f"{d.metadata['Name']} ({ep.value})" for ep, d in entries)
+        raise DuplicatePluginError(
+            f"{kind[:-1]} {name!r} is registered by more than one distribution: {who}; uninstall one of them"
+        )
+
+
+def plugin_info(kind: str, name: str) -> PluginInfo:
+    index = _index(kind)
+    if name not in index:
+        close = difflib.get_close_matches(name, list(index), n=5, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        known = f" (known: {', '.join(sorted(index)[:20])}{', ...' if len(index) > 20 else ''})" if not close else ""
+        raise _UNKNOWN[kind](f"no {kind[:-1]} named {name!r}{hint}{known}; `arena list {kind}` shows them all")
+    _check_unique(kind, name, index[name])
+    return next(p for p in list_plugins(kind) if p.name == name)
+
+
+@lru_cache(maxsize=None)
+def _load_cached(kind: str, name: str) -> Any:
+    info = plugin_info(kind, name)
+    ep, _ = _index(kind)[name][0]
+    try:
+        obj = ep.load()
+    except ImportError as exc:
+        fix = f"; fix: {info.install_hint}" if info.extras else ""
+        raise PluginUnavailableError(f"{kind[:-1]} {name!r} from {info.distribution} cannot be imported: {exc}{fix}") from exc
+    _VALIDATORS[kind](name, obj)
+    return obj
+
+
+def load(kind: str, name: str) -> Any:
+    """Import and validate the plugin object (cached)."""
+    return _load_cached(kind, name)
+
+
+def availability(kind: str, name: str) -> tuple[bool, str]:
+    """Import the plugin to see whether it really works here; never raises."""
+    try:
+        load(kind, name)
+    except Exception as exc:  # listing must survive any broken plugin
+        return False, f"{type(exc).__name__}: {exc}"
+    return True, ""
+
+
+# ------------------------------------------------------------------ validation
+def _validate_game(name: str, obj: Any) -> None:
+    from .game import Game
+    from .spec import GameSpec
+
+    if not (isinstance(obj, type) and issubclass(obj, Game)):
+        raise PluginProtocolError(f"game {name!r} must be a subclass of arena_core.Game, got {obj!r}")
+    if not isinstance(getattr(obj, "spec", None), GameSpec):
+        raise PluginProtocolError(f"game {name!r} ({obj.__qualname__}) must declare spec = GameSpec(...)")
+    if obj.__abstractmethods__:
+        raise PluginProtocolError(f"game {name!r} leaves rules hooks unimplemented: {sorted(obj.__abstractmethods__)}")
+
+
+def _validate_player(name: str, obj: Any) -> None:
+    if not callable(obj):
+        raise PluginProtocolError(f"player {name!r} must be a class or factory returning a Player, got {obj!r}")
+    if isinstance(obj, type) and not callable(getattr(obj, "act", None)):
+        raise PluginProtocolError(f"player {name!r} ({obj.__qualname__}) has no act(decision) method")
+
+
+def _validate_trainer(name: str, obj: Any) -> None:
+    if not callable(obj):
+        raise PluginProtocolError(f"trainer {name!r} must be callable, got {obj!r}")
+
+
+_VALIDATORS: dict[str, Callable[[str, Any], None]] = {
+    "games": _validate_game,
+    "players": _validate_player,
+    "trainers": _validate_trainer,
+}
+
+
+# ------------------------------------------------------------------ conveniences
+def game_class(game_id: str):
+    return load("games", game_id)
+
+
+def make_game(game_id: str, params: dict | None = None, *, num_players: int | None = None):
+    """Instantiate a registered game by id."""
+    return game_class(game_id)(params, num_players=num_players)
+
+
+def make_player(spec: str, *, seed: int = 0, **options: Any):
+    """Instantiate a registered player; the spec may carry options: ``name`` or ``name:k=v,k=v``."""
+    name, _, opts = spec.partition(":")
+    for item in filter(None, opts.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"player option {item!r} must look like key=value")
+        options[key.strip()] = _coerce(value.strip())
+    factory = load("players", name.strip())
+    player = factory(seed=seed, **options)
+    if not callable(getattr(player, "act", None)):
+        raise PluginProtocolError(f"player {name!r} factory returned {player!r}, which has no act(decision)")
+    return player
+
+
+def _coerce(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)

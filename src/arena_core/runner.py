@@ -1,0 +1,101 @@
+"""Play one episode among players, recording every decision; player failures are data."""
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+from .episode import EpisodeRecord, EpisodeWriter
+from .errors import ConfigError
+from .game import Game
+from .match import Match
+from .players import Decision, Move, Player
+from .policy import RAISE, IllegalActionPolicy
+from .text import ParseResult
+
+
+def play_episode(
+    game: Game,
+    players: Sequence[Player],
+    seed: int,
+    *,
+    policy: IllegalActionPolicy = RAISE,
+    turn_cap: int | None = None,
+    time_cap_s: float | None = None,
+    log_path: str | None = None,
+) -> EpisodeRecord:
+    """Play ``game`` from ``seed`` with ``players[i]`` in seat ``i``; returns the record.
+
+    A player that raises or answers with something that is not a legal action is recorded and
+    handled by ``policy`` (with the ``raise`` policy, illegal actions raise; crashes forfeit).
+    """
+    if len(players) != game.num_players:
+        raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(players)}")
+    writer = EpisodeWriter(log_path) if log_path else None
+    try:
+        match = Match(
+            game,
+            seed,
+            policy=policy,
+            turn_cap=turn_cap,
+            time_cap_s=time_cap_s,
+            players=[getattr(p, "name", type(p).__name__) for p in players],
+            sink=writer,
+        )
+        for seat, player in enumerate(players):
+            begin = getattr(player, "begin_episode", None)
+            if begin is not None:
+                begin(game, seat, seed)
+        while not match.done:
+            seat = match.to_act()
+            step_player(match, seat, players[seat])
+        return match.record
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def step_player(match: Match, seat: int, player: Player) -> None:
+    """Ask ``player`` for one decision and submit it; failures go through the policy."""
+    game, pos = match.game, match.position
+    decision = Decision(
+        game=game,
+        seat=seat,
+        observation=game.observe(pos, seat),
+        legal_actions=game.legal(pos, seat),
+        ply=pos.ply,
+        episode_seed=match.seed,
+        _position=pos,
+    )
+    started = time.perf_counter()
+    try:
+        answer = player.act(decision)
+    except Exception as exc:  # a player's crash is data, never a crash of the loop
+        match.fail(seat, f"player raised {type(exc).__name__}: {exc}", telemetry={"error_type": type(exc).__name__})
+        return
+    telemetry: dict[str, Any] = {}
+    if isinstance(answer, Move):
+        telemetry.update(answer.telemetry)
+        answer = answer.action
+    telemetry.setdefault("latency_s", round(time.perf_counter() - started, 6))
+    action = resolve_answer(decision, answer, telemetry)
+    if action is _GARBAGE:
+        match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
+        return
+    match.submit(seat, action, telemetry=telemetry)
+
+
+_GARBAGE = object()
+
+
+def resolve_answer(decision: Decision, answer: Any, telemetry: dict[str, Any]) -> Any:
+    """Turn a player's answer into an action: actions pass through, text is parsed."""
+    if isinstance(answer, str):
+        parsed: ParseResult = decision.parse(answer)
+        telemetry.update(parsed.telemetry())
+        if parsed.default_used:
+            telemetry["parse_detail"] = parsed.detail
+            return _GARBAGE
+        return parsed.action
+    if answer is None:
+        return _GARBAGE
+    return answer

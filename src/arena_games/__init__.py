@@ -1,0 +1,1 @@
+"""Arena's own games, registered through the `arena.games` entry point group like any plugin."""

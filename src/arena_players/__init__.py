@@ -1,0 +1,1 @@
+"""Arena's own players, registered through the `arena.players` entry point group."""

@@ -1,0 +1,14 @@
+"""Uniformly random legal play, seeded."""
+from __future__ import annotations
+
+from arena_core.players import BasePlayer, Decision
+
+
+class RandomPlayer(BasePlayer):
+    """Picks a legal action uniformly; the draw comes from (player seed, episode seed, seat, ply)."""
+
+    name = "random"
+
+    def act(self, decision: Decision):
+        legal = decision.legal_actions
+        return legal[int(decision.rng("random", self.seed).integers(len(legal)))]

@@ -1,0 +1,1 @@
+"""Arena trainers, registered through the `arena.trainers` entry point group."""
