@@ -62,6 +62,7 @@ class PolicyEvent(_Line):
     player: int
     attempted: str | None
     verdict: str
+    illegal: bool = True  # an illegal action (True) or a player failure such as a crash (False)
     detail: str
     telemetry: dict[str, Any] = Field(default_factory=dict)
 

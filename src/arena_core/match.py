@@ -148,7 +148,7 @@ class Match:
             if illegal:
                 raise IllegalActionError(detail, player=player)
             verdict = Verdict.FORFEIT  # a crashed player cannot be "raised" past: it forfeits
-        self._emit_event(PolicyEvent(ply=self.ply, player=player, attempted=attempted, verdict=verdict.value, detail=detail, telemetry=dict(telemetry or {})))
+        self._emit_event(PolicyEvent(ply=self.ply, player=player, attempted=attempted, verdict=verdict.value, illegal=illegal, detail=detail, telemetry=dict(telemetry or {})))
         if verdict is Verdict.RETRY:
             return Submission(False, verdict)
         if verdict is Verdict.DEFAULT:

@@ -36,6 +36,7 @@ class NoParams(GameParams):
 
 #: Names of the conformance checks a game may declare it cannot satisfy (with a reason).
 CONFORMANCE_CHECKS = (
+    "legal_play",
     "determinism",
     "cross_process_determinism",
     "mask_matches_legal",
@@ -50,6 +51,7 @@ CONFORMANCE_CHECKS = (
     "no_private_leak",
     "hidden_state_sampling",
     "commit_reveal",
+    "pettingzoo_api",
 )
 
 

@@ -55,6 +55,7 @@ class KuhnPoker(Game[KuhnState, KuhnAction]):
     State = KuhnState
     num_actions = 2
     observation_size = 9
+    observation_bounds = (0.0, 1.0)
 
     def initial_state(self, rng: np.random.Generator) -> KuhnState:
         deal = rng.permutation(3)

@@ -1,0 +1,162 @@
+"""A PettingZoo AEC environment for any arena game.
+
+The legal mask lives at one documented place, ``observation["action_mask"]``;
+``env.legal_actions(agent)`` returns the typed legal actions. Termination comes from the
+rules; truncation only from the harness caps; ``infos[agent]["end_reason"]`` says which.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+
+from ..episode import EpisodeRecord
+from ..game import Game
+from ..match import Match
+from ..policy import RAISE, IllegalActionPolicy
+from ..seeding import derive_seed
+from . import spaces as sp
+
+
+def agent_name(player: int) -> str:
+    return f"player_{player}"
+
+
+class ArenaAECEnv(AECEnv):
+    """Agent-environment-cycle view of ``game``."""
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        policy: IllegalActionPolicy = RAISE,
+        turn_cap: int | None = None,
+        time_cap_s: float | None = None,
+        render_mode: str | None = None,
+        record_observations: bool = False,
+    ):
+        super().__init__()
+        self.record_observations = record_observations
+        self.game = game
+        self.policy = policy
+        self.turn_cap = turn_cap
+        self.time_cap_s = time_cap_s
+        self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": ["ansi"], "is_parallelizable": False}
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.possible_agents = [agent_name(p) for p in range(game.num_players)]
+        self._index = {a: p for p, a in enumerate(self.possible_agents)}
+        obs_space, act_space = sp.observation_space(game), sp.action_space(game)
+        self._obs_spaces = {a: obs_space for a in self.possible_agents}
+        self._act_spaces = {a: act_space for a in self.possible_agents}
+        self._next_seed: int | None = None
+        self.match: Match | None = None
+
+    # ------------------------------------------------------------ spaces
+    def observation_space(self, agent: str):
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str):
+        return self._act_spaces[agent]
+
+    # ------------------------------------------------------------ protocol
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is None:
+            seed = self._next_seed if self._next_seed is not None else 0
+        self.episode_seed = int(seed)
+        self._next_seed = derive_seed(self.episode_seed, "next-reset")
+        self.match = Match(
+            self.game,
+            self.episode_seed,
+            policy=self.policy,
+            turn_cap=self.turn_cap,
+            time_cap_s=self.time_cap_s,
+            record_observations=self.record_observations,
+        )
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = None
+        if self.match.done:  # a game that ends at the deal
+            self._end_episode()
+        else:
+            self.agent_selection = agent_name(self.match.to_act())
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = self._index[agent]
+        return sp.observe(self.game, self.match.position, player, live=not self.match.done)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} is live: step() needs an action index, not None")
+        player = self._index[agent]
+        self._cumulative_rewards[agent] = 0.0
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        outcome = self.match.submit_id(player, action)
+        self.infos[agent] = {"policy_verdict": outcome.verdict.value} if outcome.verdict is not None else {}
+        if self.match.done:
+            self._end_episode()
+        else:
+            self.agent_selection = agent_name(self.match.to_act())
+            self._accumulate_rewards()
+
+    def _end_episode(self) -> None:
+        end = self.match.end
+        returns = end.returns if end.returns is not None else [0.0] * self.game.num_players
+        for a in self.agents:
+            p = self._index[a]
+            self.rewards[a] = float(returns[p])
+            self.terminations[a] = bool(end.terminated)
+            self.truncations[a] = bool(end.truncated)
+            self.infos[a] = {"end_reason": end.reason.value}
+        if self.agent_selection is None:
+            self.agent_selection = self.agents[0]
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        if self.match is None:
+            return "not started"
+        status = f"ended: {self.match.end.reason.value}" if self.match.done else f"to act: {self.agent_selection}"
+        lines = [f"{self.game.spec.id} ply {self.match.ply} ({status})"]
+        for p, a in enumerate(self.possible_agents):
+            lines.append(f"{a}: {self.game.observe(self.match.position, p)}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        """Nothing to release: the env holds no external resources."""
+
+    # ------------------------------------------------------------ arena extras
+    def legal_actions(self, agent: str) -> tuple:
+        """The typed legal actions of ``agent`` (empty if it is not to act)."""
+        return self.match.legal_actions(self._index[agent])
+
+    def structured_observation(self, agent: str) -> dict:
+        return self.match.observation(self._index[agent])
+
+    def prompt(self, agent: str):
+        """The text view for ``agent`` at this point (rebuilt from the state)."""
+        return self.game.text_view().prompt(self.game, self.match.position, self._index[agent])
+
+    @property
+    def episode_record(self) -> EpisodeRecord:
+        return self.match.record
+
+
+def aec_env(game: Game, **kwargs: Any) -> ArenaAECEnv:
+    """The AEC env of ``game`` wrapped in PettingZoo's order-enforcing wrapper."""
+    from pettingzoo.utils import wrappers
+
+    return wrappers.OrderEnforcingWrapper(ArenaAECEnv(game, **kwargs))

@@ -1,0 +1,88 @@
+"""A Gymnasium single-agent view: one seat plays against fixed players."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+
+from ..errors import ConfigError
+from ..game import Game
+from ..match import Match
+from ..players import Player
+from ..policy import RAISE, IllegalActionPolicy
+from ..runner import step_player
+from ..seeding import derive_seed
+from . import spaces as sp
+
+
+class ArenaGymEnv(gym.Env):
+    """Seat ``seat`` is the learner; ``opponents`` fill the other seats in order.
+
+    The reward is the learner's return when the episode ends (0 before, and 0 when truncated);
+    the mask is ``observation["action_mask"]``.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        game: Game,
+        opponents: Sequence[Player],
+        *,
+        seat: int = 0,
+        policy: IllegalActionPolicy = RAISE,
+        turn_cap: int | None = None,
+    ):
+        if len(opponents) != game.num_players - 1:
+            raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players - 1} opponents, got {len(opponents)}")
+        if not 0 <= seat < game.num_players:
+            raise ConfigError(f"seat must be in 0..{game.num_players - 1}, got {seat}")
+        self.game = game
+        self.seat = seat
+        self.policy = policy
+        self.turn_cap = turn_cap
+        self._seats: list[Player | None] = list(opponents[:seat]) + [None] + list(opponents[seat:])
+        self.observation_space = sp.observation_space(game)
+        self.action_space = sp.action_space(game)
+        self._next_seed: int | None = None
+        self.match: Match | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is None:
+            seed = self._next_seed if self._next_seed is not None else 0
+        self._next_seed = derive_seed(int(seed), "next-reset")
+        self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
+        for s, player in enumerate(self._seats):
+            begin = getattr(player, "begin_episode", None)
+            if begin is not None:
+                begin(self.game, s, int(seed))
+        self._advance()
+        return self._obs(), self._info()
+
+    def step(self, action: Any):
+        if self.match is None or self.match.done:
+            raise RuntimeError("call reset() before step(): the episode has ended")
+        self.match.submit_id(self.seat, action)
+        self._advance()
+        reward = 0.0
+        terminated = truncated = False
+        if self.match.done:
+            end = self.match.end
+            terminated, truncated = end.terminated, end.truncated
+            reward = float(end.returns[self.seat]) if end.returns is not None else 0.0
+        return self._obs(), reward, terminated, truncated, self._info()
+
+    def _advance(self) -> None:
+        while not self.match.done and self.match.to_act() != self.seat:
+            seat = self.match.to_act()
+            step_player(self.match, seat, self._seats[seat])
+
+    def _obs(self):
+        return sp.observe(self.game, self.match.position, self.seat, live=not self.match.done)
+
+    def _info(self) -> dict:
+        info: dict[str, Any] = {"legal_actions": self.match.legal_actions(self.seat)}
+        if self.match.done:
+            info["end_reason"] = self.match.end.reason.value
+        return info

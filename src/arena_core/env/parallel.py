@@ -1,0 +1,94 @@
+"""A PettingZoo parallel environment for games whose every decision is simultaneous."""
+from __future__ import annotations
+
+from typing import Any
+
+from pettingzoo import ParallelEnv
+
+from ..errors import ConfigError
+from ..game import Game
+from ..match import Match
+from ..policy import RAISE, IllegalActionPolicy
+from ..seeding import derive_seed
+from ..spec import TurnStructure
+from . import spaces as sp
+from .aec import agent_name
+
+
+class ArenaParallelEnv(ParallelEnv):
+    """All live players act at once each step; moves are applied through commit-then-reveal."""
+
+    def __init__(self, game: Game, *, policy: IllegalActionPolicy = RAISE, turn_cap: int | None = None, render_mode: str | None = None):
+        if game.spec.turn_structure is not TurnStructure.SIMULTANEOUS:
+            raise ConfigError(
+                f"{game.spec.id} is {game.spec.turn_structure.value}: the parallel env needs a game whose every "
+                "decision is simultaneous; use the AEC env (arena_core.env.aec_env) instead"
+            )
+        if policy.mode == "retry":
+            raise ConfigError("the parallel env cannot ask one agent again; use policy 'raise', 'penalize' or 'default' (or the AEC env for retries)")
+        self.game = game
+        self.policy = policy
+        self.turn_cap = turn_cap
+        self.render_mode = render_mode
+        self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": [], "is_parallelizable": True}
+        self.possible_agents = [agent_name(p) for p in range(game.num_players)]
+        self._index = {a: p for p, a in enumerate(self.possible_agents)}
+        obs_space, act_space = sp.observation_space(game), sp.action_space(game)
+        self._obs_spaces = {a: obs_space for a in self.possible_agents}
+        self._act_spaces = {a: act_space for a in self.possible_agents}
+        self._next_seed: int | None = None
+        self.match: Match | None = None
+        self.agents: list[str] = []
+
+    def observation_space(self, agent: str):
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str):
+        return self._act_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        if seed is None:
+            seed = self._next_seed if self._next_seed is not None else 0
+        self._next_seed = derive_seed(int(seed), "next-reset")
+        self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
+        self.agents = self.possible_agents[:] if not self.match.done else []
+        return self._observations(), {a: {} for a in self.agents}
+
+    def _observations(self) -> dict[str, Any]:
+        live = not self.match.done
+        return {a: sp.observe(self.game, self.match.position, p, live=live) for a, p in self._index.items() if a in self.agents}
+
+    def step(self, actions: dict[str, Any]):
+        acting = [agent_name(p) for p in self.game.players_to_act(self.match.position)]
+        missing = [a for a in acting if a not in actions]
+        if missing:
+            raise ValueError(f"step() needs an action for every live agent; missing {missing}")
+        infos: dict[str, dict] = {a: {} for a in self.agents}
+        for agent in acting:
+            if self.match.done:
+                break
+            outcome = self.match.submit_id(self._index[agent], actions[agent])
+            if outcome.verdict is not None:
+                infos[agent]["policy_verdict"] = outcome.verdict.value
+        live = list(self.agents)
+        obs = self._observations()
+        rewards = {a: 0.0 for a in live}
+        terminations = {a: False for a in live}
+        truncations = {a: False for a in live}
+        if self.match.done:
+            end = self.match.end
+            returns = end.returns if end.returns is not None else [0.0] * self.game.num_players
+            for a in live:
+                rewards[a] = float(returns[self._index[a]])
+                terminations[a] = bool(end.terminated)
+                truncations[a] = bool(end.truncated)
+                infos[a]["end_reason"] = end.reason.value
+            self.agents = []
+        return obs, rewards, terminations, truncations, infos
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def parallel_env(game: Game, **kwargs: Any) -> ArenaParallelEnv:
+    return ArenaParallelEnv(game, **kwargs)

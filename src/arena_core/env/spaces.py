@@ -1,0 +1,28 @@
+"""Observation and action spaces shared by the adapters (one mask location: obs["action_mask"])."""
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from ..game import Game, Position
+
+
+def observation_space(game: Game) -> spaces.Dict:
+    low, high = getattr(game, "observation_bounds", (-np.inf, np.inf))
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(low=low, high=high, shape=(game.observation_size,), dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(game.num_actions,), dtype=np.int8),
+        }
+    )
+
+
+def action_space(game: Game) -> spaces.Discrete:
+    return spaces.Discrete(game.num_actions)
+
+
+def observe(game: Game, pos: Position, player: int, *, live: bool = True) -> dict[str, np.ndarray]:
+    """The numeric observation with the legality mask (all zeros for a player not to act)."""
+    obs = np.asarray(game.encode_observation(pos.state, player), dtype=np.float32)
+    mask = game.mask(pos, player) if live else np.zeros(game.num_actions, dtype=np.int8)
+    return {"observation": obs, "action_mask": mask}

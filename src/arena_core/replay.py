@@ -1,0 +1,85 @@
+"""Re-run a recorded episode and verify it line by line."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .episode import EndReason, EpisodeRecord, PolicyEvent, Step, read_episodes
+from .errors import ReplayDivergenceError
+from .game import Game
+from .match import Match
+from .policy import IllegalActionPolicy
+
+_STEP_FIELDS = ("ply", "player", "action", "action_id", "substituted", "obs_digest")
+_POLICY_FIELDS = ("ply", "player", "verdict", "illegal")
+_END_FIELDS = ("reason", "returns", "ply", "offender", "terminated", "truncated")
+
+
+def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
+    """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first
+    line that differs. Returns the re-run record."""
+    header = record.header
+    if game is None:
+        from .registry import make_game
+
+        game = make_game(header.game, header.params, num_players=header.num_players)
+    if game.spec.id != header.game or game.spec.version != header.game_version:
+        raise ReplayDivergenceError(
+            f"the record is for {header.game} v{header.game_version}, the game given is {game.spec.id} v{game.spec.version}"
+        )
+    match = Match(
+        game,
+        header.seed,
+        policy=IllegalActionPolicy.model_validate(header.policy),
+        turn_cap=header.turn_cap,
+        players=header.players,
+        record_observations=any(isinstance(e, Step) and e.obs_digest for e in record.events),
+    )
+    produced = match.record.events
+    for n, event in enumerate(record.events):
+        if n < len(produced):  # produced already (a substituted step follows its policy event)
+            _compare(n, event, produced[n])
+            continue
+        if match.done:
+            raise ReplayDivergenceError(f"event {n}: the re-run ended ({match.end.reason.value}) but the record goes on with {event.type} at ply {event.ply}")
+        if isinstance(event, Step):
+            if event.player != match.to_act():
+                raise ReplayDivergenceError(f"event {n} (ply {event.ply}): recorded player {event.player} acts, re-run expects player {match.to_act()}")
+            try:
+                action = game.action_from_id(event.action_id)
+            except Exception as exc:
+                raise ReplayDivergenceError(f"event {n}: recorded action id {event.action_id} is not an action: {exc}") from None
+            match.submit(event.player, action)
+        else:
+            match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal)
+        if len(produced) <= n:
+            raise ReplayDivergenceError(f"event {n}: the re-run produced no event for recorded {event.type} at ply {event.ply}")
+        _compare(n, event, produced[n])
+    if len(produced) > len(record.events):
+        extra = produced[len(record.events)]
+        raise ReplayDivergenceError(f"the re-run produced an extra {extra.type} at ply {extra.ply}")
+    if record.end is not None:
+        if not match.done and record.end.reason is EndReason.TIME_CAP:
+            match.truncate(EndReason.TIME_CAP, record.end.detail)
+        if not match.done:
+            raise ReplayDivergenceError(f"the record ends ({record.end.reason.value}) at ply {record.end.ply}; the re-run is still going")
+        _compare("end", record.end, match.end, _END_FIELDS)
+    return match.record
+
+
+def _compare(where: Any, recorded, rerun, fields=None) -> None:
+    if fields is None:
+        if type(recorded) is not type(rerun):
+            raise ReplayDivergenceError(f"event {where}: recorded {recorded.type}, re-run produced {rerun.type}")
+        fields = _STEP_FIELDS if isinstance(recorded, Step) else _POLICY_FIELDS
+    for f in fields:
+        a, b = getattr(recorded, f), getattr(rerun, f)
+        if isinstance(recorded, Step) and f == "obs_digest" and not a:
+            continue
+        if a != b:
+            raise ReplayDivergenceError(f"event {where} (ply {getattr(recorded, 'ply', '?')}): {f} recorded {a!r}, re-run {b!r}")
+
+
+def replay_file(path: str | os.PathLike, game: Game | None = None) -> list[EpisodeRecord]:
+    """Replay every episode in a JSON-lines file."""
+    return [replay(record, game) for record in read_episodes(path)]

@@ -1,0 +1,138 @@
+"""The conformance kit: public API, run over every registered game (third-party ones too).
+
+    from arena_core.testing import assert_conformance
+    assert_conformance(MyGame())
+
+or, in a test suite, parametrised over the entry-point registry:
+
+    from arena_core.testing import registered_games, assert_conformance
+    @pytest.mark.parametrize("game_id", registered_games())
+    def test_conformance(game_id): assert_conformance(make_game(game_id))
+
+Hypothesis drives seeds and random legal play. A check a game cannot satisfy must be declared
+in ``spec.exempt_checks`` with its reason; it is then reported as exempt, never as passed.
+"""
+from __future__ import annotations
+
+import io
+import contextlib
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Literal
+
+from ..game import Game
+from ..seeding import make_rng
+from ..spec import CONFORMANCE_CHECKS
+from .checks import PLAYTHROUGH_CHECKS, CheckFailure, check_cross_process_determinism, play_random
+
+__all__ = ["CheckResult", "ConformanceError", "assert_conformance", "registered_games", "run_conformance", "CONFORMANCE_CHECKS"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    status: Literal["passed", "failed", "exempt"]
+    detail: str = ""
+
+
+class ConformanceError(AssertionError):
+    """The game fails one or more conformance checks."""
+
+    def __init__(self, game: Game, results: list[CheckResult]):
+        self.results = results
+        failed = [r for r in results if r.status == "failed"]
+        lines = "\n".join(f"  - {r.name}: {r.detail}" for r in failed)
+        super().__init__(f"{game.spec.id} fails {len(failed)} conformance check(s):\n{lines}")
+
+
+def run_conformance(
+    game: Game,
+    *,
+    max_examples: int = 20,
+    checks: Iterable[str] | None = None,
+    cross_process_seeds: tuple[int, ...] = (0, 1),
+) -> list[CheckResult]:
+    """Run the selected checks (all by default); return one result per check."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    selected = list(CONFORMANCE_CHECKS) if checks is None else list(checks)
+    unknown = set(selected) - set(CONFORMANCE_CHECKS)
+    if unknown:
+        raise ValueError(f"unknown checks {sorted(unknown)}; known: {CONFORMANCE_CHECKS}")
+    exempt = dict(game.spec.exempt_checks)
+    failures: dict[str, str] = {}
+    active = [n for n in PLAYTHROUGH_CHECKS if n in selected and n not in exempt]
+
+    @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck), print_blob=False)
+    @given(seed=st.integers(0, 2**31 - 1), data=st.data())
+    def explore(seed: int, data) -> None:
+        try:
+            pt = play_random(game, seed, lambda n: data.draw(st.integers(0, n - 1)))
+        except CheckFailure as exc:
+            failures.setdefault(str(exc).split(":", 1)[0], str(exc))
+            return
+        except Exception as exc:  # the game crashed under legal play
+            failures.setdefault("legal_play", f"legal_play: random legal play from seed {seed} crashed: {type(exc).__name__}: {exc}")
+            return
+        rng = make_rng(seed, "kit")
+        for name in active:
+            if name in failures:
+                continue
+            try:
+                PLAYTHROUGH_CHECKS[name](game, pt, rng)
+            except CheckFailure as exc:
+                failures[name] = str(exc)
+            except Exception as exc:
+                failures[name] = f"{name}: raised {type(exc).__name__}: {exc}"
+
+    if active:
+        explore()
+    if "cross_process_determinism" in selected and "cross_process_determinism" not in exempt:
+        try:
+            check_cross_process_determinism(game, list(cross_process_seeds))
+        except CheckFailure as exc:
+            failures["cross_process_determinism"] = str(exc)
+    if "pettingzoo_api" in selected and "pettingzoo_api" not in exempt:
+        try:
+            _check_pettingzoo_api(game)
+        except Exception as exc:
+            failures["pettingzoo_api"] = f"pettingzoo_api: {type(exc).__name__}: {exc}"
+
+    results = []
+    for name in selected:
+        if name in exempt:
+            results.append(CheckResult(name, "exempt", exempt[name]))
+        elif name in failures:
+            results.append(CheckResult(name, "failed", failures[name]))
+        else:
+            results.append(CheckResult(name, "passed"))
+    return results
+
+
+def _check_pettingzoo_api(game: Game) -> None:
+    from pettingzoo.test import api_test, seed_test
+
+    from ..env import aec_env
+
+    fresh = type(game)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        api_test(aec_env(game), num_cycles=20)
+        seed_test(lambda: aec_env(fresh(game.params, num_players=game.num_players)), num_cycles=20)
+
+
+def assert_conformance(game: Game, **kwargs) -> list[CheckResult]:
+    """Run the kit and raise :class:`ConformanceError` listing every failed check."""
+    results = run_conformance(game, **kwargs)
+    if any(r.status == "failed" for r in results):
+        raise ConformanceError(game, results)
+    return results
+
+
+def registered_games(*, include_unavailable: bool = False) -> list[str]:
+    """Ids of the registered games (by default only those whose extras are installed)."""
+    from ..registry import list_plugins
+
+    return [p.name for p in list_plugins("games") if include_unavailable or p.available]
