@@ -1,0 +1,192 @@
+"""What one MegaGem seat sees: the structured observation and its flat numeric encoding.
+
+Public: chart, display, face-up pool, deck sizes, current card, every player's coins,
+collection, hand size, loans, number of investments and missions, the tiebreak queue and the
+full history of settled auctions with all bids. Private: the seat's own hand (and, for the
+auction winner at a reveal, the gems it is about to receive). Never shown: opponents' hands,
+deck order, and bids of the current round before they are all in (the core keeps pending
+commitments out of observations).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .cards import AUCTION_CARDS, COLOURS, GEMS_PER_COLOUR, NUM_COLOURS, CardKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .rules import MegaGem, MegaGemState
+
+MAX_PLAYERS = 5
+PHASE_NAMES = ("bid", "reveal", "over")
+_BID, _REVEAL, _OVER = 0, 1, 2
+
+
+def _counts_dict(counts) -> dict[str, int]:
+    return {COLOURS[c]: int(counts[c]) for c in range(NUM_COLOURS)}
+
+
+def card_dict(card_index: int) -> dict:
+    card = AUCTION_CARDS[card_index]
+    out = {"id": card.id, "type": card.kind.name.lower()}
+    if card.kind is CardKind.TREASURE:
+        out["gems"] = card.value
+    elif card.kind is CardKind.LOAN:
+        out["amount"] = card.value
+    else:
+        out["bonus"] = card.value
+    return out
+
+
+def observation(game: "MegaGem", state: "MegaGemState", player: int) -> dict:
+    """A fresh JSON-able dict of everything ``player`` may know."""
+    display_counts = game.display_counts(state)
+    phase = int(state.phase)
+    table = game.mission_table
+    obs = {
+        "player": player,
+        "num_players": game.num_players,
+        "phase": PHASE_NAMES[phase],
+        "round": state.round,
+        "value_chart": {"id": game.params.value_chart, "values": list(game.chart)},
+        "display": [COLOURS[g] for g in state.display],
+        "display_counts": _counts_dict(display_counts),
+        "pool": [COLOURS[g] for g in state.pool],
+        "gem_deck_size": len(state.gem_deck),
+        "auction_deck_size": len(state.auction_deck),
+        "current_card": card_dict(state.card) if phase != _OVER else None,
+        "bid_limit": game.bid_limit(state, player) if phase == _BID else None,
+        "players": [
+            {
+                "coins": state.coins[p],
+                "collection": _counts_dict(state.collections[p]),
+                "hand_size": sum(state.hands[p]),
+                "total_loans": sum(state.loans[p]),
+                "num_investments": len(state.investments[p]),
+                "missions": [table[m].id for m in state.claimed[p]],
+            }
+            for p in game.all_players
+        ],
+        "missions": [
+            {
+                "id": table[m].id,
+                "type": table[m].type,
+                "description": table[m].description,
+                "requirement": table[m].requirement_dict(),
+                "reward": table[m].reward,
+            }
+            for m in state.missions
+        ],
+        "tiebreak": list(state.tiebreak),
+        "history": [
+            {
+                "round": r.round,
+                "card": AUCTION_CARDS[r.card].id,
+                "bids": list(r.bids),
+                "winner": r.winner,
+                "price": r.price,
+                "gems_won": [COLOURS[g] for g in r.gems_won],
+                "revealed": None if r.revealed is None else COLOURS[r.revealed],
+                "missions": [table[m].id for m in r.missions],
+            }
+            for r in state.history
+        ],
+        "hand": _counts_dict(state.hands[player]),
+    }
+    if phase == _REVEAL:
+        card = AUCTION_CARDS[state.card]
+        take = min(card.value, len(state.pool)) if card.kind is CardKind.TREASURE else 0
+        obs["pending_win"] = {
+            "winner": state.winner,
+            "price": state.bids[state.winner],
+            "bids": list(state.bids),
+            "gems": [COLOURS[g] for g in state.pool[:take]],
+        }
+    if phase == _OVER:
+        obs["scores"] = game.score_breakdown(state)
+    return obs
+
+
+# ---------------------------------------------------------------------- flat encoding
+_LAYOUT = (
+    ("phase", 3),
+    ("seat", MAX_PLAYERS),
+    ("num_players", 3),
+    ("round", 1),
+    ("card", len(AUCTION_CARDS)),
+    ("bid_limit", 1),
+    ("chart", 6),
+    ("display_counts", NUM_COLOURS),
+    ("display_values", NUM_COLOURS),
+    ("pool", NUM_COLOURS),
+    ("for_sale", NUM_COLOURS),
+    ("decks", 2),
+    ("hand", NUM_COLOURS),
+    ("players", MAX_PLAYERS * 13),
+    ("missions", 30),
+    ("pending_gems", NUM_COLOURS),
+    ("last_bids", MAX_PLAYERS),
+)
+OFFSETS: dict[str, int] = {}
+_o = 0
+for _name, _size in _LAYOUT:
+    OFFSETS[_name] = _o
+    _o += _size
+ENCODING_SIZE = _o
+COIN_SCALE = 100.0
+
+
+def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
+    """Flat float32 encoding (length ENCODING_SIZE). Seats are relative: slot 0 is the observer."""
+    x = np.zeros(ENCODING_SIZE, dtype=np.float32)
+    n = game.num_players
+    phase = int(state.phase)
+    o = OFFSETS
+    x[o["phase"] + phase] = 1
+    x[o["seat"] + player] = 1
+    x[o["num_players"] + n - 3] = 1
+    x[o["round"]] = state.round / 25.0
+    take = 0
+    if phase != _OVER:
+        x[o["card"] + state.card] = 1
+        card = AUCTION_CARDS[state.card]
+        take = min(card.value, len(state.pool)) if card.kind is CardKind.TREASURE else 0
+    if phase == _BID:
+        x[o["bid_limit"]] = game.bid_limit(state, player) / COIN_SCALE
+    x[o["chart"] : o["chart"] + 6] = np.asarray(game.chart, dtype=np.float32) / 20.0
+    dc = game.display_counts(state)
+    for c in range(NUM_COLOURS):
+        x[o["display_counts"] + c] = dc[c] / GEMS_PER_COLOUR
+        x[o["display_values"] + c] = game.chart_clamped[dc[c]] / 20.0
+        x[o["hand"] + c] = state.hands[player][c] / GEMS_PER_COLOUR
+    for i, g in enumerate(state.pool):
+        x[o["pool"] + g] += 0.5
+        if i < take:
+            x[o["for_sale"] + g] += 0.5
+    x[o["decks"]] = len(state.gem_deck) / 30.0
+    x[o["decks"] + 1] = len(state.auction_deck) / 25.0
+    rank = {p: i for i, p in enumerate(state.tiebreak)}
+    for rel in range(n):
+        p = (player + rel) % n
+        base = o["players"] + rel * 13
+        x[base] = 1
+        x[base + 1] = state.coins[p] / COIN_SCALE
+        for c in range(NUM_COLOURS):
+            x[base + 2 + c] = state.collections[p][c] / GEMS_PER_COLOUR
+        x[base + 7] = sum(state.hands[p]) / 5.0
+        x[base + 8] = sum(state.loans[p]) / 60.0
+        x[base + 9] = len(state.investments[p]) / 4.0
+        x[base + 10] = sum(b + k for b, k in state.investments[p]) / COIN_SCALE
+        x[base + 11] = sum(game.mission_table[m].reward for m in state.claimed[p]) / 45.0
+        x[base + 12] = rank[p] / max(1, n - 1)
+    for m in state.missions:
+        x[o["missions"] + m] = 1
+    if phase == _REVEAL:
+        for g in state.pool[:take]:
+            x[o["pending_gems"] + g] += 0.5
+    if state.history:
+        last = state.history[-1]
+        for rel in range(n):
+            x[o["last_bids"] + rel] = last.bids[(player + rel) % n] / COIN_SCALE
+    return x
