@@ -69,9 +69,10 @@ class Game(ABC, Generic[S, A]):
                 )
         except ValidationError as exc:
             fields = ", ".join(f"{k}={v.default!r}" for k, v in self.Params.model_fields.items()) or "none"
-            raise InvalidParamsError(
-                f"invalid parameters for {self.spec.id}: {exc.errors(include_url=False)}; known parameters (defaults): {fields}"
-            ) from None
+            problems = "; ".join(
+                f"{'.'.join(str(x) for x in e['loc']) or 'params'}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
+            )
+            raise InvalidParamsError(f"invalid parameters for {self.spec.id}: {problems}; known parameters (defaults): {fields}") from None
         n = self.default_num_players() if num_players is None else num_players
         if not isinstance(n, int) or not (self.spec.min_players <= n <= self.spec.max_players):
             raise PlayerCountError(

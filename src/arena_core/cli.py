@@ -1,0 +1,127 @@
+"""The `arena` command: list plugins, play a game, replay an episode file."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from .errors import ArenaError, ReplayDivergenceError
+
+EXIT_USER_ERROR = 2
+EXIT_DIVERGENCE = 1
+
+
+def _parse_params(items: Sequence[str]) -> dict:
+    params = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ArenaError(f"--param {item!r} must look like key=value (for example --param chart=B)")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+def cmd_list(args) -> int:
+    from .registry import GROUPS, availability, list_plugins
+
+    kinds = [args.kind] if args.kind else list(GROUPS)
+    for kind in kinds:
+        plugins = list_plugins(kind)
+        print(f"{kind} ({len(plugins)}):")
+        for info in plugins:
+            ok, reason = info.available, info.reason
+            if ok and args.check:
+                ok, reason = availability(kind, info.name)
+            status = "available" if ok else f"unavailable: {reason}"
+            print(f"  {info.name:<36} {info.distribution:<20} {status}")
+    return 0
+
+
+def cmd_play(args) -> int:
+    from .policy import IllegalActionPolicy
+    from .registry import make_game, make_player
+    from .runner import play_episode
+    from .seeding import derive_seed
+
+    params = _parse_params(args.param)
+    names = [n.strip() for n in args.players.split(",") if n.strip()]
+    game = make_game(args.game, params, num_players=len(names))
+    players = [make_player(n, seed=derive_seed(args.seed, "player", i)) for i, n in enumerate(names)]
+    policy = IllegalActionPolicy.parse(args.policy)
+    record = play_episode(game, players, args.seed, policy=policy, turn_cap=args.turn_cap, log_path=args.log)
+    if not args.quiet:
+        print(f"{game.spec.id} v{game.spec.version}  seed {args.seed}  players: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)))
+        for event in record.events:
+            if event.type == "step":
+                tag = " (substituted by the policy)" if event.substituted else ""
+                print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): {event.action}{tag}")
+            else:
+                print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): policy {event.verdict}: {event.detail}")
+    end = record.end
+    if end.returns is None:
+        print(f"result: no result: cut off by the harness ({end.reason.value}) after {end.ply} decisions")
+    else:
+        scores = ", ".join(f"player {i} ({names[i]}): {r:g}" for i, r in enumerate(end.returns))
+        extra = f", offender player {end.offender}" if end.offender is not None else ""
+        print(f"result ({end.reason.value}{extra}): {scores}")
+    if args.log:
+        print(f"episode written to {args.log}")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from .replay import replay_file
+
+    try:
+        records = replay_file(args.file)
+    except ReplayDivergenceError as exc:
+        print(f"arena: replay diverged: {exc}", file=sys.stderr)
+        return EXIT_DIVERGENCE
+    for r in records:
+        print(f"ok: {r.header.game} seed {r.header.seed}: {len(r.steps)} steps, {r.end.reason.value}, returns {r.end.returns}")
+    print(f"{len(records)} episode(s) replayed exactly")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena", description="Turn-based multi-agent games, players and trainers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list registered games, players and trainers")
+    p.add_argument("kind", nargs="?", choices=["games", "players", "trainers"])
+    p.add_argument("--check", action="store_true", help="import each plugin to confirm it works here")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("play", help="play one seeded game and print the transcript")
+    p.add_argument("game")
+    p.add_argument("--players", required=True, help="comma-separated player names, one per seat (name or name:key=value)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
+    p.add_argument("--policy", default="raise", help="illegal-action policy: raise, penalize, default, retry:K[:default]")
+    p.add_argument("--turn-cap", type=int, default=None, help="truncate after this many decisions")
+    p.add_argument("--log", default=None, help="append the episode as JSON lines to this file")
+    p.add_argument("--quiet", action="store_true", help="print only the result")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("replay", help="re-run an episode file and verify it step by step")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ArenaError, ValueError, OSError) as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

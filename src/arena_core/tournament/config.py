@@ -1,0 +1,189 @@
+"""Tournament configuration (TOML or YAML), validated with errors that name the fix."""
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+from ..policy import IllegalActionPolicy
+from .schedule import Design, Entrant, Rotations, Schedule, make_schedule
+
+Backend = Literal["sequential", "process", "ray"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunOptions(_Strict):
+    """How games are run: backend, limits and the illegal-action policy."""
+
+    backend: Backend = "sequential"
+    workers: int | None = Field(default=None, ge=1, description="process pool / Ray parallelism (default: CPU count)")
+    start_method: Literal["spawn", "forkserver", "fork"] = "spawn"
+    ray_address: str | None = Field(default=None, description="Ray cluster address; None starts Ray on this machine")
+    policy: str = Field(default="penalize", description="illegal-action policy: penalize, default, retry:K, retry:K:default")
+    turn_cap: int | None = Field(default=None, ge=1, description="decisions after which a game is truncated")
+    game_time_limit_s: float | None = Field(default=None, gt=0, description="wall clock per game; over it the game is truncated")
+    decision_time_limit_s: float | None = Field(default=None, gt=0, description="wall clock per decision; over it the player has failed")
+    fresh_players: bool = Field(default=True, description="build new player objects for every game (set false for players that are slow to load)")
+
+    @field_validator("policy")
+    @classmethod
+    def _policy_parses(cls, text: str) -> str:
+        policy = parse_policy(text)
+        if policy.mode == "raise":
+            raise ValueError("a tournament cannot use policy 'raise' (one bad move would stop it); use penalize, default or retry:K")
+        return text
+
+    def illegal_action_policy(self) -> IllegalActionPolicy:
+        return parse_policy(self.policy)
+
+
+def parse_policy(text: str) -> IllegalActionPolicy:
+    try:
+        return IllegalActionPolicy.parse(text)
+    except (ValidationError, ValueError, IndexError) as exc:
+        raise ValueError(f"policy {text!r} is not one of penalize, default, retry:K, retry:K:default ({exc})") from None
+
+
+class RatingOptions(_Strict):
+    """How ratings and intervals are computed."""
+
+    bootstrap: int = Field(default=1000, ge=0, description="cluster-bootstrap resamples (0: no intervals)")
+    regularization: float = Field(default=0.1, ge=0, description="virtual win and loss against an anchor of strength 1")
+    base: float = Field(default=1000.0, description="the centre of the rating scale")
+    seed: int = Field(default=0, ge=0, description="seed of the bootstrap draws")
+    min_pair_games: int = Field(default=5, ge=1, description="head-to-head pairs with fewer shared games are not resolved")
+
+
+class TournamentConfig(_Strict):
+    """A whole tournament: game, entrants, design, deals, run options and rating options."""
+
+    name: str = "tournament"
+    game: str = Field(description="registered game id, e.g. 'megagem'")
+    game_factory: str | None = Field(default=None, description="'package.module:Class' for an unregistered game")
+    params: dict[str, Any] = Field(default_factory=dict)
+    num_players: int | None = Field(default=None, ge=1, description="seats per table (default: the game's default)")
+    entrants: list[Entrant] = Field(min_length=2)
+    design: Design = "auto"
+    tables: int | None = Field(default=None, ge=1, description="number of tables for design 'sampled'")
+    rotations: Rotations = "cyclic"
+    deals: int | list[int] = Field(default=8, description="a number of deals (seeds seed, seed+1, ...) or the seeds themselves")
+    seed: int = Field(default=0, ge=0)
+    output: str = Field(default="runs/tournament", description="directory for results.jsonl and the report")
+    run: RunOptions = Field(default_factory=RunOptions)
+    ratings: RatingOptions = Field(default_factory=RatingOptions)
+
+    @field_validator("entrants", mode="before")
+    @classmethod
+    def _short_entrants(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": v.split(":")[0] if ":" in v else v, "player": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("deals")
+    @classmethod
+    def _deals_ok(cls, value: int | list[int]) -> int | list[int]:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("deals must be >= 1")
+        if isinstance(value, list) and (not value or len(set(value)) != len(value) or min(value) < 0):
+            raise ValueError("deals must be distinct non-negative seeds")
+        return value
+
+    @model_validator(mode="after")
+    def _entrant_names_unique(self) -> "TournamentConfig":
+        names = [e.name for e in self.entrants]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"entrant names must be unique, repeated: {dup}; give each a 'name' (e.g. name = \"random-2\")")
+        return self
+
+    def deal_seeds(self) -> list[int]:
+        return list(self.deals) if isinstance(self.deals, list) else [self.seed + i for i in range(self.deals)]
+
+    def schedule(self, num_players: int) -> Schedule:
+        return make_schedule(
+            self.game,
+            list(self.entrants),
+            num_players,
+            self.deal_seeds(),
+            params=self.params,
+            game_factory=self.game_factory,
+            design=self.design,
+            rotations=self.rotations,
+            num_tables=self.tables,
+            seed=self.seed,
+        )
+
+
+def load_config(path: str | os.PathLike) -> TournamentConfig:
+    """Read and validate a TOML (.toml) or YAML (.yaml, .yml) tournament config."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"tournament config {str(path)!r} does not exist")
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    elif suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ConfigError(f"{path}: YAML configs need PyYAML; fix: pip install pyyaml (or write the config as TOML)") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    else:
+        raise ConfigError(f"{path}: a tournament config ends in .toml, .yaml or .yml")
+    return config_from_dict(data, source=str(path))
+
+
+def config_from_dict(data: Any, *, source: str = "config") -> TournamentConfig:
+    """Validate a mapping as a :class:`TournamentConfig`; errors list every bad field."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a table of settings, got {type(data).__name__}")
+    try:
+        return TournamentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: invalid tournament config:\n" + "\n".join(_explain(err) for err in exc.errors(include_url=False))) from None
+
+
+def _explain(err: dict) -> str:
+    loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        key = str(err["loc"][-1])
+        model = _model_at(err["loc"][:-1])
+        known = list(model.model_fields) if model is not None else []
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else (f"; known keys: {', '.join(known)}" if known else "")
+        return f"  - {loc}: unknown key{hint}"
+    if err["type"] == "missing":
+        return f"  - {loc}: required, missing"
+    return f"  - {loc}: {err['msg']}"
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    model: type[BaseModel] = TournamentConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        ann = field.annotation
+        nested = next((a for a in (ann, *getattr(ann, "__args__", ())) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if nested is None:
+            return None
+        model = nested
+    return model

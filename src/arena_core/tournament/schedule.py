@@ -1,0 +1,301 @@
+"""Tournament schedules as validated data: who sits where, on which deal.
+
+A schedule is a list of *tables* (sets of entrants, by index), a list of *deals* (game seeds
+shared by every table, so comparisons are paired) and a seat-rotation rule. Every table plays
+every deal in every rotation. Designs:
+
+- two players: round robin (every pair is a table; both seat orders are the two rotations);
+- three players: a Steiner triple system when ``v % 6 in (1, 3)`` (each pair meets exactly
+  once), otherwise every triple (small ``v``) or a greedy pair covering with the least pair
+  imbalance;
+- more players: tables sampled greedily so that pair counts stay balanced.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..seeding import make_rng
+
+Design = Literal["auto", "round_robin", "steiner", "all", "covering", "sampled"]
+Rotations = Literal["cyclic", "all"]
+
+#: Cyclic difference families: base blocks translated mod v. 13 is MegagemBench's STS(13).
+CYCLIC_BASE_BLOCKS: dict[int, tuple[tuple[int, int, int], ...]] = {
+    7: ((0, 1, 3),),
+    13: ((0, 1, 4), (0, 2, 7)),
+}
+
+
+@dataclass(frozen=True)
+class ScheduledGame:
+    """One game of a schedule: which entrant sits in which seat, on which deal."""
+
+    key: str  # unique and stable: "<seed>/<seat0>|<seat1>|..."
+    cluster: str  # one table on one deal, every rotation together: "<seed>/<sorted names>"
+    table: int
+    deal: int  # index into Schedule.deals
+    seed: int
+    rotation: int
+    seats: tuple[str, ...]  # entrant names in seat order
+
+
+class Entrant(BaseModel):
+    """A named participant: a registered player spec (``name:k=v``) or an import path."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, pattern=r"^[^|/\s][^|/]*$", description="unique label (no '|' or '/')")
+    player: str | None = Field(default=None, description="registered player spec, e.g. 'random' or 'random:x=1'")
+    factory: str | None = Field(default=None, description="'package.module:Class' for an unregistered player")
+    options: dict = Field(default_factory=dict, description="keyword options passed to the player")
+    seed: int = Field(default=0, ge=0, description="the player's own seed")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Entrant":
+        if (self.player is None) == (self.factory is None):
+            raise ValueError(f"entrant {self.name!r} needs exactly one of 'player' (a registered name) or 'factory' ('module:Class')")
+        if self.factory is not None and ":" not in self.factory:
+            raise ValueError(f"entrant {self.name!r}: factory {self.factory!r} must look like 'package.module:Class'")
+        return self
+
+
+class Schedule(BaseModel):
+    """Every game of a tournament, as data; saved as the first line of the results file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    game: str
+    game_factory: str | None = None
+    params: dict = Field(default_factory=dict)
+    num_players: int = Field(ge=1)
+    entrants: tuple[Entrant, ...]
+    tables: tuple[tuple[int, ...], ...]
+    deals: tuple[int, ...]
+    rotations: Rotations = "cyclic"
+    design: str = "custom"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Schedule":
+        names = [e.name for e in self.entrants]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"entrant names must be unique; repeated: {dup} (give each entrant its own 'name')")
+        if not self.tables:
+            raise ValueError("a schedule needs at least one table")
+        if not self.deals:
+            raise ValueError("a schedule needs at least one deal (seed)")
+        if any(s < 0 for s in self.deals) or len(set(self.deals)) != len(self.deals):
+            raise ValueError("deal seeds must be distinct non-negative integers")
+        for t, table in enumerate(self.tables):
+            if len(table) != self.num_players:
+                raise ValueError(f"table {t} {table} seats {len(table)} entrants, the game needs {self.num_players}")
+            if len(set(table)) != len(table):
+                raise ValueError(f"table {t} {table} seats an entrant twice")
+            if any(not 0 <= i < len(self.entrants) for i in table):
+                raise ValueError(f"table {t} {table} names an entrant index outside 0..{len(self.entrants) - 1}")
+        return self
+
+    def seatings(self, table: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """The seat orders a table plays on each deal (cyclic: k rotations; all: k! orders)."""
+        if self.rotations == "all":
+            return [tuple(p) for p in itertools.permutations(table)]
+        k = len(table)
+        return [tuple(table[(s - r) % k] for s in range(k)) for r in range(k)]
+
+    def games(self) -> list[ScheduledGame]:
+        """Every game, deal-major (a run stopped early has played whole deals evenly)."""
+        names = [e.name for e in self.entrants]
+        out = []
+        for d, seed in enumerate(self.deals):
+            for t, table in enumerate(self.tables):
+                cluster = f"{seed}/" + "|".join(sorted(names[i] for i in table))
+                for r, order in enumerate(self.seatings(table)):
+                    seats = tuple(names[i] for i in order)
+                    out.append(ScheduledGame(f"{seed}/" + "|".join(seats), cluster, t, d, seed, r, seats))
+        return out
+
+    def pair_counts(self) -> dict[tuple[int, int], int]:
+        """How many tables each pair of entrants shares."""
+        counts = {p: 0 for p in itertools.combinations(range(len(self.entrants)), 2)}
+        for table in self.tables:
+            for a, b in itertools.combinations(sorted(table), 2):
+                counts[(a, b)] += 1
+        return counts
+
+
+# ---------------------------------------------------------------------- designs
+def is_steiner_order(v: int) -> bool:
+    """Whether a Steiner triple system on ``v`` points exists (v = 1 or 3 mod 6)."""
+    return v >= 3 and v % 6 in (1, 3)
+
+
+def steiner_triple_system(v: int) -> list[tuple[int, int, int]]:
+    """A Steiner triple system on ``range(v)``: every pair in exactly one triple.
+
+    Cyclic for 7 and 13 (13 matches MegagemBench's schedule), otherwise Bose's construction
+    (v = 3 mod 6) or Skolem's (v = 1 mod 6).
+    """
+    if not is_steiner_order(v):
+        raise ValueError(f"no Steiner triple system has {v} points; it needs v = 1 or 3 (mod 6), v >= 3")
+    if v in CYCLIC_BASE_BLOCKS:
+        triples = {tuple(sorted((x + k) % v for x in block)) for block in CYCLIC_BASE_BLOCKS[v] for k in range(v)}
+        return sorted(triples)
+    if v % 6 == 3:
+        return sorted(_bose(v))
+    return sorted(_skolem(v))
+
+
+def _bose(v: int) -> list[tuple[int, int, int]]:
+    m = v // 3  # 2n + 1, odd
+    half = (m + 1) // 2  # inverse of 2 mod m
+
+    def point(x: int, i: int) -> int:
+        return x + m * (i % 3)
+
+    def op(x: int, y: int) -> int:  # idempotent commutative quasigroup: (x + y) / 2 mod m
+        return (x + y) * half % m
+
+    out = [tuple(sorted((point(x, 0), point(x, 1), point(x, 2)))) for x in range(m)]
+    for i in range(3):
+        for x, y in itertools.combinations(range(m), 2):
+            out.append(tuple(sorted((point(x, i), point(y, i), point(op(x, y), i + 1)))))
+    return out
+
+
+def _skolem(v: int) -> list[tuple[int, int, int]]:
+    n = (v - 1) // 6
+    m = 2 * n
+    inf = v - 1
+
+    def point(x: int, i: int) -> int:
+        return x + m * (i % 3)
+
+    def op(x: int, y: int) -> int:  # half-idempotent commutative quasigroup of order 2n
+        s = (x + y) % m
+        return s // 2 if s % 2 == 0 else n + (s - 1) // 2
+
+    out = [tuple(sorted((point(x, 0), point(x, 1), point(x, 2)))) for x in range(n)]
+    for x in range(n):
+        for i in range(3):
+            out.append(tuple(sorted((inf, point(x + n, i), point(x, i + 1)))))
+    for i in range(3):
+        for x, y in itertools.combinations(range(m), 2):
+            out.append(tuple(sorted((point(x, i), point(y, i), point(op(x, y), i + 1)))))
+    return out
+
+
+def greedy_covering(v: int, k: int) -> list[tuple[int, ...]]:
+    """Tables of size ``k`` covering every pair at least once, chosen greedily (most new pairs,
+    then the least-used entrants, then lexicographic), so pair counts stay as even as it allows."""
+    uncovered = set(itertools.combinations(range(v), 2))
+    pair_count: dict[tuple[int, int], int] = {p: 0 for p in uncovered}
+    used = [0] * v
+    tables: list[tuple[int, ...]] = []
+    candidates = list(itertools.combinations(range(v), k))
+    while uncovered:
+        def score(t: tuple[int, ...]):
+            pairs = list(itertools.combinations(t, 2))
+            new = sum(p in uncovered for p in pairs)
+            return (-new, sum(pair_count[p] for p in pairs), sum(used[i] for i in t), t)
+
+        best = min(candidates, key=score)
+        tables.append(best)
+        for p in itertools.combinations(best, 2):
+            uncovered.discard(p)
+            pair_count[p] += 1
+        for i in best:
+            used[i] += 1
+    return tables
+
+
+def sampled_tables(v: int, k: int, count: int, seed: int) -> list[tuple[int, ...]]:
+    """``count`` tables of size ``k`` built greedily: seat the least-used entrant, then add the
+    entrant with the fewest meetings with those seated (ties broken by a seeded draw)."""
+    rng = make_rng(seed, "tables")
+    used = [0] * v
+    meet = [[0] * v for _ in range(v)]
+    tables = []
+    for _ in range(count):
+        noise = rng.random(v)
+        first = min(range(v), key=lambda i: (used[i], noise[i]))
+        table = [first]
+        while len(table) < k:
+            rest = [i for i in range(v) if i not in table]
+            nxt = min(rest, key=lambda i: (sum(meet[i][j] for j in table), used[i], noise[i]))
+            table.append(nxt)
+        for i in table:
+            used[i] += 1
+            for j in table:
+                if i != j:
+                    meet[i][j] += 1
+        tables.append(tuple(sorted(table)))
+    return tables
+
+
+def design_tables(v: int, k: int, design: Design = "auto", *, num_tables: int | None = None, seed: int = 0) -> tuple[list[tuple[int, ...]], str]:
+    """The tables for ``v`` entrants at ``k``-player tables, and the design actually used."""
+    if v < k:
+        raise ValueError(f"{v} entrants cannot fill a {k}-player table; add entrants")
+    if design == "auto":
+        if k == 2:
+            design = "round_robin"
+        elif k == 3:
+            design = "steiner" if is_steiner_order(v) else ("all" if v <= 8 else "covering")
+        else:
+            design = "all" if v == k or _n_choose_k(v, k) <= 20 else "sampled"
+    if design == "round_robin":
+        if k != 2:
+            raise ValueError("design 'round_robin' is for two-player games; use 'steiner', 'all', 'covering' or 'sampled'")
+        return list(itertools.combinations(range(v), 2)), design
+    if design == "steiner":
+        if k != 3:
+            raise ValueError("design 'steiner' (Steiner triple system) is for three-player games")
+        return steiner_triple_system(v), design
+    if design == "all":
+        return list(itertools.combinations(range(v), k)), design
+    if design == "covering":
+        return greedy_covering(v, k), design
+    if design == "sampled":
+        if num_tables is None:
+            pairs = v * (v - 1) // 2
+            num_tables = -(-pairs // (k * (k - 1) // 2))
+        return sampled_tables(v, k, num_tables, seed), design
+    raise ValueError(f"unknown design {design!r}; use auto, round_robin, steiner, all, covering or sampled")
+
+
+def _n_choose_k(n: int, k: int) -> int:
+    from math import comb
+
+    return comb(n, k)
+
+
+def make_schedule(
+    game: str,
+    entrants: list[Entrant],
+    num_players: int,
+    deals: list[int],
+    *,
+    params: dict | None = None,
+    game_factory: str | None = None,
+    design: Design = "auto",
+    rotations: Rotations = "cyclic",
+    num_tables: int | None = None,
+    seed: int = 0,
+) -> Schedule:
+    """Build and validate a schedule for ``entrants`` at ``num_players``-player tables."""
+    tables, used = design_tables(len(entrants), num_players, design, num_tables=num_tables, seed=seed)
+    return Schedule(
+        game=game,
+        game_factory=game_factory,
+        params=dict(params or {}),
+        num_players=num_players,
+        entrants=tuple(entrants),
+        tables=tuple(tables),
+        deals=tuple(deals),
+        rotations=rotations,
+        design=used,
+    )
