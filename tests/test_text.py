@@ -1,0 +1,59 @@
+"""The generic text view: rebuilt from the state, deterministic; the parser reports how it read."""
+import json
+
+from hypothesis import given, strategies as st
+
+from arena_core.text import GenericTextView
+from arena_games.kuhn import KuhnAction, KuhnPoker
+from toy_games import CountToTwenty
+
+VIEW = GenericTextView()
+
+
+def test_prompt_is_deterministic_for_the_same_state():
+    game = KuhnPoker()
+    a = VIEW.prompt(game, game.start(4), 0)
+    b = VIEW.prompt(KuhnPoker(), KuhnPoker().start(4), 0)
+    assert a == b
+    assert a.legal == ("pass", "bet")
+    assert json.loads(a.user.split("\n")[1])["card"] in "JQK"
+
+
+def test_prompt_shows_only_the_players_own_card():
+    game = KuhnPoker()
+    pos = game.start(0)
+    mine = game.observe(pos, 0)["card"]
+    theirs = game.observe(pos, 1)["card"]
+    text = VIEW.prompt(game, pos, 0).user
+    assert f'"card": "{mine}"' in text and f'"card": "{theirs}"' not in text
+
+
+def _parse(text):
+    game = CountToTwenty()
+    return VIEW.parse(game, game.start(0), 0, text)
+
+
+def test_parse_methods():
+    assert _parse("add 2").method == "exact"
+    r = _parse('reasoning... {"action": "add 3"}')
+    assert (r.method, r.action, r.legal) == ("json", 3, True)
+    r = _parse('{"action": "add 9"}')
+    assert (r.method, r.valid, r.legal, r.default_used, r.action) == ("json", True, False, True, 1)
+    assert _parse("I think\nadd 1\n").method == "last_line"
+    r = _parse("First add 1 looked good, but add 3 wins faster, so I pick that.")
+    assert (r.method, r.action) == ("mention", 3)
+    r = _parse("no idea")
+    assert (r.method, r.valid, r.default_used, r.action) == ("default", False, True, 1)
+    assert _parse(None).default_used
+
+
+@given(st.text(alphabet="abcxyz .,\n", max_size=40), st.sampled_from([1, 2, 3]), st.text(alphabet="xyz ,.", max_size=20))
+def test_a_legal_action_stated_last_is_found_in_noise(prefix, n, suffix):
+    r = _parse(f"{prefix}\nMy answer: add {n} {suffix}")
+    assert r.action == n and r.legal and not r.default_used
+
+
+def test_kuhn_prose_answer():
+    game = KuhnPoker()
+    r = VIEW.parse(game, game.start(0), 0, "With a king I bet.")
+    assert r.action is KuhnAction.BET
