@@ -437,7 +437,7 @@ def _run_ray(ctx: GameContext, todo: list[ScheduledGame], options: RunOptions) -
         ctx_ref = ray.put(ctx)
         window = 4 * int(ray.available_resources().get("CPU", 1) or 1) + 4
         games = iter(todo)
-        pending = [remote.remote(ctx_ref, sg) for sg, _ in zip(games, range(window))]
+        pending = [remote.remote(ctx_ref, sg) for _, sg in zip(range(window), games)]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:

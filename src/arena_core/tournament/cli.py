@@ -1,0 +1,141 @@
+"""Command line: ``arena tournament CONFIG``, ``arena ratings RESULTS``, ``arena report RESULTS``.
+
+Each ``main_*`` takes argv (without the sub-command) and returns an exit status;
+:func:`cli` dispatches on the first word. Also runnable as ``python -m arena_core.tournament.cli``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import ArenaError
+
+
+def _rating_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap", type=int, default=None, help="cluster-bootstrap resamples (default: the config's, or 1000)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the bootstrap draws")
+    p.add_argument("--regularization", type=float, default=None, help="virtual win and loss against an anchor (default 0.1)")
+
+
+def _summary(results: str, args, defaults=None) -> dict:
+    from .config import RatingOptions
+    from .ratings import summarize
+    from .runner import load_results
+
+    opts = defaults or RatingOptions()
+    header, games = load_results(results)
+    return summarize(
+        header,
+        games,
+        resamples=opts.bootstrap if args.bootstrap is None else args.bootstrap,
+        regularization=opts.regularization if args.regularization is None else args.regularization,
+        base=opts.base,
+        seed=opts.seed if args.seed is None else args.seed,
+        min_pair_games=opts.min_pair_games,
+    )
+
+
+def _results_dir(results: str) -> Path:
+    p = Path(results)
+    return p if p.is_dir() else p.parent
+
+
+def main_tournament(argv: Sequence[str] | None = None) -> int:
+    """Run (or resume) the tournament of a TOML/YAML config, then rate it and write the report."""
+    p = argparse.ArgumentParser(prog="arena tournament", description=main_tournament.__doc__)
+    p.add_argument("config", help="tournament config (.toml, .yaml or .yml)")
+    p.add_argument("--out", help="output directory (default: the config's 'output')")
+    p.add_argument("--backend", choices=["sequential", "process", "ray"], help="override the config's run.backend")
+    p.add_argument("--workers", type=int, help="override the config's run.workers")
+    p.add_argument("--ray-address", help="a Ray cluster address (implies --backend ray)")
+    p.add_argument("--max-games", type=int, help="stop after this many new games (resume later)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or leaderboard; for scripts")
+    p.add_argument("--no-report", action="store_true", help="only play; rate later with `arena ratings`")
+    _rating_args(p)
+    args = p.parse_args(argv)
+    from .config import load_config
+    from .report import print_leaderboard, write_all
+    from .runner import run_tournament
+
+    try:
+        config = load_config(args.config)
+        changes = {k: v for k, v in {"backend": "ray" if args.ray_address else args.backend, "workers": args.workers, "ray_address": args.ray_address}.items() if v is not None}
+        options = config.run.model_copy(update=changes) if changes else config.run
+        out = Path(args.out or config.output)
+        report = run_tournament(config, results_path=out / "results.jsonl", quiet=args.quiet, options=options, max_games=args.max_games)
+        if not args.quiet:
+            print(f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}", file=sys.stderr)
+        if args.no_report:
+            return 0
+        summary = _summary(report.path, args, config.ratings)
+        written = write_all(summary, out)
+        if not args.quiet:
+            print_leaderboard(summary)
+            print("report: " + ", ".join(str(v) for v in written.values()), file=sys.stderr)
+    except ArenaError as exc:
+        print(f"arena tournament: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main_ratings(argv: Sequence[str] | None = None) -> int:
+    """Recompute ratings from a results file; print the leaderboard (or JSON with --json)."""
+    p = argparse.ArgumentParser(prog="arena ratings", description=main_ratings.__doc__)
+    p.add_argument("results", help="results.jsonl (or the tournament's output directory)")
+    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
+    _rating_args(p)
+    args = p.parse_args(argv)
+    from .report import print_leaderboard
+
+    try:
+        summary = _summary(args.results, args)
+    except ArenaError as exc:
+        print(f"arena ratings: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        import json
+
+        print(json.dumps(summary, indent=2))
+    else:
+        print_leaderboard(summary)
+    return 0
+
+
+def main_report(argv: Sequence[str] | None = None) -> int:
+    """Write summary.json, ratings.png and report.html for a results file."""
+    p = argparse.ArgumentParser(prog="arena report", description=main_report.__doc__)
+    p.add_argument("results", help="results.jsonl (or the tournament's output directory)")
+    p.add_argument("--out", help="directory for the report files (default: next to the results)")
+    p.add_argument("--quiet", action="store_true")
+    _rating_args(p)
+    args = p.parse_args(argv)
+    from .report import write_all
+
+    try:
+        summary = _summary(args.results, args)
+    except ArenaError as exc:
+        print(f"arena report: {exc}", file=sys.stderr)
+        return 2
+    written = write_all(summary, Path(args.out) if args.out else _results_dir(args.results))
+    if not args.quiet:
+        for kind, path in written.items():
+            print(f"{kind}: {path}")
+    return 0
+
+
+COMMANDS = {"tournament": main_tournament, "ratings": main_ratings, "report": main_report}
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """Dispatch ``tournament``, ``ratings`` or ``report``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: arena {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -1,0 +1,233 @@
+"""Reports of a tournament summary: terminal leaderboard, JSON, PNG plot, self-contained HTML."""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def _fmt(x: Any, digits: int = 1) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _interval(lo: Any, hi: Any, digits: int = 0) -> str:
+    return "-" if lo is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def leaderboard_rows(summary: dict) -> list[list[str]]:
+    """Leaderboard cells: rank, entrant, rating with interval, rank interval, openskill, stats."""
+    rows = []
+    for r in summary["leaderboard"]:
+        skill = "-" if r.get("openskill_mu") is None else f"{r['openskill_mu']:.1f}±{r['openskill_sigma']:.1f}"
+        rows.append([
+            str(r["rank"]),
+            r["name"],
+            f"{r['rating']:.0f} " + _interval(r["rating_low"], r["rating_high"]),
+            _interval(r["rank_low"], r["rank_high"]),
+            skill,
+            str(r["games"]),
+            _fmt(r["mean_score"], 2),
+            _fmt(r["mean_margin"], 2),
+            _fmt(r["mean_position"], 2),
+            _fmt(r["win_share"], 2),
+            str(r["faults"]),
+        ])
+    return rows
+
+
+HEADERS = ["#", "entrant", "rating [95%]", "rank [95%]", "openskill", "games", "score", "margin", "place", "wins", "faults"]
+
+
+def print_leaderboard(summary: dict, *, file=None) -> None:
+    """The leaderboard on the terminal (a rich table when rich is installed)."""
+    title = (
+        f"{summary['name']}: {summary['game']}, {summary['games_scored']} scored games "
+        f"({summary['games_truncated']} truncated), {summary['design']} design"
+    )
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        print(title, file=file)
+        print(" | ".join(HEADERS), file=file)
+        for row in leaderboard_rows(summary):
+            print(" | ".join(row), file=file)
+        return
+    table = Table(title=title)
+    for h in HEADERS:
+        table.add_column(h, justify="left" if h == "entrant" else "right")
+    for row in leaderboard_rows(summary):
+        table.add_row(*row)
+    Console(file=file).print(table)
+
+
+def write_json(summary: dict, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return path
+
+
+def ratings_png(summary: dict) -> bytes:
+    """A PNG of every rating with its 95% interval, best at the top."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError("the ratings plot needs matplotlib; fix: pip install 'turn-arena[tournament]'") from exc
+    rows = list(reversed(summary["leaderboard"]))
+    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.2), dpi=110)
+    ax = fig.add_subplot()
+    y = list(range(len(rows)))
+    x = [r["rating"] for r in rows]
+    if rows and rows[0]["rating_low"] is not None:
+        err = [[r["rating"] - r["rating_low"] for r in rows], [r["rating_high"] - r["rating"] for r in rows]]
+        ax.errorbar(x, y, xerr=err, fmt="o", capsize=3, color="#1f4e79")
+    else:
+        ax.plot(x, y, "o", color="#1f4e79")
+    ax.set_yticks(y, [r["name"] for r in rows])
+    ax.set_xlabel("rating (Elo scale), 95% cluster-bootstrap interval")
+    ax.set_title(f"{summary['name']}: {summary['game']}")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def write_png(summary: dict, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(ratings_png(summary))
+    return path
+
+
+def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _h2h_matrix(summary: dict) -> str:
+    names = [r["name"] for r in summary["leaderboard"]]
+    cell: dict[tuple[str, str], dict] = {}
+    for p in summary["head_to_head"]:
+        cell[(p["a"], p["b"])] = {"p": p["a_above_b"], "lo": p["low"], "hi": p["high"], "resolved": p["resolved"], "n": p["games"]}
+        cell[(p["b"], p["a"])] = {
+            "p": 1 - p["a_above_b"],
+            "lo": None if p["high"] is None else 1 - p["high"],
+            "hi": None if p["low"] is None else 1 - p["low"],
+            "resolved": p["resolved"], "n": p["games"],
+        }
+    rows = []
+    for a in names:
+        row = [f"<b>{html.escape(a)}</b>"]
+        for b in names:
+            c = cell.get((a, b))
+            if a == b or c is None:
+                row.append('<span class="na">·</span>')
+                continue
+            shade = int(255 - 120 * abs(c["p"] - 0.5) * 2)
+            color = f"rgb({shade},255,{shade})" if c["p"] > 0.5 else f"rgb(255,{shade},{shade})"
+            iv = "" if c["lo"] is None else f"<br><small>[{c['lo']:.2f}, {c['hi']:.2f}]</small>"
+            mark = " ✓" if c["resolved"] else ""
+            row.append(f'<div class="h2h" style="background:{color}" title="{html.escape(a)} above {html.escape(b)} in {c["n"]} games">{c["p"]:.2f}{mark}{iv}</div>')
+        rows.append(row)
+    return _table(["row above column"] + [html.escape(n) for n in names], rows, "matrix")
+
+
+def html_report(summary: dict) -> str:
+    """A self-contained HTML page: leaderboard, ratings plot, head-to-head matrix, seat bias."""
+    esc = html.escape
+    try:
+        plot = '<img alt="ratings with 95% intervals" src="data:image/png;base64,' + base64.b64encode(ratings_png(summary)).decode() + '">'
+    except ImportError:
+        plot = "<p>(install matplotlib for the ratings plot)</p>"
+    board = _table(HEADERS, [[esc(c) for c in row] for row in leaderboard_rows(summary)], "board")
+    seats = _table(
+        ["seat", "games", "mean score", "mean position", "first-place share"],
+        [[str(s["seat"]), str(s["games"]), _fmt(s["mean_score"], 2), _fmt(s["mean_position"], 2), _fmt(s["win_share"], 3)] for s in summary["seats"]],
+        "seats",
+    )
+    seat_cols = [f"seat {i}" for i in range(summary["num_players"])]
+    per_player = _table(
+        ["entrant"] + seat_cols,
+        [[esc(n)] + [_fmt(x, 2) for x in pos] for n, pos in summary["player_seat_positions"].items()],
+        "seats",
+    )
+    pairs = _table(
+        ["A", "B", "games", "A above B", "95% interval", "mean score A−B", "95% interval", "resolved"],
+        [
+            [esc(p["a"]), esc(p["b"]), str(p["games"]), f"{p['a_above_b']:.3f}", _interval(p["low"], p["high"], 3),
+             f"{p['mean_score_diff']:.2f}", _interval(p["diff_low"], p["diff_high"], 2), "yes" if p["resolved"] else "no"]
+            for p in summary["head_to_head"]
+        ],
+        "pairs",
+    )
+    meta = (
+        f"Game <b>{esc(summary['game'])}</b> ({summary['num_players']} players), {esc(summary['design'])} design, "
+        f"{summary['tables']} tables × {summary['deals']} deals: {summary['games_scheduled']} games scheduled, "
+        f"{summary['games_recorded']} recorded, {summary['games_scored']} scored, {summary['games_truncated']} truncated, "
+        f"{summary['games_with_faults']} with player faults. Policy {esc(str(summary['settings']['policy']))}."
+    )
+    method = summary["method"]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{esc(summary['name'])} – Arena tournament report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}
+th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
+th {{ background: #f3f3f3; }}
+td:nth-child(2) {{ text-align: left; }}
+.matrix td {{ padding: 0; text-align: center; }}
+.matrix .h2h {{ padding: 4px 6px; }}
+.na {{ color: #aaa; }}
+small {{ color: #555; }}
+</style></head>
+<body>
+<h1 id="title">{esc(summary['name'])}</h1>
+<p id="meta">{meta}</p>
+<h2>Leaderboard</h2>
+<p>Ratings: {esc(method['model'])}; {esc(method['scale'])}; {esc(method['intervals'])}.</p>
+<div id="leaderboard">{board}</div>
+<h2>Ratings plot</h2>
+<div id="plot">{plot}</div>
+<h2>Head to head</h2>
+<p>Share of shared games in which the row entrant finished above the column entrant (ties count half), with its 95% cluster-bootstrap interval; ✓ = resolved (the interval excludes 0.5).</p>
+<div id="head-to-head">{_h2h_matrix(summary)}</div>
+<div id="pairs">{pairs}</div>
+<h2>Seat bias</h2>
+<div id="seats">{seats}</div>
+<h3>Mean finishing position by seat</h3>
+<div id="player-seats">{per_player}</div>
+</body></html>
+"""
+
+
+def write_html(summary: dict, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html_report(summary), encoding="utf-8")
+    return path
+
+
+def write_all(summary: dict, directory: str | os.PathLike) -> dict[str, Path]:
+    """summary.json, ratings.png and report.html in ``directory``."""
+    directory = Path(directory)
+    out = {"json": write_json(summary, directory / "summary.json"), "html": write_html(summary, directory / "report.html")}
+    try:
+        out["png"] = write_png(summary, directory / "ratings.png")
+    except ImportError:
+        pass
+    return out
