@@ -1,0 +1,197 @@
+"""MegaGem text view: prompt contents, the answer parser's precedence and fallbacks (rule book
+7.4 and section 11 items 7 and 12), and its use through the episode runner."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from arena_core import IllegalActionPolicy, play_episode
+from arena_core.game import Position
+from arena_games.megagem import Bid, MegaGem, Phase, Reveal
+from arena_games.megagem.text import extract_json_object, prose_bid
+
+R, B, G, P, Y = range(5)
+
+
+def counts(*colours):
+    out = [0] * 5
+    for c in colours:
+        out[c] += 1
+    return tuple(out)
+
+
+@pytest.fixture
+def game():
+    return MegaGem()
+
+
+def bid_pos(game, **fields):
+    s = game.initial_state(np.random.default_rng(0))
+    return Position(dataclasses.replace(s, card=0, **fields))
+
+
+def reveal_pos(game, hand):
+    s = game.initial_state(np.random.default_rng(0))
+    s = dataclasses.replace(s, card=0, hands=(hand, counts(B), counts(B)), tiebreak=(0, 1, 2))
+    pos = Position(s)
+    for p in range(3):
+        pos = game.act(pos, p, Bid(1 if p == 0 else 0))
+    assert pos.state.phase is Phase.REVEAL
+    return pos
+
+
+def parse(game, pos, text, player=0):
+    return game.text_view().parse(game, pos, player, text)
+
+
+# -- section 11, item 12: precedence ------------------------------------------------------
+def test_first_inline_object_beats_a_later_unfenced_one(game):
+    r = parse(game, bid_pos(game), 'Maybe {"bid": 3} is enough... final:\n{"bid": 9}')
+    assert (r.action, r.method, r.valid, r.legal, r.default_used) == (Bid(3), "brace_match", True, True, False)
+
+
+def test_a_fenced_final_object_beats_an_inline_one(game):
+    r = parse(game, bid_pos(game), 'Maybe {"bid": 3} is enough... final:\n```json\n{"bid": 9}\n```')
+    assert (r.action, r.method) == (Bid(9), "code_block")
+
+
+def test_strict_json_and_think_tags(game):
+    assert parse(game, bid_pos(game), '  {"bid": 4}\n').method == "strict_json"
+    r = parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}')
+    assert r.action == Bid(2)  # think content is kept and searched
+
+
+def test_only_the_first_fenced_block_is_tried(game):
+    text = '```json\n{"bid": oops}\n```\n```json\n{"bid": 5}\n```'
+    r = parse(game, bid_pos(game), text)
+    # the first block fails, so it falls through to brace matching, which finds {"bid": 5}
+    assert (r.action, r.method) == (Bid(5), "brace_match")
+
+
+@pytest.mark.parametrize(
+    "text, action, valid, default_used",
+    [
+        ('{"bid": 7.9}', Bid(7), True, False),
+        ('{"bid": -0.5}', Bid(0), True, False),
+        ('{"bid": "7"}', Bid(0), False, True),
+        ('{"bid": true}', Bid(1), True, False),
+        ('{"reveal": "Red"}', Bid(0), False, True),
+        ('{"bid": NaN}', Bid(0), False, True),
+        ("", Bid(0), False, True),
+        ("no idea", Bid(0), False, True),
+    ],
+)
+def test_bid_value_validation(game, text, action, valid, default_used):
+    r = parse(game, bid_pos(game), text)
+    assert (r.action, r.valid, r.default_used) == (action, valid, default_used)
+
+
+def test_prose_fallback_only_without_json(game):
+    r = parse(game, bid_pos(game), "Thinking it over, I'll bid 12.")
+    assert (r.action, r.method, r.default_used) == (Bid(12), "prose_fallback", False)
+    assert prose_bid("I will bid 3 ... actually my bid is **8**") == 8  # rightmost wins
+    assert prose_bid("bid of 500 or bid = 4") == 4  # out of 0..200 ignored
+    assert prose_bid("bidding 6 coins") == 6
+    assert prose_bid("I'm going to bid 0") == 0
+    assert prose_bid("nothing here") is None
+    # a JSON object without a bid suppresses the prose fallback
+    r = parse(game, bid_pos(game), 'I\'ll bid 12 {"note": 1}')
+    assert (r.action, r.default_used) == (Bid(0), True)
+
+
+# -- section 11, item 3: illegal bids -----------------------------------------------------
+def test_over_limit_bid_becomes_zero_and_reports_it(game):
+    r = parse(game, bid_pos(game), '{"bid": 40}')
+    assert (r.action, r.valid, r.legal, r.default_used) == (Bid(0), True, False, True)
+    assert "outside 0..35" in r.detail
+    r = parse(game, bid_pos(game), '{"bid": -2}')
+    assert (r.action, r.legal) == (Bid(0), False)
+
+
+def test_clamp_option(game):
+    clamp = MegaGem({"illegal_bid": "clamp"})
+    r = parse(clamp, bid_pos(clamp), '{"bid": 40}')
+    assert (r.action, r.valid, r.legal, r.default_used) == (Bid(35), True, False, False)
+
+
+# -- section 11, item 7: reveals -----------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, colour, valid, legal",
+    [
+        ('{"reveal": "Blue"}', G, True, False),  # a colour not in hand
+        ('{"reveal": "pink"}', G, False, False),  # not a colour
+        ('{"reveal": " red "}', R, True, True),  # normalised
+        ('{"reveal": "YELLOW"}', Y, True, True),
+        ('{"reveal": 3}', G, False, False),
+        ('{"bid": 3}', G, False, False),
+        ("Red", G, False, False),  # no prose fallback for reveals
+    ],
+)
+def test_reveal_parsing_and_default(game, text, colour, valid, legal):
+    pos = reveal_pos(game, counts(R, Y, G))
+    r = parse(game, pos, text)
+    assert r.action == Reveal(colour)
+    assert (r.valid, r.legal, r.default_used) == (valid, legal, not legal)
+
+
+# -- prompts ---------------------------------------------------------------------------------
+def test_bid_prompt_lines_are_compact_json_with_the_expected_sections(game):
+    pos = game.start(11)
+    prompt = game.text_view().prompt(game, pos, 1)
+    blocks = prompt.user.split("\n\n")
+    keys = []
+    for block in blocks:
+        if block.startswith("{"):
+            obj = json.loads(block)
+            keys.append(next(iter(obj)))
+    card = pos.state.card
+    expected = ["turn_context", "value_chart", "value_display"]
+    expected += ["revealed_gems_available_for_auction"] if card in (0, 1) else []
+    expected += ["game_progress", "current_auction", "players", "available_missions", "tiebreak_order", "auction_history", "your_private_hand", "action_request"]
+    assert keys == expected
+    obj = {next(iter(json.loads(b))): json.loads(b) for b in blocks if b.startswith("{")}
+    assert obj["current_auction"]["current_auction"]["max_bid_for_you"] == game.bid_limit(pos.state, 1)
+    players = obj["players"]["players"]
+    assert [p["is_you"] for p in players] == [False, True, False]
+    assert "your_private_hand" in obj and sum(obj["your_private_hand"]["your_private_hand"]["counts"].values()) == 5
+    assert prompt.legal[0] == "bid 0" and prompt.legal[-1] == f"bid {game.bid_limit(pos.state, 1)}"
+    assert "MegaGem" in prompt.system and '{"bid": <integer>}' in prompt.system
+
+
+def test_prompt_never_shows_an_opponents_hand_or_pending_bid(game):
+    start = game.start(3)
+    pos = game.act(start, 0, Bid(17))  # seat 0 has committed; seat 1 is prompted
+    user = game.text_view().prompt(game, pos, 1).user
+    assert user == game.text_view().prompt(game, start, 1).user
+    hidden = dataclasses.replace(pos.state, hands=(counts(Y, Y, Y, Y, Y), pos.state.hands[1], counts(R, R, R, R, R)))
+    assert game.text_view().prompt(game, Position(hidden, pos.pending, pos.ply), 1).user == user
+
+
+def test_reveal_prompt(game):
+    pos = reveal_pos(game, counts(R, Y, G))
+    prompt = game.text_view().prompt(game, pos, 0)
+    assert '"phase":"gem_reveal"' in prompt.user and "pending_treasure_win" in prompt.user
+    assert set(prompt.legal) == {"reveal Red", "reveal Green", "reveal Yellow"}
+
+
+# -- through the runner: text answers are parsed, defaults go through the policy ------------
+class Scripted:
+    name = "scripted"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def act(self, decision):
+        return self.answer
+
+
+def test_text_players_through_the_runner_with_the_default_policy(game):
+    players = [Scripted('I bid {"bid": 2}'), Scripted('{"bid": 999}'), Scripted('{"reveal": "Red"}')]
+    record = play_episode(game, players, seed=5, policy=IllegalActionPolicy(mode="default"))
+    assert record.end.reason.value == "natural"
+    steps = [e for e in record.events if getattr(e, "type", "") == "step"]
+    assert any(s.substituted for s in steps)  # seat 1's over-limit bids became bid 0
+    assert all(s.action in ("bid 0", "bid 2") or s.action.startswith("reveal") for s in steps)
