@@ -72,6 +72,9 @@ class RepeatedPennies(Game[PenniesState, int]):
     def action_to_str(self, action):
         return ("heads", "tails")[action]
 
+    def sample_hidden_state(self, state, player, rng):
+        return state  # only commitments are hidden, and the core keeps those out of observations
+
 
 @dataclass(frozen=True, slots=True)
 class CountState:

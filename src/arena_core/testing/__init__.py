@@ -94,6 +94,8 @@ def run_conformance(
             check_cross_process_determinism(game, list(cross_process_seeds))
         except CheckFailure as exc:
             failures["cross_process_determinism"] = str(exc)
+        except Exception as exc:  # the game crashed while fingerprinting
+            failures["cross_process_determinism"] = f"cross_process_determinism: raised {type(exc).__name__}: {exc}"
     if "pettingzoo_api" in selected and "pettingzoo_api" not in exempt:
         try:
             _check_pettingzoo_api(game)

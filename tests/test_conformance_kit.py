@@ -1,0 +1,48 @@
+"""The conformance kit passes correct games and flags each deliberately broken one."""
+import pytest
+
+from arena_core.spec import CONFORMANCE_CHECKS
+from arena_core.testing import ConformanceError, assert_conformance, run_conformance
+from arena_games.kuhn import KuhnPoker
+from broken_games import BROKEN, NoSampler
+from toy_games import CountToTwenty, RepeatedPennies
+
+
+@pytest.mark.parametrize("game", [KuhnPoker(), RepeatedPennies(), CountToTwenty(), CountToTwenty(num_players=2)], ids=repr)
+def test_correct_games_pass_every_check(game):
+    results = assert_conformance(game, max_examples=15)
+    assert {r.name for r in results} == set(CONFORMANCE_CHECKS)
+    assert all(r.status == "passed" for r in results)
+
+
+def test_every_check_has_a_broken_game():
+    assert set(BROKEN) == set(CONFORMANCE_CHECKS)
+
+
+@pytest.mark.parametrize("check", sorted(BROKEN))
+def test_the_kit_flags_the_broken_game(check):
+    game = BROKEN[check]()
+    results = {r.name: r for r in run_conformance(game, max_examples=15)}
+    assert results[check].status == "failed", f"{check} was not flagged: {results[check]}"
+    assert check in results[check].detail or results[check].detail
+
+
+def test_missing_sampler_fails_the_leak_check_unless_declared():
+    results = {r.name: r for r in run_conformance(NoSampler(), max_examples=5, checks=["no_private_leak"])}
+    assert results["no_private_leak"].status == "failed"
+    assert "sample_hidden_state" in results["no_private_leak"].detail
+
+
+def test_exempt_checks_are_reported_as_exempt_not_passed():
+    class Declared(NoSampler):
+        spec = NoSampler.spec.model_copy(update={"exempt_checks": {"no_private_leak": "hidden state cannot be enumerated"}})
+
+    results = {r.name: r for r in run_conformance(Declared(), max_examples=5, checks=["no_private_leak", "determinism"])}
+    assert results["no_private_leak"].status == "exempt"
+    assert results["no_private_leak"].detail == "hidden state cannot be enumerated"
+    assert results["determinism"].status == "passed"
+
+
+def test_conformance_error_lists_the_failures():
+    with pytest.raises(ConformanceError, match="returns_bounds"):
+        assert_conformance(BROKEN["returns_bounds"](), max_examples=5)
