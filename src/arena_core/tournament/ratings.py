@@ -70,39 +70,49 @@ def finishing_positions(scores: Sequence[float]) -> list[float]:
 # ---------------------------------------------------------------------- Plackett–Luce
 @dataclass(frozen=True)
 class StageData:
-    """Plackett–Luce stages: at each, ``chooser`` is picked from the ``members`` still left."""
+    """Sufficient statistics of every Plackett–Luce stage (a choice of the next finisher among
+    those still left), summed per cluster so any cluster reweighting (bootstrap) is a product.
+
+    ``sets``: (U, n) incidence of the distinct "still left" sets; ``set_weight``: (C, U) how
+    much stage weight each cluster puts on each set; ``wins``: (C, n) how often each player is
+    chosen in each cluster (weighted by tie expansion).
+    """
 
     num_players: int
-    members: np.ndarray  # (S, n) 0/1 incidence
-    chooser: np.ndarray  # (S, n) one-hot
-    weight: np.ndarray  # (S,)
-    cluster: np.ndarray  # (S,) cluster index
-    num_clusters: int
+    sets: np.ndarray
+    set_weight: np.ndarray
+    wins: np.ndarray
+
+    @property
+    def num_clusters(self) -> int:
+        return self.set_weight.shape[0]
 
 
 def stage_data(outcomes: Sequence[Outcome], names: Sequence[str]) -> tuple[StageData, list[str]]:
-    """The stages of every game; returns them with the cluster labels (sorted)."""
+    """The stages of every game, summed per cluster; returns them with the cluster labels (sorted)."""
     index = {n: i for i, n in enumerate(names)}
     clusters = sorted({o.cluster for o in outcomes})
     cindex = {c: i for i, c in enumerate(clusters)}
-    members, chooser, weight, cluster = [], [], [], []
     n = len(names)
+    set_index: dict[frozenset, int] = {}
+    set_weight: dict[tuple[int, int], float] = {}
+    wins = np.zeros((len(clusters), n))
     for o in outcomes:
+        c = cindex[o.cluster]
         ids = [index[s] for s in o.seats]
         for w, order in strict_orders(o.scores):
             for r in range(len(order) - 1):
-                row = np.zeros(n)
-                row[[ids[i] for i in order[r:]]] = 1.0
-                pick = np.zeros(n)
-                pick[ids[order[r]]] = 1.0
-                members.append(row)
-                chooser.append(pick)
-                weight.append(w)
-                cluster.append(cindex[o.cluster])
-    if not members:
-        empty = np.zeros((0, n))
-        return StageData(n, empty, empty, np.zeros(0), np.zeros(0, dtype=int), len(clusters)), clusters
-    return StageData(n, np.array(members), np.array(chooser), np.array(weight), np.array(cluster, dtype=int), len(clusters)), clusters
+                left = frozenset(ids[i] for i in order[r:])
+                u = set_index.setdefault(left, len(set_index))
+                set_weight[(c, u)] = set_weight.get((c, u), 0.0) + w
+                wins[c, ids[order[r]]] += w
+    sets = np.zeros((len(set_index), n))
+    for members, u in set_index.items():
+        sets[u, list(members)] = 1.0
+    weight = np.zeros((len(clusters), len(set_index)))
+    for (c, u), w in set_weight.items():
+        weight[c, u] = w
+    return StageData(n, sets, weight, wins), clusters
 
 
 def fit_plackett_luce(
@@ -111,24 +121,24 @@ def fit_plackett_luce(
     *,
     regularization: float = 0.1,
     tol: float = 1e-9,
-    max_iter: int = 500,
+    max_iter: int = 1000,
 ) -> np.ndarray:
     """Centred log-strengths θ, shape (B, n) for ``cluster_weights`` of shape (B, clusters),
-    or (n,) without weights. Minorise-maximise with ``regularization`` virtual wins and losses
-    against an anchor of strength 1."""
+    or (n,) without weights. Minorise-maximise (Hunter 2004) with ``regularization`` virtual
+    wins and losses against an anchor of strength 1; strengths rescaled to geometric mean 1
+    each step; stops when no log-strength moves more than ``tol``."""
     single = cluster_weights is None
     cw = np.ones((1, data.num_clusters)) if single else np.atleast_2d(np.asarray(cluster_weights, dtype=float))
-    w = cw[:, data.cluster] * data.weight  # (B, S)
-    num = regularization + w @ data.chooser  # (B, n)
-    gamma = np.ones((cw.shape[0], data.num_players))
+    weight = cw @ data.set_weight  # (B, U)
+    num = regularization + cw @ data.wins  # (B, n)
     if regularization <= 0 and np.any(num <= 0):
         raise ValueError("a player never finishes above anyone; use regularization > 0 for a finite rating")
-    members_t = data.members.T
+    gamma = np.ones((cw.shape[0], data.num_players))
+    sets_t = data.sets.T
     for _ in range(max_iter):
-        totals = gamma @ members_t  # (B, S)
-        den = (w / np.where(totals > 0, totals, 1.0)) @ data.members + 2.0 * regularization / (gamma + 1.0)
-        new = num / np.where(den > 0, den, 1.0)
-        new = np.where(den > 0, new, gamma)
+        totals = gamma @ sets_t  # (B, U)
+        den = (weight / np.where(totals > 0, totals, 1.0)) @ data.sets + 2.0 * regularization / (gamma + 1.0)
+        new = np.where(den > 0, num / np.where(den > 0, den, 1.0), gamma)
         new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
         delta = np.max(np.abs(np.log(new) - np.log(gamma)))
         gamma = new
@@ -235,8 +245,12 @@ def head_to_head(
             rng = make_rng(seed, "head_to_head", ia, ib)
             idx = rng.integers(len(sums), size=(resamples, len(sums)))
             n = sums[idx, 2].sum(axis=1)
-            interval = tuple(float(x) for x in np.percentile(sums[idx, 0].sum(axis=1) / n, [lo, hi]))
-            diff_interval = tuple(float(x) for x in np.percentile(sums[idx, 1].sum(axis=1) / n, [lo, hi]))
+            # the bootstrap spread of a mean over m clusters is sqrt((m-1)/m) too narrow: widen it
+            widen = math.sqrt(len(sums) / (len(sums) - 1)) if len(sums) > 1 else 1.0
+            boot_above = above + widen * (sums[idx, 0].sum(axis=1) / n - above)
+            boot_diff = diff + widen * (sums[idx, 1].sum(axis=1) / n - diff)
+            interval = tuple(float(np.clip(x, 0.0, 1.0)) for x in np.percentile(boot_above, [lo, hi]))
+            diff_interval = tuple(float(x) for x in np.percentile(boot_diff, [lo, hi]))
         resolved = interval is not None and (interval[0] > 0.5 or interval[1] < 0.5)
         out.append(HeadToHead(a, b, games, len(sums), float(above), interval, float(diff), diff_interval, resolved))
     return out

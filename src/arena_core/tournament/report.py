@@ -63,10 +63,13 @@ def print_leaderboard(summary: dict, *, file=None) -> None:
         return
     table = Table(title=title)
     for h in HEADERS:
-        table.add_column(h, justify="left" if h == "entrant" else "right")
+        table.add_column(h, justify="left" if h == "entrant" else "right", no_wrap=True)
     for row in leaderboard_rows(summary):
         table.add_row(*row)
-    Console(file=file).print(table)
+    console = Console(file=file)
+    if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
+        console = Console(file=file, width=160)
+    console.print(table)
 
 
 def write_json(summary: dict, path: str | os.PathLike) -> Path:

@@ -213,8 +213,9 @@ def greedy_covering(v: int, k: int) -> list[tuple[int, ...]]:
 
 
 def sampled_tables(v: int, k: int, count: int, seed: int) -> list[tuple[int, ...]]:
-    """``count`` tables of size ``k`` built greedily: seat the least-used entrant, then add the
-    entrant with the fewest meetings with those seated (ties broken by a seeded draw)."""
+    """``count`` tables of size ``k`` built greedily: seat the least-used entrant, then add, among
+    the least-used, the entrant with the fewest meetings with those seated (ties broken by a
+    seeded draw). Table counts per entrant differ by at most one; pair counts stay close."""
     rng = make_rng(seed, "tables")
     used = [0] * v
     meet = [[0] * v for _ in range(v)]
@@ -225,7 +226,7 @@ def sampled_tables(v: int, k: int, count: int, seed: int) -> list[tuple[int, ...
         table = [first]
         while len(table) < k:
             rest = [i for i in range(v) if i not in table]
-            nxt = min(rest, key=lambda i: (sum(meet[i][j] for j in table), used[i], noise[i]))
+            nxt = min(rest, key=lambda i: (used[i], sum(meet[i][j] for j in table), noise[i]))
             table.append(nxt)
         for i in table:
             used[i] += 1

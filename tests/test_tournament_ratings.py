@@ -1,0 +1,188 @@
+"""Ratings on synthetic tournaments with known truth, and the statistics tables by hand."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena_core.seeding import make_rng
+from arena_core.tournament.ratings import (
+    ELO_PER_LOGIT,
+    Outcome,
+    finishing_positions,
+    fit_plackett_luce,
+    head_to_head,
+    openskill_ratings,
+    plackett_luce_ratings,
+    player_table,
+    seat_table,
+    stage_data,
+    strict_orders,
+    tie_groups,
+)
+from arena_core.tournament.schedule import steiner_triple_system
+
+
+def simulate(theta: np.ndarray, deals: int, seed: int) -> list[Outcome]:
+    """A Steiner-triple tournament whose finishing orders are Plackett-Luce draws from ``theta``
+    (Gumbel trick: sorting theta + Gumbel noise draws a PL order)."""
+    v = len(theta)
+    rng = make_rng(seed, "simulate")
+    names = [f"p{i}" for i in range(v)]
+    out = []
+    for d in range(deals):
+        for t in steiner_triple_system(v):
+            for r in range(3):
+                seats = tuple(t[(s - r) % 3] for s in range(3))
+                noisy = theta[list(seats)] + rng.gumbel(size=3)
+                order = np.argsort(-noisy)
+                scores = [0.0] * 3
+                for place, i in enumerate(order):
+                    scores[i] = float(3 - place)
+                out.append(Outcome(f"{d}/{seats}", f"{d}/{t}", tuple(names[i] for i in seats), tuple(scores)))
+    return out
+
+
+def names_of(v: int) -> list[str]:
+    return [f"p{i}" for i in range(v)]
+
+
+def test_plackett_luce_recovers_known_strengths():
+    truth = np.linspace(-1.2, 1.2, 13)
+    outcomes = simulate(truth, deals=60, seed=1)  # 4,680 games
+    fit = plackett_luce_ratings(outcomes, names_of(13), resamples=0)
+    assert np.max(np.abs(fit.theta - (truth - truth.mean()))) < 0.2
+    assert list(fit.rank) == list(range(13, 0, -1))
+    assert np.allclose(fit.rating, 1000 + ELO_PER_LOGIT * fit.theta)
+    assert abs(fit.theta.mean()) < 1e-9
+
+
+def test_matches_choix_on_strict_orders():
+    choix = pytest.importorskip("choix")
+    truth = np.linspace(-1, 1, 7)
+    outcomes = simulate(truth, deals=40, seed=2)
+    names = names_of(7)
+    ours = fit_plackett_luce(stage_data(outcomes, names)[0], regularization=1e-6, tol=1e-12, max_iter=5000)
+    rankings = [[names.index(o.seats[i]) for i in sorted(range(3), key=lambda i: -o.scores[i])] for o in outcomes]
+    theirs = choix.ilsr_rankings(7, rankings, alpha=0.0)
+    assert np.allclose(ours, theirs - theirs.mean(), atol=1e-3)
+
+
+def test_ties_expand_into_weighted_strict_orders():
+    assert tie_groups([3.0, 5.0, 3.0]) == [[1], [0, 2]]
+    orders = strict_orders([3.0, 5.0, 3.0])
+    assert sorted(o for _, o in orders) == [(1, 0, 2), (1, 2, 0)]
+    assert math.isclose(sum(w for w, _ in orders), 1.0)
+    assert len(strict_orders([1.0, 1.0, 1.0])) == 6
+    assert finishing_positions([3.0, 5.0, 3.0]) == [2.5, 1.0, 2.5]
+
+
+def test_a_full_tie_carries_no_information():
+    names = names_of(3)
+    tie = [Outcome(f"g{i}", f"c{i}", tuple(names), (1.0, 1.0, 1.0)) for i in range(20)]
+    theta = fit_plackett_luce(stage_data(tie, names)[0])
+    assert np.allclose(theta, 0.0, atol=1e-9)
+
+
+def test_regularization_keeps_a_never_winning_player_finite():
+    names = names_of(3)
+    games = [Outcome(f"g{i}", f"c{i}", tuple(names), (2.0, 1.0, 0.0)) for i in range(10)]
+    theta = fit_plackett_luce(stage_data(games, names)[0], regularization=0.1)
+    assert np.all(np.isfinite(theta)) and theta[0] > theta[1] > theta[2]
+    with pytest.raises(ValueError, match="regularization"):
+        fit_plackett_luce(stage_data(games, names)[0], regularization=0.0)
+
+
+def test_bootstrap_rating_intervals_cover_the_truth():
+    truth = np.array([-0.9, -0.5, -0.2, 0.0, 0.3, 0.5, 0.8])
+    centred = truth - truth.mean()
+    covered = total = 0
+    for t in range(100):
+        outcomes = simulate(truth, deals=12, seed=100 + t)  # 252 games, 84 clusters
+        fit = plackett_luce_ratings(outcomes, names_of(7), resamples=300, seed=t)
+        interval = (fit.rating_interval - 1000) / ELO_PER_LOGIT
+        low, high = interval[:, 0], interval[:, 1]
+        covered += int(np.sum((low <= centred) & (centred <= high)))
+        total += len(truth)
+    rate = covered / total
+    assert 0.90 <= rate <= 0.99, rate
+
+
+def test_head_to_head_intervals_cover_the_truth():
+    truth = np.array([-0.9, -0.5, -0.2, 0.0, 0.3, 0.5, 0.8])
+    names = names_of(7)
+    covered = total = 0
+    for t in range(100):
+        outcomes = simulate(truth, deals=20, seed=500 + t)  # each pair: 20 clusters of 3 games
+        for p in head_to_head(outcomes, names, resamples=300, seed=t):
+            a, b = names.index(p.a), names.index(p.b)
+            true_p = math.exp(truth[a]) / (math.exp(truth[a]) + math.exp(truth[b]))  # PL pairwise marginal
+            covered += p.interval[0] <= true_p <= p.interval[1]
+            total += 1
+    rate = covered / total
+    assert 0.90 <= rate <= 0.99, rate
+
+
+def test_rank_intervals_contain_the_point_rank():
+    truth = np.linspace(-1, 1, 7)
+    fit = plackett_luce_ratings(simulate(truth, deals=10, seed=3), names_of(7), resamples=200)
+    assert np.all(fit.rank_interval[:, 0] <= fit.rank) and np.all(fit.rank <= fit.rank_interval[:, 1])
+    assert np.all(fit.rating_interval[:, 0] <= fit.rating_interval[:, 1])
+
+
+def test_bootstrap_is_seeded():
+    outcomes = simulate(np.linspace(-1, 1, 7), deals=4, seed=4)
+    a = plackett_luce_ratings(outcomes, names_of(7), resamples=50, seed=9)
+    b = plackett_luce_ratings(list(reversed(outcomes)), names_of(7), resamples=50, seed=9)
+    assert np.allclose(a.rating_interval, b.rating_interval)
+
+
+def test_head_to_head_by_hand():
+    games = [
+        Outcome("1", "c1", ("a", "b", "c"), (5.0, 3.0, 1.0)),
+        Outcome("2", "c1", ("b", "c", "a"), (2.0, 2.0, 2.0)),
+        Outcome("3", "c2", ("c", "a", "b"), (0.0, 1.0, 4.0)),
+    ]
+    pairs = {(p.a, p.b): p for p in head_to_head(games, ["a", "b", "c"], resamples=0)}
+    ab = pairs[("a", "b")]
+    assert ab.games == 3 and ab.clusters == 2
+    assert math.isclose(ab.a_above_b, (1 + 0.5 + 0) / 3)
+    assert math.isclose(ab.mean_score_diff, (2 + 0 - 3) / 3)
+    assert ab.interval is None and not ab.resolved
+
+
+def test_player_and_seat_tables_by_hand():
+    games = [
+        Outcome("1", "c1", ("a", "b", "c"), (5.0, 3.0, 1.0)),
+        Outcome("2", "c1", ("b", "c", "a"), (2.0, 2.0, 2.0)),
+    ]
+    table = player_table(games, ["a", "b", "c"])
+    assert table["a"]["games"] == 2
+    assert math.isclose(table["a"]["mean_score"], 3.5)
+    assert math.isclose(table["a"]["mean_margin"], ((5 - 2) + 0) / 2)
+    assert math.isclose(table["a"]["mean_position"], (1 + 2) / 2)
+    assert math.isclose(table["a"]["win_share"], (1 + 1 / 3) / 2)
+    seats = seat_table(games, 3)
+    assert math.isclose(seats[0]["mean_score"], 3.5) and math.isclose(seats[2]["mean_position"], 2.5)
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=30))
+@settings(max_examples=40, deadline=None)
+def test_ratings_are_centred_and_finite_on_any_results(scores):
+    names = ["x", "y", "z"]
+    games = [Outcome(str(i), str(i // 3), tuple(names), tuple(float(s) for s in sc)) for i, sc in enumerate(scores)]
+    fit = plackett_luce_ratings(games, names, resamples=20)
+    assert np.all(np.isfinite(fit.rating)) and abs(fit.rating.mean() - 1000) < 1e-6
+    positions = [finishing_positions(g.scores) for g in games]
+    assert all(math.isclose(sum(p), 6.0) for p in positions)
+
+
+def test_openskill_orders_like_the_truth():
+    pytest.importorskip("openskill")
+    truth = np.linspace(-1.5, 1.5, 7)
+    skill = openskill_ratings(simulate(truth, deals=20, seed=5), names_of(7))
+    mus = [skill[n][0] for n in names_of(7)]
+    assert mus[-1] > mus[0] and np.corrcoef(mus, truth)[0, 1] > 0.9
