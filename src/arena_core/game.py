@@ -24,7 +24,7 @@ from .errors import (
     PlayerCountError,
     SerializationError,
 )
-from .seeding import make_rng
+from .seeding import deal_rng
 from .serial import from_jsonable, to_jsonable
 from .spec import GameParams, GameSpec, Information, NoParams
 
@@ -178,7 +178,7 @@ class Game(ABC, Generic[S, A]):
         """The initial position of the deal named by ``seed``."""
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-        return Position(self.initial_state(make_rng(int(seed), "deal")))
+        return Position(self.initial_state(deal_rng(int(seed))))
 
     def is_over(self, pos: Position[S]) -> bool:
         return self.is_terminal(pos.state)
@@ -187,6 +187,8 @@ class Game(ABC, Generic[S, A]):
         """Players still to act at this decision point, in order."""
         if self.is_terminal(pos.state):
             return ()
+        if not pos.pending:
+            return tuple(self.to_move(pos.state))
         done = pos.committed()
         return tuple(p for p in self.to_move(pos.state) if p not in done)
 

@@ -54,22 +54,51 @@ class Match:
         self.position: Position = game.start(self.seed)
         self.end: End | None = None
         self._failures: dict[int, int] = {}
-        self.record = EpisodeRecord(
-            header=Header(
-                game=game.spec.id,
-                game_version=game.spec.version,
-                params=game.params.model_dump(mode="json"),
-                num_players=game.num_players,
-                seed=self.seed,
-                players=list(players or []),
-                policy=policy.model_dump(mode="json"),
-                turn_cap=turn_cap,
-                time_cap_s=time_cap_s,
-            )
-        )
-        self._emit(self.record.header)
+        self._players = list(players or [])
+        self._events: list = []  # Step/PolicyEvent, or a raw step tuple until the record is read
+        self._record: EpisodeRecord | None = None
+        if sink is not None:
+            sink(self._header())
         if game.is_over(self.position):
             self._finish(EndReason.NATURAL)
+
+    def _header(self) -> Header:
+        return Header(
+            game=self.game.spec.id,
+            game_version=self.game.spec.version,
+            params=self.game.params.model_dump(mode="json"),
+            num_players=self.game.num_players,
+            seed=self.seed,
+            players=self._players,
+            policy=self.policy.model_dump(mode="json"),
+            turn_cap=self.turn_cap,
+            time_cap_s=self.time_cap_s,
+        )
+
+    @property
+    def record(self) -> EpisodeRecord:
+        """The episode so far (built on demand: recording costs nothing until it is read)."""
+        if self._record is None:
+            self._record = EpisodeRecord(header=self._header())
+        events = self._record.events
+        for i in range(len(events), len(self._events)):
+            event = self._events[i]
+            if type(event) is tuple:
+                event = self._events[i] = self._step(*event)
+            events.append(event)
+        self._record.end = self.end
+        return self._record
+
+    def _step(self, ply, player, action, substituted, obs_digest, telemetry) -> Step:
+        return Step(
+            ply=ply,
+            player=player,
+            action=self.game.action_to_str(action),
+            action_id=self.game.action_id(action),
+            substituted=substituted,
+            obs_digest=obs_digest,
+            telemetry=telemetry,
+        )
 
     # ---------------------------------------------------------------- queries
     @property
@@ -162,17 +191,12 @@ class Match:
 
     def _accept(self, player, action, new_pos, obs_digest, telemetry, *, substituted: bool) -> None:
         self._failures[player] = 0
-        step = Step(
-            ply=self.ply,
-            player=player,
-            action=self.game.action_to_str(action),
-            action_id=self.game.action_id(action),
-            substituted=substituted,
-            obs_digest=obs_digest,
-            telemetry=dict(telemetry or {}),
-        )
+        raw = (self.ply, player, action, substituted, obs_digest, dict(telemetry) if telemetry else {})
         self.position = new_pos
-        self._emit_event(step)
+        if self._sink is None:
+            self._events.append(raw)
+        else:
+            self._emit_event(self._step(*raw))
         if self.game.is_over(new_pos):
             self._finish(EndReason.NATURAL)
         elif self.turn_cap is not None and new_pos.ply >= self.turn_cap:
@@ -196,13 +220,10 @@ class Match:
             offender=offender,
             detail=detail,
         )
-        self.record.end = self.end
-        self._emit(self.end)
+        if self._sink is not None:
+            self._sink(self.end)
 
     def _emit_event(self, event) -> None:
-        self.record.events.append(event)
-        self._emit(event)
-
-    def _emit(self, line) -> None:
+        self._events.append(event)
         if self._sink is not None:
-            self._sink(line)
+            self._sink(event)

@@ -35,8 +35,8 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
         players=header.players,
         record_observations=any(isinstance(e, Step) and e.obs_digest for e in record.events),
     )
-    produced = match.record.events
     for n, event in enumerate(record.events):
+        produced = match.record.events
         if n < len(produced):  # produced already (a substituted step follows its policy event)
             _compare(n, event, produced[n])
             continue
@@ -52,9 +52,11 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
             match.submit(event.player, action)
         else:
             match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal)
+        produced = match.record.events
         if len(produced) <= n:
             raise ReplayDivergenceError(f"event {n}: the re-run produced no event for recorded {event.type} at ply {event.ply}")
         _compare(n, event, produced[n])
+    produced = match.record.events
     if len(produced) > len(record.events):
         extra = produced[len(record.events)]
         raise ReplayDivergenceError(f"the re-run produced an extra {extra.type} at ply {extra.ply}")
