@@ -1,0 +1,596 @@
+"""Any TextArena env id as an arena game, with none of TextArena's defects showing through.
+
+The arena state of a TextArena title is data: TextArena's seed, the action strings played so
+far, the messages each player has received in this episode, the legal set of the player to
+move and, at the end, the outcome. The live TextArena env is a *cache* of that data: the
+adapter keeps the env it last stepped, keyed by (seed, history), so forward play costs one
+TextArena step per action; any other state (a branch, a restored position, a deserialised
+one) is rebuilt by replaying the history on a fresh ``-raw`` env.
+
+Every TextArena call runs inside :class:`PrivateRandom`, which saves the process-global
+``random`` state, installs the env's own stream, and restores the global state afterwards,
+so TextArena's ``random.seed`` in ``reset`` reseeds nobody else.
+
+Observations are rebuilt from the messages the player has received *in this episode*,
+read without draining TextArena's queues, with an optional length budget. The
+``LLMObservationWrapper`` (which keeps transcripts across resets) is never used.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, ClassVar, Mapping, Sequence
+
+import numpy as np
+from pydantic import Field
+
+from arena_core.errors import ArenaError
+from arena_core.game import Game
+from arena_core.seeding import derive_seed
+from arena_core.spec import GameParams, GameSpec, Information, TurnStructure, Utility
+
+#: the index recorded for free text outside a title's vocabulary (free-text titles only):
+#: such text has no place in the fixed action-index space
+NO_INDEX = -1
+#: the longest action text the adapter passes to TextArena
+MAX_ACTION_CHARS = 4000
+
+_INVALID_MOVE = re.compile(r"attempted an invalid move", re.IGNORECASE)
+_TURN_LIMIT = re.compile(r"turn limit|maximum number of turns|move limit", re.IGNORECASE)
+
+
+class AdapterError(ArenaError):
+    """The adapter and TextArena disagree (a bug in a legal-set derivation or in TextArena)."""
+
+
+class LegalMethod(str, Enum):
+    """How a title's legal set is known."""
+
+    PRINTED = "printed"  # the title prints the legal moves; the adapter reads them from its state
+    DERIVED = "derived"  # derived from the rules and the visible state (board, hand, current bid)
+    FREE_TEXT = "free_text"  # any text is admissible; TextArena judges it; candidates are offered
+
+
+class EndKind(str, Enum):
+    """Why a TextArena episode ended, typed."""
+
+    NATURAL = "natural"  # the title's rules ended the game (win, loss or real draw)
+    TURN_LIMIT = "turn_limit"  # TextArena's own turn limit ended it undecided: a truncation, not a draw
+    DECISION_CAP = "decision_cap"  # the adapter's cap on decisions (titles with no end in TextArena)
+    FORFEIT = "forfeit"  # TextArena ended it because of invalid moves (never on the canonical line)
+    PLAYER_ERROR = "player_error"  # a livelock (e.g. an eliminated player asked forever) ended by the adapter
+    ENV_ERROR = "env_error"  # TextArena raised while applying a move
+
+    @property
+    def truncated(self) -> bool:
+        return self in (EndKind.TURN_LIMIT, EndKind.DECISION_CAP, EndKind.ENV_ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message a player received: sender (-1 is the game), TextArena's type name, text."""
+
+    sender: int
+    kind: str
+    text: str
+
+    def render(self) -> str:
+        who = "GAME" if self.sender == -1 else f"Player {self.sender}"
+        return f"[{who}] {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the episode ended: the kind, TextArena's returns and reason, and any offender."""
+
+    kind: EndKind
+    returns: tuple[float, ...]
+    reason: str
+    offender: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextArenaState:
+    """Everything an arena game needs to know about a TextArena episode, as data."""
+
+    ta_seed: int
+    actions: tuple[str, ...]
+    actors: tuple[int, ...]
+    to_move: tuple[int, ...]
+    legal: tuple[str, ...]  # exact legal set of the player to move (empty for free-text titles)
+    inbox: tuple[tuple[Message, ...], ...]  # per player, every message received this episode
+    outcome: Outcome | None = None
+
+
+@dataclass(frozen=True)
+class TitleSpec:
+    """One TextArena title as the adapter runs it: properties as data plus its legal-set method."""
+
+    env_id: str
+    players: tuple[int, int]
+    method: LegalMethod
+    vocabulary: tuple[str, ...]  # the fixed action-index space (canonical strings)
+    legal: Callable[[Any, int], tuple[str, ...]] | None  # exact legal set (None for free-text titles)
+    decision_cap: int  # upper bound on decisions at max players (the adapter ends the game there)
+    reward_bounds: tuple[float, float] = (-1.0, 1.0)
+    utility: Utility = Utility.ZERO_SUM
+    chance: bool = True
+    information: Information = Information.IMPERFECT
+    turn_structure: TurnStructure = TurnStructure.SEQUENTIAL
+    description: str = ""
+    known_bugs: tuple[str, ...] = ()
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    exempt_checks: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def free_text(self) -> bool:
+        return self.method is LegalMethod.FREE_TEXT
+
+
+class TextArenaParams(GameParams):
+    """Options of every TextArena title."""
+
+    max_observation_chars: int | None = Field(
+        default=None, ge=200, description="length budget of the rendered transcript (None: unlimited)"
+    )
+
+
+class PrivateRandom:
+    """The ``random`` stream of one TextArena env, swapped in around each call.
+
+    The process-global state is saved before and restored after every call, whatever the
+    call does (including ``random.seed``), so no other code sees TextArena's draws.
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int):
+        outer = random.getstate()
+        random.seed(seed)
+        self.state = random.getstate()
+        random.setstate(outer)
+
+    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        outer = random.getstate()
+        random.setstate(self.state)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.state = random.getstate()
+            random.setstate(outer)
+
+
+class _LiveEnv:
+    """A raw TextArena env at some history, with its private ``random`` stream."""
+
+    __slots__ = ("env", "rng")
+
+    def __init__(self, env: Any, rng: PrivateRandom):
+        self.env = env
+        self.rng = rng
+
+    def clone(self) -> "_LiveEnv":
+        clone_rng = PrivateRandom.__new__(PrivateRandom)
+        clone_rng.state = self.rng.state
+        env = clone_rng.call(copy.deepcopy, self.env)
+        return _LiveEnv(env, clone_rng)
+
+    def inbox_after(self, inbox: tuple[tuple[Message, ...], ...]) -> tuple[tuple[Message, ...], ...]:
+        """``inbox`` extended with what each player received since. TextArena's queues are read,
+        never drained (the adapter never calls get_observation), so a player's queue holds every
+        message of the episode and ``len(inbox[p])`` is the read position."""
+        queues = self.env.state.observations
+        out = []
+        for pid, old in enumerate(inbox):
+            q = queues[pid]
+            if len(q) > len(old):
+                old = old + tuple(Message(int(s), t.name, str(m)) for s, m, t in q[len(old):])
+            out.append(old)
+        return tuple(out)
+
+
+def _ta():
+    """textarena, imported lazily (the extra may be missing) and without touching ``random``:
+    importing textarena 0.7.4 advances the global generator."""
+    import sys
+
+    module = sys.modules.get("textarena")
+    if module is not None:
+        return module
+    outer = random.getstate()
+    try:
+        import textarena
+    finally:
+        random.setstate(outer)
+    return textarena
+
+
+class TextArenaGame(Game[TextArenaState, str]):
+    """Base of every TextArena title; :func:`make_title_class` fills in ``title`` and ``spec``.
+
+    Actions are canonical strings; ``num_actions`` is the size of the title's fixed
+    vocabulary. In free-text titles any other text TextArena accepts is admissible too; it has
+    no index (:data:`NO_INDEX` in records).
+    """
+
+    title: ClassVar[TitleSpec]
+    Params = TextArenaParams
+    State = TextArenaState
+    #: live envs kept per game instance (forward play in that many interleaved episodes is cheap)
+    cache_size: ClassVar[int] = 64
+
+    def setup(self) -> None:
+        vocab = self.title.vocabulary
+        self._index = {a: i for i, a in enumerate(vocab)}
+        if len(self._index) != len(vocab):
+            raise AdapterError(f"{self.spec.id}: duplicate strings in the vocabulary")
+        self._live: OrderedDict[tuple, _LiveEnv] = OrderedDict()
+        self._free_legal: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
+        self.rejections: OrderedDict[tuple, str] = OrderedDict()
+
+    def default_num_players(self) -> int:
+        return self.title.players[0]
+
+    # ------------------------------------------------------------------ live envs
+    def _new_env(self, ta_seed: int) -> _LiveEnv:
+        ta = _ta()
+        rng = PrivateRandom(ta_seed)
+        env = rng.call(ta.make, f"{self.title.env_id}-raw", **dict(self.title.env_kwargs))
+        rng.call(env.reset, num_players=self.num_players, seed=ta_seed)
+        return _LiveEnv(env, rng)
+
+    def _remember(self, key: tuple, live: _LiveEnv) -> None:
+        self._live[key] = live
+        self._live.move_to_end(key)
+        while len(self._live) > self.cache_size:
+            self._live.popitem(last=False)
+
+    def _live_at(self, state: TextArenaState, *, take: bool) -> _LiveEnv:
+        """The live env at ``state`` (taken out of the cache when it is about to be stepped)."""
+        key = (state.ta_seed, state.actions)
+        live = self._live.pop(key, None) if take else self._live.get(key)
+        if live is not None:
+            return live
+        live = self._new_env(state.ta_seed)
+        for text in state.actions:
+            live.rng.call(live.env.step, text)
+        if not take:
+            self._remember(key, live)
+        return live
+
+    # ------------------------------------------------------------------ rules hooks
+    def initial_state(self, rng: np.random.Generator) -> TextArenaState:
+        ta_seed = int(rng.integers(0, 2**31 - 1))
+        live = self._new_env(ta_seed)
+        inbox = live.inbox_after(tuple(() for _ in range(self.num_players)))
+        state = self._after_step(live, ta_seed, (), (), inbox)
+        self._remember((ta_seed, ()), live)
+        return state
+
+    def to_move(self, state: TextArenaState) -> tuple[int, ...]:
+        return state.to_move
+
+    def legal_actions(self, state: TextArenaState, player: int) -> tuple[str, ...]:
+        if state.outcome is not None or player not in state.to_move:
+            return ()
+        if not self.title.free_text:
+            return state.legal
+        key = (state.ta_seed, state.actions)
+        cached = self._free_legal.get(key)
+        if cached is None:
+            live = self._live_at(state, take=False)
+            cached = tuple(c for c in self.title.vocabulary if self._probe(state, live, c))
+            self._free_legal[key] = cached
+            while len(self._free_legal) > 64:
+                self._free_legal.popitem(last=False)
+        return cached
+
+    def is_legal(self, state: TextArenaState, player: int, action: str) -> bool:
+        if state.outcome is not None or player not in state.to_move or not isinstance(action, str):
+            return False
+        if not self.title.free_text:
+            return action in state.legal
+        if not action.strip() or len(action) > MAX_ACTION_CHARS:
+            return False
+        if action in self._index:  # the vocabulary's legal subset is computed once per position
+            return action in self.legal_actions(state, player)
+        return self._probe(state, self._live_at(state, take=False), action)
+
+    def _probe(self, state: TextArenaState, live: _LiveEnv, text: str) -> bool:
+        """Would TextArena accept ``text`` here? Steps a copy; keeps it for the forward step."""
+        new_key = (state.ta_seed, state.actions + (text,))
+        if new_key in self._live:
+            return True
+        clone = live.clone()
+        try:
+            clone.rng.call(clone.env.step, text)
+        except Exception as exc:  # TextArena crashed on this text: it is not an admissible move
+            self.rejections[new_key] = f"TextArena raised {type(exc).__name__}: {exc}"
+            return False
+        reason = _invalid_reason(clone.env, state.to_move[0])
+        if reason is not None:
+            self.rejections[new_key] = reason
+            while len(self.rejections) > 64:
+                self.rejections.popitem(last=False)
+            return False
+        self._remember(new_key, clone)
+        self._remember((state.ta_seed, state.actions), live)
+        return True
+
+    def rejection_reason(self, state: TextArenaState, text: str) -> str | None:
+        """TextArena's reason for rejecting ``text`` at ``state`` (free-text titles), if probed."""
+        return self.rejections.get((state.ta_seed, state.actions + (text,)))
+
+    def next_state(self, state: TextArenaState, joint: Mapping[int, str]) -> TextArenaState:
+        ((player, text),) = joint.items()
+        new_key = (state.ta_seed, state.actions + (text,))
+        ahead = self._live.pop(new_key, None)
+        actions, actors = state.actions + (text,), state.actors + (player,)
+        if ahead is not None:  # already stepped (a free-text probe, or an earlier episode)
+            return self._finish_step(ahead, state, actions, actors)
+        live = self._live_at(state, take=True)
+        try:
+            live.rng.call(live.env.step, text)
+        except Exception as exc:  # TextArena crashed: the episode cannot go on
+            inbox = live.inbox_after(state.inbox)
+            detail = f"TextArena raised {type(exc).__name__} on {text!r}: {exc}"
+            zero = tuple(0.0 for _ in range(self.num_players))
+            return TextArenaState(state.ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.ENV_ERROR, zero, detail, player))
+        reason = _invalid_reason(live.env, player)
+        if reason is not None:
+            raise AdapterError(
+                f"{self.spec.id}: TextArena rejected {text!r}, which the adapter listed as legal ({reason}); "
+                "this is a bug in arena_games.textarena.legal -- please report it with the seed and history"
+            )
+        return self._finish_step(live, state, actions, actors)
+
+    def _finish_step(self, live: _LiveEnv, state: TextArenaState, actions, actors) -> TextArenaState:
+        inbox = live.inbox_after(state.inbox)
+        result = self._after_step(live, state.ta_seed, actions, actors, inbox)
+        if result.outcome is None:
+            self._remember((state.ta_seed, actions), live)
+        return result
+
+    def _after_step(self, live: _LiveEnv, ta_seed: int, actions, actors, inbox) -> TextArenaState:
+        ta_state = live.env.state
+        if ta_state.done:
+            return TextArenaState(ta_seed, actions, actors, (), (), inbox, self._outcome(live))
+        pid = int(ta_state.current_player_id)
+        if _eliminated(ta_state, pid):
+            detail = f"TextArena asks eliminated player {pid} to move again (livelock); ended by the adapter"
+            returns = _rank_returns(self.num_players, pid, self.spec.reward_bounds)
+            return TextArenaState(ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.PLAYER_ERROR, returns, detail, pid))
+        if len(actions) >= self.title.decision_cap:
+            zero = tuple(0.0 for _ in range(self.num_players))
+            detail = f"no end after {self.title.decision_cap} decisions (the adapter's cap for {self.title.env_id})"
+            return TextArenaState(ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.DECISION_CAP, zero, detail))
+        legal = () if self.title.free_text else tuple(self.title.legal(live.env, pid))
+        if not self.title.free_text and not legal:  # TextArena would refuse every move: an upstream dead end
+            zero = tuple(0.0 for _ in range(self.num_players))
+            detail = f"TextArena accepts no move from player {pid} here (upstream bug); ended by the adapter"
+            return TextArenaState(ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.ENV_ERROR, zero, detail, pid))
+        return TextArenaState(ta_seed, actions, actors, (pid,), legal, inbox, None)
+
+    def _outcome(self, live: _LiveEnv) -> Outcome:
+        rewards, info = live.rng.call(live.env.close)
+        n = self.num_players
+        returns = tuple(float((rewards or {}).get(p, 0.0) or 0.0) for p in range(n))
+        reasons = [str(info.get(p, {}).get("reason", "")) for p in range(n)] if info else [""]
+        reason = next((r for r in reasons if r), "")
+        offenders = [p for p in range(n) if info and info.get(p, {}).get("invalid_move")]
+        if offenders:
+            return Outcome(EndKind.FORFEIT, returns, reason, offenders[0])
+        ta_state = live.env.state
+        max_turns = getattr(ta_state, "max_turns", None)
+        at_limit = max_turns is not None and ta_state.turn >= max_turns - 1
+        if (at_limit or _TURN_LIMIT.search(reason)) and len(set(returns)) == 1:
+            return Outcome(EndKind.TURN_LIMIT, returns, reason or "turn limit")
+        return Outcome(EndKind.NATURAL, returns, reason)
+
+    def is_terminal(self, state: TextArenaState) -> bool:
+        return state.outcome is not None
+
+    def returns(self, state: TextArenaState) -> tuple[float, ...]:
+        if state.outcome is None:
+            raise AdapterError(f"{self.spec.id}: returns asked before the end")
+        return state.outcome.returns
+
+    # ------------------------------------------------------------------ views
+    def observation(self, state: TextArenaState, player: int) -> dict[str, Any]:
+        messages, omitted = budget(state.inbox[player], self.params.max_observation_chars)
+        obs: dict[str, Any] = {
+            "title": self.title.env_id,
+            "player": player,
+            "to_move": list(state.to_move),
+            "messages": [[m.sender, m.kind, m.text] for m in messages],
+            "omitted_messages": omitted,
+        }
+        if state.outcome is not None:
+            obs["end"] = {"kind": state.outcome.kind.value, "reason": state.outcome.reason}
+        return obs
+
+    def transcript(self, state: TextArenaState, player: int) -> str:
+        """The player's messages as one text (``[GAME] ...`` / ``[Player k] ...`` lines), within budget."""
+        messages, omitted = budget(state.inbox[player], self.params.max_observation_chars)
+        lines = [m.render() for m in messages]
+        if omitted:
+            lines.insert(1 if messages and messages[0].kind == "PROMPT" else 0, f"[... {omitted} earlier messages omitted ...]")
+        return "\n".join(lines)
+
+    def encode_observation(self, state: TextArenaState, player: int) -> np.ndarray:
+        out = np.zeros(self.observation_size, dtype=np.float32)
+        out[player] = 1.0
+        m = self.spec.max_players
+        if player in state.to_move:
+            out[m] = 1.0
+            for a in self.legal_actions(state, player):
+                out[m + 1 + self._index[a]] = 1.0
+        out[-1] = min(1.0, len(state.actions) / self.title.decision_cap)
+        return out
+
+    def action_id(self, action: str) -> int:
+        i = self._index.get(action)
+        if i is not None:
+            return i
+        if self.title.free_text and isinstance(action, str):
+            return NO_INDEX
+        raise ValueError(f"{self.spec.id}: {action!r} is not in this title's action vocabulary")
+
+    def action_from_id(self, index: int) -> str:
+        if not 0 <= index < len(self.title.vocabulary):
+            raise ValueError(
+                f"{self.spec.id}: action index {index} is not in range(0, {len(self.title.vocabulary)})"
+                + ("; free text has no index: submit the string" if self.title.free_text else "")
+            )
+        return self.title.vocabulary[index]
+
+    def action_to_str(self, action: str) -> str:
+        return action
+
+    def default_action(self, state: TextArenaState, player: int) -> str:
+        legal = self.legal_actions(state, player)
+        if not legal:
+            raise AdapterError(f"{self.spec.id}: no candidate action to substitute for player {player}")
+        return legal[0]
+
+    def rules_text(self) -> str:
+        return self.spec.description
+
+    def end_kind(self, state: TextArenaState) -> EndKind | None:
+        """The typed end reason, or None while the game runs."""
+        return None if state.outcome is None else state.outcome.kind
+
+    def text_view(self):
+        return TranscriptTextView()
+
+
+def budget(messages: Sequence[Message], max_chars: int | None) -> tuple[list[Message], int]:
+    """Keep the first message (the rules prompt) and the most recent ones within ``max_chars``."""
+    msgs = list(messages)
+    if max_chars is None or sum(len(m.text) + 12 for m in msgs) <= max_chars:
+        return msgs, 0
+    head = msgs[:1] if msgs and msgs[0].kind == "PROMPT" and len(msgs[0].text) + 12 <= max_chars // 2 else []
+    room = max_chars - sum(len(m.text) + 12 for m in head)
+    tail: list[Message] = []
+    for m in reversed(msgs[len(head):]):
+        cost = len(m.text) + 12
+        if cost > room:
+            break
+        tail.append(m)
+        room -= cost
+    tail.reverse()
+    return head + tail, len(msgs) - len(head) - len(tail)
+
+
+def _invalid_reason(env: Any, player: int) -> str | None:
+    """TextArena's reason if the last step was an invalid move by ``player``, else None."""
+    st = env.state
+    if getattr(st, "error_count", 0) > 0:
+        return _last_admin(st, player) or "TextArena flagged an invalid move"
+    if st.game_info and st.game_info.get(player, {}).get("invalid_move"):
+        return str(st.game_info[player].get("reason", "invalid move"))
+    return None
+
+
+def _last_admin(ta_state: Any, player: int) -> str | None:
+    for _, text, kind in reversed(ta_state.observations.get(player, ())):
+        if kind.name == "GAME_ADMIN" and _INVALID_MOVE.search(str(text)):
+            return str(text)
+    return None
+
+
+def _eliminated(ta_state: Any, pid: int) -> bool:
+    return pid in (getattr(ta_state, "elimination_order", None) or ())
+
+
+def _rank_returns(n: int, offender: int, bounds: tuple[float, float]) -> tuple[float, ...]:
+    lo = bounds[0]
+    others = 0.0 if n == 1 else -lo / (n - 1)
+    return tuple(lo if p == offender else others for p in range(n))
+
+
+def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
+    """A Game subclass for one TextArena title (what the entry points name)."""
+    lo, hi = title.players
+    exempt = dict(title.exempt_checks)
+    if title.information is Information.IMPERFECT:
+        exempt.setdefault(
+            "hidden_state_sampling",
+            "TextArena keeps the hidden state inside its env; there is no sampler of consistent deals",
+        )
+        exempt.setdefault("no_private_leak", "checked through sample_hidden_state, which TextArena titles cannot provide")
+    kind = {LegalMethod.PRINTED: "exact legal set (printed by the title)", LegalMethod.DERIVED: "exact legal set (derived from the rules)", LegalMethod.FREE_TEXT: "free text (any text TextArena accepts; the vocabulary strings it accepts now are listed as legal)"}[title.method]
+    spec = GameSpec(
+        id=f"textarena/{title.env_id}",
+        version="textarena-0.7.4",
+        min_players=lo,
+        max_players=hi,
+        turn_structure=title.turn_structure,
+        chance=title.chance,
+        information=title.information,
+        utility=title.utility,
+        constant_sum=None,
+        max_length=title.decision_cap,
+        reward_bounds=title.reward_bounds,
+        free_text=title.free_text,
+        exempt_checks=exempt,
+        description=(
+            f"TextArena {title.env_id} through the arena adapter; {kind}. {title.description}".strip()
+            + ("" if not title.known_bugs else " Known upstream bugs: " + " ".join(title.known_bugs))
+        ),
+    )
+    num_actions = len(title.vocabulary)
+    attrs = {
+        "title": title,
+        "spec": spec,
+        "num_actions": num_actions,
+        "observation_size": hi + num_actions + 2,
+        "__module__": "arena_games.textarena.titles",
+        "__qualname__": name,
+        "__doc__": spec.description,
+    }
+    return type(name, (TextArenaGame,), attrs)
+
+
+_BRACKET = re.compile(r"\[[^\[\]]{1,200}\]")
+
+
+@dataclass(frozen=True)
+class TranscriptTextView:
+    """The language-model view of a TextArena title: the player's own transcript (as
+    TextArena's LLM wrapper shows it, but from this episode only and within the budget) plus
+    the legal actions; answers are read the TextArena way (bracket tokens)."""
+
+    answer_instruction: str = "Answer with your move; put the action in square brackets as the rules describe."
+
+    def prompt(self, game: TextArenaGame, pos, player: int):
+        from arena_core.text import Prompt
+
+        legal = tuple(game.legal(pos, player))
+        system = f"You are Player {player} in TextArena's {game.title.env_id}.\n{self.answer_instruction}"
+        label = "Some accepted actions" if game.title.free_text else "Legal actions"
+        user = game.transcript(pos.state, player) + (f"\n\n{label}: " + ", ".join(legal) if legal else "")
+        return Prompt(system=system, user=user, legal=legal)
+
+    def parse(self, game: TextArenaGame, pos, player: int, text: str):
+        from arena_core.text import ParseResult, parse_choice
+
+        if game.title.free_text:
+            ok = isinstance(text, str) and game.is_legal(pos.state, player, text)
+            if ok:
+                return ParseResult(text, "free_text", True, True, False)
+            why = game.rejection_reason(pos.state, text) if isinstance(text, str) else "not text"
+            return ParseResult(game.default_action(pos.state, player), "default", False, False, True, why or "rejected")
+        legal = {" ".join(game.action_to_str(a).split()).lower(): a for a in game.legal(pos, player)}
+        result = parse_choice(text, legal, default=lambda: game.default_action(pos.state, player))
+        if not result.default_used or not isinstance(text, str):
+            return result
+        for token in reversed(_BRACKET.findall(text)):  # the last bracket token that is a legal move
+            key = " ".join(token.split()).lower()
+            if key in legal:
+                return ParseResult(legal[key], "bracket", True, True, False)
+        return result

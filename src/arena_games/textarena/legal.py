@@ -1,0 +1,208 @@
+"""Per-title legal sets of the exact titles (free-text titles probe their vocabulary instead).
+
+Each extractor reads the raw TextArena env after a step -- ``env.state.game_state``, the
+state the title itself uses to validate moves -- and returns canonical action strings for
+``player``, the player to move. Extractors never write to the env. Printed legal lists are
+read from the same state the title prints them from, so the set is the one the player sees.
+
+Every extractor is checked against TextArena itself in tests/test_textarena_legal.py: each
+listed action is accepted by the title (stepped on a copy), and random-legal play never
+triggers TextArena's invalid-move handling.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+FACES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+
+
+def _gs(env: Any) -> dict:
+    return env.state.game_state
+
+
+# ------------------------------------------------------------------ vocabularies
+def cells(n: int) -> tuple[str, ...]:
+    return tuple(f"[{i}]" for i in range(n))
+
+
+def wild_cells() -> tuple[str, ...]:
+    return tuple(f"[{m} {i}]" for i in range(9) for m in ("X", "O"))
+
+
+def othello_cells(n: int = 8) -> tuple[str, ...]:
+    return tuple(f"[{r}, {c}]" for r in range(n) for c in range(n)) + ("[pass]",)
+
+
+def crusade_moves() -> tuple[str, ...]:
+    files = "abcdefgh"
+    out = []
+    for r in range(8):
+        for c in range(8):
+            for dr, dc in ((-2, -1), (-2, 1), (-1, -2), (-1, 2), (1, -2), (1, 2), (2, -1), (2, 1)):
+                nr, nc = r + dr, c + dc
+                if 0 <= nr < 8 and 0 <= nc < 8:
+                    out.append(f"[{files[c]}{8 - r} {files[nc]}{8 - nr}]")
+    return tuple(out)
+
+
+def connect_four_columns(cols: int = 7) -> tuple[str, ...]:
+    return tuple(f"[col {c}]" for c in range(cols))
+
+
+def faces() -> tuple[str, ...]:
+    return tuple(f"[{f}]" for f in FACES)
+
+
+def liars_dice_bids(max_dice: int) -> tuple[str, ...]:
+    return ("[Call]",) + tuple(f"[Bid: {q}, {f}]" for q in range(1, max_dice + 1) for f in range(1, 7))
+
+
+def chip_moves(max_amount: int) -> tuple[str, ...]:
+    return ("[check]", "[call]", "[fold]") + tuple(f"[bet {x}]" for x in range(1, max_amount + 1)) + tuple(
+        f"[raise {x}]" for x in range(1, max_amount + 1)
+    )
+
+
+#: bet and raise sizes offered in Poker (TextArena accepts any positive amount; over-bets go all-in)
+POKER_SIZES = (10, 20, 50, 100, 200, 500, 1000)
+
+
+def poker_moves() -> tuple[str, ...]:
+    return ("[check]", "[call]", "[fold]") + tuple(f"[bet {x}]" for x in POKER_SIZES) + tuple(f"[raise {x}]" for x in POKER_SIZES)
+
+
+def nim_moves(piles: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple(f"[{i} {q}]" for i, size in enumerate(piles) for q in range(1, size + 1))
+
+
+def chopsticks_moves() -> tuple[str, ...]:
+    return tuple(f"[attack {m} {o}]" for m in (0, 1) for o in (0, 1)) + tuple(
+        f"[split {a} {b}]" for a in range(9) for b in range(9) if a + b <= 8
+    )
+
+
+DIRECTIONS = ("[up]", "[down]", "[left]", "[right]")
+
+
+# ------------------------------------------------------------------ printed lists
+def empty_cells(env: Any, player: int) -> tuple[str, ...]:
+    """TicTacToe, ThreePlayerTicTacToe, SimpleTak: the 'Available Moves' list (empty cells)."""
+    board = _gs(env)["board"]
+    n = len(board[0])
+    return tuple(f"[{r * n + c}]" for r in range(len(board)) for c in range(n) if board[r][c] == "")
+
+
+def wild_empty_cells(env: Any, player: int) -> tuple[str, ...]:
+    board = _gs(env)["board"]
+    return tuple(f"[{m} {r * 3 + c}]" for r in range(3) for c in range(3) if board[r][c] == "" for m in ("X", "O"))
+
+
+def kuhn_actions(env: Any, player: int) -> tuple[str, ...]:
+    """'Your available actions are: ...' -- the keys of the title's legal-action tree."""
+    tree = _gs(env)["current_legal_action_tree"]
+    return tuple(f"[{k}]" for k in tree)
+
+
+def othello_moves(env: Any, player: int) -> tuple[str, ...]:
+    """'Valid moves: ...'; with none, any text passes the turn (canonically '[pass]')."""
+    piece = "B" if player == 0 else "W"
+    valid = env._valid_moves(piece)
+    return tuple(f"[{r}, {c}]" for r, c in valid) or ("[pass]",)
+
+
+def crusade_legal(env: Any, player: int) -> tuple[str, ...]:
+    """'Available Moves: ...' as the title computes it."""
+    return tuple(env._legal_moves_for_player(player))
+
+
+def pig_actions(env: Any, player: int) -> tuple[str, ...]:
+    """'Available actions: [roll] or [hold]'."""
+    return ("[roll]", "[hold]")
+
+
+# ------------------------------------------------------------------ derived from the rules
+def connect_four_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Columns whose top cell is empty."""
+    board = _gs(env)["board"]
+    return tuple(f"[col {c}]" for c in range(len(board[0])) if board[0][c] == ".")
+
+
+def _face(v: int) -> str:
+    return FACES[v - 1]
+
+
+def gops_hand(env: Any, player: int) -> tuple[str, ...]:
+    """GameOfPureStrategy and ThreePlayerGOPS: the cards left in the player's hand."""
+    return tuple(f"[{_face(v)}]" for v in sorted(_gs(env)["player_hands"][player]))
+
+
+def high_society_hand(env: Any, player: int) -> tuple[str, ...]:
+    """The money cards left in the player's hand."""
+    return tuple(f"[{v}]" for v in sorted(_gs(env)["player_money"][player]))
+
+
+def liars_dice_legal(env: Any, player: int) -> tuple[str, ...]:
+    """'[Call]' once a bid stands; bids that beat the current one (neither number lower, not
+    identical), with quantity up to the dice still in play."""
+    gs = _gs(env)
+    bid = gs["current_bid"]
+    total = sum(gs["remaining_dice"].values())
+    q0, f0 = bid["quantity"], bid["face_value"]
+    out = ["[Call]"] if gs["last_bidder_id"] is not None and q0 > 0 else []
+    for q in range(max(1, q0), total + 1):
+        for f in range(max(1, f0), 7):
+            if (q, f) != (q0, f0):
+                out.append(f"[Bid: {q}, {f}]")
+    return tuple(out)
+
+
+def indian_poker_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Check or bet when nothing is due; call, raise or fold when facing a bet; every
+    amount the player's chips cover."""
+    gs = _gs(env)
+    chips = gs["player_chips"][player]
+    if chips < 0:  # upstream bug: the ante drives a broke player below zero; every move is then refused
+        return ()
+    due = gs["highest_bet"] - gs["current_bets"][player]
+    if due == 0:
+        return ("[check]",) + tuple(f"[bet {x}]" for x in range(1, chips + 1))
+    out = ["[fold]"]
+    if due <= chips:
+        out.insert(0, "[call]")
+    out += [f"[raise {x}]" for x in range(1, chips - due + 1)]
+    return tuple(out)
+
+
+def poker_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Hold'em: check when nothing is due, call when something is, fold always; bets when
+    nothing is due and raises when something is, at the sizes in :data:`POKER_SIZES`."""
+    gs = _gs(env)
+    due = gs["current_bet"] - gs["player_bets"][player]
+    if due <= 0:
+        return ("[check]", "[fold]") + tuple(f"[bet {x}]" for x in POKER_SIZES if x > gs["player_bets"][player])
+    return ("[call]", "[fold]") + tuple(f"[raise {x}]" for x in POKER_SIZES)
+
+
+def nim_legal(env: Any, player: int) -> tuple[str, ...]:
+    piles = _gs(env)["piles"]
+    return tuple(f"[{i} {q}]" for i, size in enumerate(piles) for q in range(1, size + 1))
+
+
+def chopsticks_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Attacks from a live hand on a live hand; splits that keep the total and change the hands."""
+    hands = _gs(env)["hands"]
+    mine, theirs = hands[player], hands[1 - player]
+    out = [f"[attack {m} {o}]" for m in (0, 1) for o in (0, 1) if mine[m] > 0 and theirs[o] > 0]
+    total = mine[0] + mine[1]
+    out += [f"[split {a} {total - a}]" for a in range(total + 1) if [a, total - a] != list(mine)]
+    return tuple(out)
+
+
+def fixed(*actions: str):
+    """A title whose every move is always legal (rock-paper-scissors, directions, ...)."""
+
+    def legal(env: Any, player: int) -> tuple[str, ...]:
+        return actions
+
+    legal.__doc__ = f"Always {', '.join(actions)}."
+    return legal
