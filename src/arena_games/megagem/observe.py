@@ -139,54 +139,70 @@ COIN_SCALE = 100.0
 
 def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
     """Flat float32 encoding (length ENCODING_SIZE). Seats are relative: slot 0 is the observer."""
-    x = np.zeros(ENCODING_SIZE, dtype=np.float32)
     n = game.num_players
     phase = int(state.phase)
+    out: list[float] = [0.0] * ENCODING_SIZE
     o = OFFSETS
-    x[o["phase"] + phase] = 1
-    x[o["seat"] + player] = 1
-    x[o["num_players"] + n - 3] = 1
-    x[o["round"]] = state.round / 25.0
+    out[o["phase"] + phase] = 1.0
+    out[o["seat"] + player] = 1.0
+    out[o["num_players"] + n - 3] = 1.0
+    out[o["round"]] = state.round / 25.0
     take = 0
     if phase != _OVER:
-        x[o["card"] + state.card] = 1
+        out[o["card"] + state.card] = 1.0
         card = AUCTION_CARDS[state.card]
         take = min(card.value, len(state.pool)) if card.kind is CardKind.TREASURE else 0
     if phase == _BID:
-        x[o["bid_limit"]] = game.bid_limit(state, player) / COIN_SCALE
-    x[o["chart"] : o["chart"] + 6] = np.asarray(game.chart, dtype=np.float32) / 20.0
-    dc = game.display_counts(state)
+        out[o["bid_limit"]] = game.bid_limit(state, player) / COIN_SCALE
+    out[o["chart"] : o["chart"] + 6] = _chart_features(game.chart)
+    dc = [0] * NUM_COLOURS
+    for g in state.display:
+        dc[g] += 1
+    hand = state.hands[player]
+    cc = game.chart_clamped
+    base_dc, base_dv, base_h = o["display_counts"], o["display_values"], o["hand"]
     for c in range(NUM_COLOURS):
-        x[o["display_counts"] + c] = dc[c] / GEMS_PER_COLOUR
-        x[o["display_values"] + c] = game.chart_clamped[dc[c]] / 20.0
-        x[o["hand"] + c] = state.hands[player][c] / GEMS_PER_COLOUR
+        out[base_dc + c] = dc[c] / GEMS_PER_COLOUR
+        out[base_dv + c] = cc[dc[c]] / 20.0
+        out[base_h + c] = hand[c] / GEMS_PER_COLOUR
     for i, g in enumerate(state.pool):
-        x[o["pool"] + g] += 0.5
+        out[o["pool"] + g] += 0.5
         if i < take:
-            x[o["for_sale"] + g] += 0.5
-    x[o["decks"]] = len(state.gem_deck) / 30.0
-    x[o["decks"] + 1] = len(state.auction_deck) / 25.0
+            out[o["for_sale"] + g] += 0.5
+    out[o["decks"]] = len(state.gem_deck) / 30.0
+    out[o["decks"] + 1] = len(state.auction_deck) / 25.0
     rank = {p: i for i, p in enumerate(state.tiebreak)}
+    table = game.mission_table
     for rel in range(n):
         p = (player + rel) % n
         base = o["players"] + rel * 13
-        x[base] = 1
-        x[base + 1] = state.coins[p] / COIN_SCALE
-        for c in range(NUM_COLOURS):
-            x[base + 2 + c] = state.collections[p][c] / GEMS_PER_COLOUR
-        x[base + 7] = sum(state.hands[p]) / 5.0
-        x[base + 8] = sum(state.loans[p]) / 60.0
-        x[base + 9] = len(state.investments[p]) / 4.0
-        x[base + 10] = sum(b + k for b, k in state.investments[p]) / COIN_SCALE
-        x[base + 11] = sum(game.mission_table[m].reward for m in state.claimed[p]) / 45.0
-        x[base + 12] = rank[p] / max(1, n - 1)
+        coll = state.collections[p]
+        out[base : base + 13] = [
+            1.0,
+            state.coins[p] / COIN_SCALE,
+            coll[0] / GEMS_PER_COLOUR,
+            coll[1] / GEMS_PER_COLOUR,
+            coll[2] / GEMS_PER_COLOUR,
+            coll[3] / GEMS_PER_COLOUR,
+            coll[4] / GEMS_PER_COLOUR,
+            sum(state.hands[p]) / 5.0,
+            sum(state.loans[p]) / 60.0,
+            len(state.investments[p]) / 4.0,
+            sum(b + k for b, k in state.investments[p]) / COIN_SCALE,
+            sum(table[m].reward for m in state.claimed[p]) / 45.0,
+            rank[p] / max(1, n - 1),
+        ]
     for m in state.missions:
-        x[o["missions"] + m] = 1
+        out[o["missions"] + m] = 1.0
     if phase == _REVEAL:
         for g in state.pool[:take]:
-            x[o["pending_gems"] + g] += 0.5
+            out[o["pending_gems"] + g] += 0.5
     if state.history:
-        last = state.history[-1]
+        bids = state.history[-1].bids
         for rel in range(n):
-            x[o["last_bids"] + rel] = last.bids[(player + rel) % n] / COIN_SCALE
-    return x
+            out[o["last_bids"] + rel] = bids[(player + rel) % n] / COIN_SCALE
+    return np.array(out, dtype=np.float32)
+
+
+def _chart_features(chart: tuple[int, ...]) -> list[float]:
+    return [v / 20.0 for v in chart]

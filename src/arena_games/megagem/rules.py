@@ -166,6 +166,7 @@ class MegaGem(Game[MegaGemState, Action]):
         self.bid_actions = tuple(Bid(i) for i in range(self.max_bid + 1))
         self.reveal_actions = tuple(Reveal(c) for c in range(NUM_COLOURS))
         self.observation_size = ENCODING_SIZE
+        self.observation_bounds = (0.0, 2.0)  # every encoded feature lies in [0, 2]
 
     # ------------------------------------------------------------------ chance
     def initial_state(self, rng: np.random.Generator) -> MegaGemState:
