@@ -51,7 +51,7 @@ class ArenaAECEnv(AECEnv):
         obs_space, act_space = sp.observation_space(game), sp.action_space(game)
         self._obs_spaces = {a: obs_space for a in self.possible_agents}
         self._act_spaces = {a: act_space for a in self.possible_agents}
-        self._next_seed: int | None = None
+        self._last_seed: int | None = None
         self.match: Match | None = None
 
     # ------------------------------------------------------------ spaces
@@ -63,10 +63,10 @@ class ArenaAECEnv(AECEnv):
 
     # ------------------------------------------------------------ protocol
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if seed is None:
-            seed = self._next_seed if self._next_seed is not None else 0
+        if seed is None:  # continue the stream of the last seeded reset
+            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
         self.episode_seed = int(seed)
-        self._next_seed = derive_seed(self.episode_seed, "next-reset")
+        self._last_seed = self.episode_seed
         self.match = Match(
             self.game,
             self.episode_seed,

@@ -44,14 +44,14 @@ class ArenaGymEnv(gym.Env):
         self._seats: list[Player | None] = list(opponents[:seat]) + [None] + list(opponents[seat:])
         self.observation_space = sp.observation_space(game)
         self.action_space = sp.action_space(game)
-        self._next_seed: int | None = None
+        self._last_seed: int | None = None
         self.match: Match | None = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if seed is None:
-            seed = self._next_seed if self._next_seed is not None else 0
-        self._next_seed = derive_seed(int(seed), "next-reset")
+        if seed is None:  # continue the stream of the last seeded reset
+            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
+        self._last_seed = int(seed)
         self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
         for s, player in enumerate(self._seats):
             begin = getattr(player, "begin_episode", None)

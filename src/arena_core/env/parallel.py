@@ -36,7 +36,7 @@ class ArenaParallelEnv(ParallelEnv):
         obs_space, act_space = sp.observation_space(game), sp.action_space(game)
         self._obs_spaces = {a: obs_space for a in self.possible_agents}
         self._act_spaces = {a: act_space for a in self.possible_agents}
-        self._next_seed: int | None = None
+        self._last_seed: int | None = None
         self.match: Match | None = None
         self.agents: list[str] = []
 
@@ -47,9 +47,9 @@ class ArenaParallelEnv(ParallelEnv):
         return self._act_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
-        if seed is None:
-            seed = self._next_seed if self._next_seed is not None else 0
-        self._next_seed = derive_seed(int(seed), "next-reset")
+        if seed is None:  # continue the stream of the last seeded reset
+            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
+        self._last_seed = int(seed)
         self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
         self.agents = self.possible_agents[:] if not self.match.done else []
         return self._observations(), {a: {} for a in self.agents}

@@ -1,0 +1,38 @@
+# Two commands do all set-up on a fresh machine that has only python3:
+#   make demo   -- the main job on a built-in default
+#   make test   -- the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# Debian's OpenBLAS makes MLX's CPU matmul much faster; used when present, never required.
+OPENBLAS := /usr/lib/x86_64-linux-gnu/libopenblas.so.0
+FAST_ENV := $(if $(wildcard $(OPENBLAS)),LD_PRELOAD=$(OPENBLAS),)
+
+.PHONY: demo test venv sysdeps bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# System packages some tests use (headless Chromium for the HTML report, OpenBLAS for MLX).
+# Installed when we are root on a Debian-like machine; otherwise those tests say what is missing.
+sysdeps:
+	@sh scripts/system-deps.sh
+
+demo: venv
+	$(FAST_ENV) $(BIN)/arena play kuhn_poker --players random,first_legal --seed 1
+
+test: venv sysdeps
+	$(FAST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+bench: venv
+	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(FAST_ENV) $(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
