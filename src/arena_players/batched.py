@@ -1,0 +1,177 @@
+"""Play many episodes concurrently, batching the pending decisions of each player.
+
+Every round, each unfinished game's next decision is collected; decisions that belong to the
+same player object go to its ``act_batch(decisions) -> answers`` in one call (an
+:class:`~arena_players.mlx_player.MLXPlayer` generates them in one batch; an
+:class:`~arena_players.openai_player.OpenAIPlayer` sends them concurrently). Players without
+``act_batch`` are asked one decision at a time. Answers go through exactly the same path as
+:func:`arena_core.runner.play_episode`: text is parsed by the game's text view, and a crash,
+an exception returned in place of an answer, or an unreadable answer is recorded and handled
+by the illegal-action policy -- never a crash of the loop.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from arena_core.episode import EpisodeRecord
+from arena_core.errors import ConfigError
+from arena_core.game import Game
+from arena_core.match import Match
+from arena_core.players import Decision, Move, Player
+from arena_core.policy import RAISE, IllegalActionPolicy
+from arena_core.text import ParseResult
+
+PlayersFor = Callable[[int], Sequence[Player]]
+
+
+@dataclass
+class BatchStats:
+    """What a :func:`play_batch` run did: rounds, decisions, and time inside player calls."""
+
+    rounds: int = 0
+    decisions: int = 0
+    player_calls: int = 0
+    player_s: float = 0.0
+    wall_s: float = 0.0
+
+
+def play_batch(
+    game: Game,
+    players: Sequence[Player] | PlayersFor,
+    seeds: Sequence[int],
+    *,
+    policy: IllegalActionPolicy = RAISE,
+    turn_cap: int | None = None,
+    time_cap_s: float | None = None,
+    batched: bool = True,
+    log_path: str | None = None,
+    stats: BatchStats | None = None,
+) -> list[EpisodeRecord]:
+    """Play one episode of ``game`` per seed, all at once; returns the records in seed order.
+
+    ``players`` is either one list (seat ``i`` is ``players[i]`` in every game, so one object
+    sees the decisions of all games) or a function ``game_index -> players``. With
+    ``batched=False`` every decision is a separate ``act`` call (the sequential baseline).
+    ``log_path``: each finished episode's record is appended there as JSON lines.
+    """
+    if not seeds:
+        return []
+    lineups = [list(players(i)) if callable(players) else list(players) for i in range(len(seeds))]
+    for lineup in lineups:
+        if len(lineup) != game.num_players:
+            raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(lineup)}")
+    stats = stats if stats is not None else BatchStats()
+    wall = time.perf_counter()
+    matches = [
+        Match(game, seed, policy=policy, turn_cap=turn_cap, time_cap_s=time_cap_s, players=[_name(p) for p in lineup])
+        for seed, lineup in zip(seeds, lineups)
+    ]
+    for match, lineup in zip(matches, lineups):
+        for seat, player in enumerate(lineup):
+            begin = getattr(player, "begin_episode", None)
+            if begin is not None:
+                begin(game, seat, match.seed)
+    written = [False] * len(matches)
+    try:
+        while True:
+            _flush(matches, written, log_path)
+            live = [i for i, m in enumerate(matches) if not m.done]
+            if not live:
+                break
+            stats.rounds += 1
+            groups: dict[int, tuple[Player, list[tuple[Match, Decision]]]] = {}
+            for i in live:
+                match = matches[i]
+                seat = match.to_act()
+                player = lineups[i][seat]
+                groups.setdefault(id(player), (player, []))[1].append((match, make_decision(match, seat)))
+            for player, items in groups.values():
+                stats.decisions += len(items)
+                _ask(player, items, batched, stats)
+    finally:
+        _flush(matches, written, log_path)
+        stats.wall_s += time.perf_counter() - wall
+    return [m.record for m in matches]
+
+
+def make_decision(match: Match, seat: int) -> Decision:
+    game, pos = match.game, match.position
+    return Decision(
+        game=game,
+        seat=seat,
+        observation=game.observe(pos, seat),
+        legal_actions=game.legal(pos, seat),
+        ply=pos.ply,
+        episode_seed=match.seed,
+        _position=pos,
+    )
+
+
+def _ask(player: Player, items: list[tuple[Match, Decision]], batched: bool, stats: BatchStats) -> None:
+    act_batch = getattr(player, "act_batch", None) if batched else None
+    if act_batch is not None:
+        started = time.perf_counter()
+        try:
+            answers = list(act_batch([d for _, d in items]))
+            if len(answers) != len(items):
+                raise TypeError(f"act_batch returned {len(answers)} answers for {len(items)} decisions")
+        except Exception as exc:  # the whole batch failed: every decision records the failure
+            answers = [exc] * len(items)
+        elapsed = time.perf_counter() - started
+        stats.player_calls += 1
+        stats.player_s += elapsed
+        for (match, decision), answer in zip(items, answers):
+            apply_answer(match, decision, answer, elapsed)
+        return
+    for match, decision in items:
+        started = time.perf_counter()
+        try:
+            answer = player.act(decision)
+        except Exception as exc:
+            answer = exc
+        elapsed = time.perf_counter() - started
+        stats.player_calls += 1
+        stats.player_s += elapsed
+        apply_answer(match, decision, answer, elapsed)
+
+
+def apply_answer(match: Match, decision: Decision, answer: Any, elapsed_s: float) -> None:
+    """Submit a player's answer (an action, text, a :class:`Move`, or the exception it raised)
+    the way :func:`arena_core.runner.step_player` does."""
+    seat = decision.seat
+    if isinstance(answer, BaseException):
+        match.fail(seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__})
+        return
+    telemetry: dict[str, Any] = {}
+    if isinstance(answer, Move):
+        telemetry.update(answer.telemetry)
+        answer = answer.action
+    telemetry.setdefault("latency_s", round(elapsed_s, 6))
+    if answer is None:
+        match.fail(seat, "answer is not an action: None", attempted="None", telemetry=telemetry, illegal=True)
+        return
+    if isinstance(answer, str):
+        parsed: ParseResult = decision.parse(answer)
+        telemetry.update(parsed.telemetry())
+        if parsed.default_used:
+            telemetry["parse_detail"] = parsed.detail
+            match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
+            return
+        answer = parsed.action
+    match.submit(seat, answer, telemetry=telemetry)
+
+
+def _flush(matches: list[Match], written: list[bool], log_path: str | None) -> None:
+    for i, match in enumerate(matches):
+        if match.done and not written[i]:
+            written[i] = True
+            if log_path:
+                with open(log_path, "a", encoding="utf-8") as fh:
+                    for line in match.record.lines():
+                        fh.write(line + "\n")
+
+
+def _name(player: Player) -> str:
+    return getattr(player, "name", type(player).__name__)

@@ -1,0 +1,515 @@
+"""Local language-model players on MLX (``mlx-lm``), with constrained and free decoding.
+
+- **constrained**: a logits processor walks a token trie of the legal action strings, so the
+  answer is always exactly one legal action whatever the model (multi-token strings, shared
+  prefixes, and end-of-sequence after a complete string are all handled).
+- **free**: the model writes freely; the game's parser reads the answer. An unreadable or
+  illegal answer is retried inside the player (``retries``, with feedback), then handed to the
+  runner as text, where the illegal-action policy decides.
+
+Every random draw comes from a key derived from (episode seed, seat, ply, player seed,
+attempt) through :meth:`Decision.rng`, never from MLX's global random state, so a seeded game
+with a sampled model replays exactly. :meth:`MLXPlayer.act_batch` decides many positions in one
+batched generation (``mlx_lm``'s ``BatchGenerator`` with a per-row logits processor); the
+runner in :mod:`arena_players.batched` uses it.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
+
+import mlx.core as mx
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arena_core.errors import ConfigError, PlayerError
+from arena_core.players import BasePlayer, Decision, Move
+
+from .llm_common import TextRecord, retry_feedback, text_record
+
+
+
+# ---------------------------------------------------------------------- settings
+class MLXSettings(BaseModel):
+    """Options of :class:`MLXPlayer` (also accepted as ``mlx:key=value,...`` player specs)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field(default="tiny", description="'tiny' (our offline test model), a local directory, or a hub id")
+    mode: Literal["constrained", "free"] = "constrained"
+    temperature: float = Field(default=0.0, ge=0.0, description="0 is greedy")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=256, ge=1, description="free mode: the longest answer")
+    retries: int = Field(default=0, ge=0, description="free mode: re-asks after an unreadable answer")
+    record_prompt: TextRecord = Field(default="hash", description="'full' text, its 'hash' and length, or 'none' (length only)")
+    record_response: TextRecord = "full"
+    prefill_step: int = Field(default=2048, ge=16)
+
+
+# ---------------------------------------------------------------------- constrained decoding
+@dataclass
+class TrieNode:
+    children: dict[int, "TrieNode"] = field(default_factory=dict)
+    value: int | None = None  # index of the legal string that ends here
+    _mask: Any = field(default=None, repr=False)
+
+
+class TokenTrie:
+    """Prefix tree over the token sequences of the legal strings; ``value`` marks where a
+    complete string ends (a node can end one string and continue into others)."""
+
+    def __init__(self, sequences: Sequence[Sequence[int]]):
+        self.root = TrieNode()
+        self.depth = 0
+        for index, seq in enumerate(sequences):
+            if not seq:
+                raise ConfigError(f"legal string #{index} encodes to no tokens; constrained decoding needs non-empty strings")
+            node = self.root
+            for tok in seq:
+                node = node.children.setdefault(int(tok), TrieNode())
+            if node.value is not None:
+                raise ConfigError(
+                    f"legal strings #{node.value} and #{index} encode to the same tokens {list(seq)}; "
+                    "the text view must give distinct strings"
+                )
+            node.value = index
+            self.depth = max(self.depth, len(seq))
+
+    @classmethod
+    def from_strings(cls, strings: Sequence[str], encode) -> "TokenTrie":
+        return cls([encode(s) for s in strings])
+
+    def lookup(self, tokens: Sequence[int]) -> int | None:
+        """Index of the legal string whose tokens are exactly ``tokens``, else None."""
+        node = self.root
+        for tok in tokens:
+            node = node.children.get(int(tok))
+            if node is None:
+                return None
+        return node.value
+
+    def allowed(self, node: TrieNode, eos: int) -> list[int]:
+        """Tokens that keep the answer on a legal string: the children, plus EOS where a
+        complete string ends."""
+        out = list(node.children)
+        if node.value is not None:
+            out.append(eos)
+        return out
+
+
+class TrieConstraint:
+    """An ``mlx-lm`` logits processor (``(tokens, logits) -> logits``) that allows only the
+    continuations of the legal strings, then end-of-sequence.
+
+    It is called once per generated token; on every call after the first, ``tokens[-1]`` is
+    the token sampled at the previous step. ``done`` turns true once a string is complete and
+    cannot be extended (only EOS would be allowed), so generation may stop there.
+    """
+
+    def __init__(self, trie: TokenTrie, eos: int):
+        self.trie = trie
+        self.eos = int(eos)
+        self.node: TrieNode | None = trie.root
+        self.path: list[int] = []
+        self._calls = 0
+
+    @property
+    def done(self) -> bool:
+        node = self.node
+        return node is None or (node.value is not None and not node.children)
+
+    def completes(self, token: int) -> bool:
+        """Whether ``token`` (not yet seen by the processor) ends a string that cannot be extended."""
+        nxt = self.node.children.get(int(token)) if self.node is not None else None
+        return nxt is not None and nxt.value is not None and not nxt.children
+
+    def advance(self, token: int) -> None:
+        if self.node is None:
+            return
+        if token == self.eos and self.node.value is not None:
+            return  # the string is complete; EOS ends generation
+        nxt = self.node.children.get(token)
+        if nxt is None:
+            raise PlayerError(f"constrained decoding produced token {token}, outside the legal trie (the sampler ignored the mask)")
+        self.path.append(token)
+        self.node = nxt
+
+    def __call__(self, tokens: mx.array, logits: mx.array) -> mx.array:
+        if self._calls:
+            self.advance(int(tokens[-1].item()))
+        self._calls += 1
+        node = self.node
+        if node is None:  # pragma: no cover - advance never sets None
+            return logits
+        if node._mask is None or node._mask.shape[-1] != logits.shape[-1]:
+            bias = np.full((logits.shape[-1],), -np.inf, dtype=np.float32)
+            bias[self.trie.allowed(node, self.eos)] = 0.0
+            node._mask = mx.array(bias)
+        return logits + node._mask
+
+
+# ---------------------------------------------------------------------- sampling
+def top_p_filter(logprobs: mx.array, top_p: float) -> mx.array:
+    """Keep the smallest set of most likely tokens whose mass reaches ``top_p`` (the top token always)."""
+    order = mx.argsort(-logprobs, axis=-1)
+    sorted_lp = mx.take_along_axis(logprobs, order, axis=-1)
+    sorted_p = mx.exp(sorted_lp)
+    keep_sorted = (mx.cumsum(sorted_p, axis=-1) - sorted_p) < top_p
+    keep = mx.put_along_axis(mx.zeros(logprobs.shape, dtype=mx.bool_), order, keep_sorted, axis=-1)
+    return mx.where(keep, logprobs, mx.array(-np.inf, dtype=logprobs.dtype))
+
+
+class KeyedSampler:
+    """Temperature / top-p sampling from an explicit PRNG key that is split at every token;
+    MLX's global random state is never read or changed."""
+
+    def __init__(self, seed: int, temperature: float, top_p: float = 1.0):
+        if temperature <= 0:
+            raise ValueError("KeyedSampler needs temperature > 0 (greedy decoding draws nothing)")
+        self._key = mx.random.key(int(seed))
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+
+    def __call__(self, logprobs: mx.array) -> mx.array:
+        keys = mx.random.split(self._key, 2)
+        self._key, sub = keys[0], keys[1]
+        if self.top_p < 1.0:
+            logprobs = top_p_filter(logprobs, self.top_p)
+        return mx.random.categorical(logprobs * (1.0 / self.temperature), key=sub)
+
+
+# ---------------------------------------------------------------------- the engine
+@dataclass
+class Request:
+    """One generation: prompt tokens, a token budget, and optional sampler and constraint."""
+
+    tokens: list[int]
+    max_tokens: int
+    sampler: KeyedSampler | None = None  # None: greedy
+    constraint: TrieConstraint | None = None
+
+
+@dataclass(frozen=True)
+class Generated:
+    tokens: list[int]  # generated tokens, EOS excluded
+    finish_reason: str  # "stop" (EOS), "complete" (a constrained string ended), "length"
+
+
+@dataclass
+class EngineStats:
+    """Wall time spent inside generation (model forward passes, sampling, masks)."""
+
+    generate_s: float = 0.0
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(model: str):
+    """``(model, tokenizer)`` via ``mlx_lm.load``: ``'tiny'`` builds/uses the cached offline
+    test model; anything else is a local directory or a hub id (downloaded once by mlx-lm)."""
+    import mlx_lm
+
+    path = model
+    if model == "tiny":
+        from .tiny_model import ensure_tiny_model
+
+        path = str(ensure_tiny_model())
+    try:
+        return mlx_lm.load(path)
+    except Exception as exc:
+        raise ConfigError(
+            f"cannot load model {model!r} ({type(exc).__name__}: {exc}); pass model='tiny', a local directory "
+            "holding config.json, *.safetensors and tokenizer files, or a hub id such as "
+            "'mlx-community/Qwen2.5-0.5B-Instruct-4bit' (needs network access the first time)"
+        ) from exc
+
+
+class MLXEngine:
+    """A loaded model and tokenizer: chat-template encoding and generation, one at a time or batched."""
+
+    def __init__(self, model, tokenizer, *, prefill_step: int = 2048):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.prefill_step = prefill_step
+        self.eos_ids = frozenset(int(t) for t in tokenizer.eos_token_ids)
+        if not self.eos_ids:
+            raise ConfigError("the tokenizer names no end-of-sequence token; constrained decoding needs one")
+        eos = getattr(tokenizer, "eos_token_id", None)
+        self.eos = int(eos) if eos is not None else min(self.eos_ids)
+        self.stats = EngineStats()
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        """Prompt tokens through the tokenizer's chat template (system merged into the user
+        turn for templates without a system role; plain text for tokenizers without one)."""
+        tok = self.tokenizer
+        if getattr(tok, "has_chat_template", False):
+            try:
+                return list(tok.apply_chat_template(messages, add_generation_prompt=True))
+            except Exception:  # e.g. templates that reject a system role
+                merged = [{"role": "user", "content": "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user"))}]
+                merged += [m for m in messages if m["role"] == "assistant"]
+                return list(tok.apply_chat_template(merged, add_generation_prompt=True))
+        text = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant: "
+        return list(tok.encode(text))
+
+    def encode_answer(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(tokens))
+
+    # -- one at a time
+    def generate(self, req: Request) -> Generated:
+        from mlx_lm.models.cache import make_prompt_cache
+
+        started = time.perf_counter()
+        cache = make_prompt_cache(self.model)
+        prompt = mx.array(req.tokens)
+        for start in range(0, max(len(req.tokens) - 1, 0), self.prefill_step):
+            chunk = prompt[start : min(start + self.prefill_step, len(req.tokens) - 1)]
+            self.model(chunk[None], cache=cache)
+            mx.eval([c.state for c in cache])
+        logits = self.model(prompt[-1:][None], cache=cache)[:, -1, :]
+        out: list[int] = []
+        finish = "length"
+        for _ in range(req.max_tokens):
+            if req.constraint is not None:
+                logits = req.constraint(mx.array(req.tokens + out), logits)
+            logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+            y = req.sampler(logprobs) if req.sampler is not None else mx.argmax(logprobs, axis=-1)
+            token = int(y.item())
+            if token in self.eos_ids:
+                finish = "stop"
+                break
+            out.append(token)
+            if req.constraint is not None and req.constraint.completes(token):
+                finish = "complete"  # only EOS could follow: stop without the extra step
+                break
+            logits = self.model(y.reshape(1, 1).astype(mx.uint32), cache=cache)[:, -1, :]
+        self._account(started, len(req.tokens), len(out))
+        return Generated(out, finish)
+
+    # -- batched
+    def generate_batch(self, reqs: Sequence[Request]) -> list[Generated]:
+        """All requests in one ``BatchGenerator``: prompts prefilled together, one forward pass
+        per token for the whole batch, a per-row sampler and logits processor."""
+        from mlx_lm.generate import BatchGenerator
+
+        if not reqs:
+            return []
+        if len(reqs) == 1:
+            return [self.generate(reqs[0])]
+        started = time.perf_counter()
+        n = len(reqs)
+        gen = BatchGenerator(
+            self.model,
+            stop_tokens=[[t] for t in sorted(self.eos_ids)],
+            completion_batch_size=n,
+            prefill_batch_size=n,
+            prefill_step_size=self.prefill_step,
+        )
+        try:
+            uids = gen.insert(
+                [r.tokens for r in reqs],
+                max_tokens=[r.max_tokens for r in reqs],
+                samplers=[r.sampler for r in reqs],
+                logits_processors=[[r.constraint] if r.constraint is not None else [] for r in reqs],
+            )
+            row = {uid: i for i, uid in enumerate(uids)}
+            outs: list[list[int]] = [[] for _ in reqs]
+            finish: list[str | None] = [None] * n
+            while any(f is None for f in finish):
+                responses = gen.next_generated()
+                if not responses:
+                    break
+                complete = []
+                for r in responses:
+                    i = row[r.uid]
+                    if finish[i] is not None:
+                        continue
+                    if r.finish_reason == "stop":
+                        finish[i] = "stop"
+                        continue
+                    outs[i].append(int(r.token))
+                    c = reqs[i].constraint
+                    if r.finish_reason is not None:
+                        finish[i] = r.finish_reason
+                    elif c is not None and c.done:
+                        finish[i] = "complete"
+                        complete.append(r.uid)
+                if complete:
+                    gen.remove(complete)
+        finally:
+            gen.close()
+        self._account(started, sum(len(r.tokens) for r in reqs), sum(len(o) for o in outs))
+        return [Generated(o, f or "length") for o, f in zip(outs, finish)]
+
+    def _account(self, started: float, tokens_in: int, tokens_out: int) -> None:
+        self.stats.generate_s += time.perf_counter() - started
+        self.stats.calls += 1
+        self.stats.tokens_in += tokens_in
+        self.stats.tokens_out += tokens_out
+
+
+
+# ---------------------------------------------------------------------- the player
+@dataclass
+class _Pending:
+    """One decision in flight: its conversation so far and what it has cost."""
+
+    decision: Decision
+    legal: tuple[str, ...]
+    messages: list[dict[str, str]]
+    attempt: int  # how many times the runner has asked for this same decision before
+    started: float
+    prompt_text: str
+    trie: TokenTrie | None = None
+    rounds: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    responses: list[str] = field(default_factory=list)
+    finish_reason: str = ""
+
+
+class MLXPlayer(BasePlayer):
+    """A local model through ``mlx-lm``; see the module docstring and docs/players.md.
+
+    ``MLXPlayer(model='tiny')`` uses the offline test model; ``model='path/or/hub-id'`` any
+    ``mlx_lm.load``-able model. Options are :class:`MLXSettings` fields.
+    """
+
+    name = "mlx"
+
+    def __init__(self, seed: int = 0, *, engine: MLXEngine | None = None, **options: Any):
+        super().__init__(seed)
+        try:
+            self.settings = MLXSettings(**options)
+        except ValidationError as exc:
+            known = ", ".join(MLXSettings.model_fields)
+            raise ConfigError(f"invalid MLXPlayer options: {exc.errors(include_url=False)}; known options: {known}") from None
+        if engine is None:
+            model, tokenizer = load_model(self.settings.model)
+            engine = MLXEngine(model, tokenizer, prefill_step=self.settings.prefill_step)
+        self.engine = engine
+        self.name = f"mlx:{self.settings.model}:{self.settings.mode}"
+        self._last_ply: dict[tuple[int, int], tuple[int, int]] = {}
+
+    # -- episode bookkeeping
+    def begin_episode(self, game, seat: int, episode_seed: int) -> None:
+        self._last_ply.pop((int(episode_seed), int(seat)), None)
+
+    def _attempt(self, decision: Decision) -> int:
+        """0 the first time a decision is asked, 1, 2, ... when the runner asks it again (retry policy)."""
+        key = (decision.episode_seed, decision.seat)
+        ply, count = self._last_ply.get(key, (-1, -1))
+        count = count + 1 if ply == decision.ply else 0
+        self._last_ply[key] = (decision.ply, count)
+        return count
+
+    # -- the Player protocol
+    def act(self, decision: Decision) -> Move:
+        return self._decide([decision], batched=False)[0]
+
+    def act_batch(self, decisions: Sequence[Decision]) -> list[Move]:
+        """Decide every position in ``decisions`` with batched generation."""
+        return self._decide(list(decisions), batched=True)
+
+    # -- internals
+    def _decide(self, decisions: list[Decision], *, batched: bool) -> list[Move]:
+        pending = [self._start(d) for d in decisions]
+        moves: list[Move | None] = [None] * len(pending)
+        todo = list(range(len(pending)))
+        while todo:
+            reqs = [self._request(pending[i]) for i in todo]
+            gens = self.engine.generate_batch(reqs) if batched else [self.engine.generate(r) for r in reqs]
+            retry = []
+            for i, req, gen in zip(todo, reqs, gens):
+                p = pending[i]
+                p.rounds += 1
+                p.tokens_in += len(req.tokens)
+                p.tokens_out += len(gen.tokens) + (gen.finish_reason == "stop")
+                p.finish_reason = gen.finish_reason
+                move = self._finish(p, gen)
+                if move is None:
+                    retry.append(i)
+                else:
+                    moves[i] = move
+            todo = retry
+        return moves  # type: ignore[return-value]
+
+    def _start(self, decision: Decision) -> _Pending:
+        prompt = decision.prompt()
+        messages = prompt.messages()
+        pending = _Pending(
+            decision=decision,
+            legal=tuple(prompt.legal),
+            messages=messages,
+            attempt=self._attempt(decision),
+            started=time.perf_counter(),
+            prompt_text=json.dumps(messages, ensure_ascii=False),
+        )
+        if self.settings.mode == "constrained":
+            if not pending.legal:
+                raise ConfigError(f"{decision.game.spec.id}'s text view lists no legal strings; use mode='free'")
+            pending.trie = TokenTrie.from_strings(pending.legal, self.engine.encode_answer)
+        return pending
+
+    def _request(self, p: _Pending) -> Request:
+        s = self.settings
+        sampler = None
+        if s.temperature > 0:
+            seed = int(p.decision.rng("mlx", self.seed, p.attempt, p.rounds).integers(0, 2**62))
+            sampler = KeyedSampler(seed, s.temperature, s.top_p)
+        tokens = self.engine.encode_chat(p.messages)
+        if p.trie is not None:
+            return Request(tokens, p.trie.depth + 1, sampler, TrieConstraint(p.trie, self.engine.eos))
+        return Request(tokens, s.max_tokens, sampler, None)
+
+    def _finish(self, p: _Pending, gen: Generated) -> Move | None:
+        """The move for a finished generation, or None to ask again (free mode, retries left)."""
+        text = self.engine.decode(gen.tokens)
+        p.responses.append(text)
+        if p.trie is not None:
+            index = p.trie.lookup(gen.tokens)
+            if index is None:  # only a token budget cut could do this; the runner's policy decides
+                return Move(text, self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
+            parsed = p.decision.parse(p.legal[index])
+            if parsed.default_used:  # the text view lists a string its own parser rejects
+                return Move(p.legal[index], self._telemetry(p, **parsed.telemetry()))
+            return Move(parsed.action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False))
+        parsed = p.decision.parse(text)
+        if not parsed.default_used:
+            return Move(parsed.action, self._telemetry(p, **parsed.telemetry()))
+        if p.rounds <= self.settings.retries:
+            p.messages = p.messages + [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": retry_feedback(p.legal, parsed.detail)},
+            ]
+            return None
+        # hand the unreadable text to the runner: it records it and applies the policy
+        return Move(text, self._telemetry(p, **parsed.telemetry(), parse_detail=parsed.detail))
+
+    def _telemetry(self, p: _Pending, **parse: Any) -> dict[str, Any]:
+        s = self.settings
+        out: dict[str, Any] = {
+            "model": s.model,
+            "mode": s.mode,
+            "temperature": s.temperature,
+            "tokens_in": p.tokens_in,
+            "tokens_out": p.tokens_out,
+            "latency_s": round(time.perf_counter() - p.started, 6),
+            "finish_reason": p.finish_reason,
+            "retries": p.rounds - 1,
+            "attempt": p.attempt,
+            **parse,
+        }
+        out.update(text_record("prompt", p.prompt_text, s.record_prompt))
+        out.update(text_record("response", p.responses[-1], s.record_response))
+        if len(p.responses) > 1 and s.record_response == "full":
+            out["earlier_responses"] = p.responses[:-1]
+        return out

@@ -1,0 +1,362 @@
+"""A player behind any OpenAI-compatible ``/chat/completions`` endpoint (frontier APIs,
+``mlx_lm.server``, vLLM, llama.cpp, ...).
+
+The API key is read from an environment variable at call time and never written to logs,
+episode records or error messages. Requests time out, are retried with exponential backoff on
+429, 5xx and connection errors, run at most ``concurrency`` at once, stop at a spending cap
+(calls or tokens per player), and are cached by the full request (in memory, and on disk with
+``cache_dir``), so a repeated evaluation costs nothing. Failures raise typed errors; the runner
+records them and the illegal-action policy decides what happens next.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arena_core.errors import ConfigError, PlayerError
+from arena_core.players import BasePlayer, Decision, Move
+
+from .llm_common import retry_feedback, text_record
+
+
+class ProviderError(PlayerError):
+    """The endpoint failed: an HTTP error, a timeout, a refused connection, or a malformed reply."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class BudgetExceededError(PlayerError):
+    """The player's spending cap (calls or tokens) is used up."""
+
+
+class OpenAISettings(BaseModel):
+    """Options of :class:`OpenAIPlayer` (also accepted as ``openai:key=value,...``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="env var holding the key; None or '' sends no key")
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=512, ge=1)
+    send_seed: bool = Field(default=True, description="send a per-decision seed (servers that honour it replay)")
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, description="HTTP retries on 429, 5xx, timeouts and connection errors")
+    backoff_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    max_calls: int | None = Field(default=None, ge=0, description="spending cap: HTTP calls (cache hits are free)")
+    max_total_tokens: int | None = Field(default=None, ge=0, description="spending cap: prompt + completion tokens")
+    cache_dir: str | None = Field(default=None, description="directory for the on-disk response cache")
+    retries: int = Field(default=0, ge=0, description="re-asks after an unreadable answer, with feedback")
+    record_prompt: Literal["full", "hash", "none"] = "hash"
+    record_response: Literal["full", "hash", "none"] = "full"
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+
+
+@dataclass
+class Spend:
+    """What the player has spent (cache hits excluded)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+    cached: bool
+    http_attempts: int
+
+
+class ResponseCache:
+    """Responses keyed by the SHA-256 of the full request (URL and body; never the key)."""
+
+    def __init__(self, directory: str | os.PathLike | None = None):
+        self._memory: dict[str, dict] = {}
+        self._dir = Path(directory) if directory else None
+        self._lock = threading.Lock()
+        if self._dir is not None:
+            self._dir.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def key(url: str, body: dict) -> str:
+        return hashlib.sha256(json.dumps({"url": url, "body": body}, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            if key in self._memory:
+                return self._memory[key]
+        if self._dir is not None:
+            path = self._dir / f"{key}.json"
+            if path.exists():
+                data = json.loads(path.read_text(encoding="utf-8"))
+                with self._lock:
+                    self._memory[key] = data
+                return data
+        return None
+
+    def put(self, key: str, response: dict) -> None:
+        with self._lock:
+            self._memory[key] = response
+        if self._dir is not None:
+            tmp = self._dir / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(json.dumps(response), encoding="utf-8")
+            os.replace(tmp, self._dir / f"{key}.json")
+
+
+class OpenAIPlayer(BasePlayer):
+    """Free-text play through an OpenAI-compatible chat endpoint; answers are read by the
+    game's parser. Options are :class:`OpenAISettings` fields."""
+
+    name = "openai"
+
+    def __init__(self, seed: int = 0, *, sleep: Callable[[float], None] = time.sleep, **options: Any):
+        super().__init__(seed)
+        try:
+            self.settings = OpenAISettings(**options)
+        except ValidationError as exc:
+            known = ", ".join(OpenAISettings.model_fields)
+            raise ConfigError(f"invalid OpenAIPlayer options: {exc.errors(include_url=False)}; known options: {known}") from None
+        self.name = f"openai:{self.settings.model}"
+        self.spend = Spend()
+        self.cache = ResponseCache(self.settings.cache_dir)
+        self._gate = threading.BoundedSemaphore(self.settings.concurrency)
+        self._sleep = sleep
+        self._last_ply: dict[tuple[int, int], tuple[int, int]] = {}
+        self._ply_lock = threading.Lock()
+
+    # -- the Player protocol
+    def begin_episode(self, game, seat: int, episode_seed: int) -> None:
+        with self._ply_lock:
+            self._last_ply.pop((int(episode_seed), int(seat)), None)
+
+    def act(self, decision: Decision) -> Move:
+        return self._decide(decision, self._attempt(decision))
+
+    def act_batch(self, decisions: Sequence[Decision]) -> list[Move | BaseException]:
+        """Decide concurrently (at most ``concurrency`` requests in flight); a failed decision
+        comes back as its exception, which the batched runner records."""
+        attempts = [self._attempt(d) for d in decisions]
+
+        def one(args):
+            decision, attempt = args
+            try:
+                return self._decide(decision, attempt)
+            except Exception as exc:
+                return exc
+
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            return list(pool.map(one, zip(decisions, attempts)))
+
+    # -- internals
+    def _attempt(self, decision: Decision) -> int:
+        key = (decision.episode_seed, decision.seat)
+        with self._ply_lock:
+            ply, count = self._last_ply.get(key, (-1, -1))
+            count = count + 1 if ply == decision.ply else 0
+            self._last_ply[key] = (decision.ply, count)
+        return count
+
+    def _decide(self, decision: Decision, attempt: int) -> Move:
+        started = time.perf_counter()
+        prompt = decision.prompt()
+        messages = prompt.messages()
+        prompt_text = json.dumps(messages, ensure_ascii=False)
+        responses: list[str] = []
+        usage = {"tokens_in": 0, "tokens_out": 0, "http_attempts": 0, "cached": True}
+        for round_ in range(self.settings.retries + 1):
+            seed = int(decision.rng("openai", self.seed, attempt, round_).integers(0, 2**31 - 1))
+            completion = self.complete(messages, seed=seed)
+            responses.append(completion.text)
+            usage["tokens_in"] += completion.prompt_tokens
+            usage["tokens_out"] += completion.completion_tokens
+            usage["http_attempts"] += completion.http_attempts
+            usage["cached"] = usage["cached"] and completion.cached
+            parsed = decision.parse(completion.text)
+            telemetry = {
+                "model": self.settings.model,
+                "mode": "free",
+                "temperature": self.settings.temperature,
+                **usage,
+                "latency_s": round(time.perf_counter() - started, 6),
+                "finish_reason": completion.finish_reason,
+                "retries": round_,
+                "attempt": attempt,
+                **parsed.telemetry(),
+                **text_record("prompt", prompt_text, self.settings.record_prompt),
+                **text_record("response", completion.text, self.settings.record_response),
+            }
+            if len(responses) > 1 and self.settings.record_response == "full":
+                telemetry["earlier_responses"] = responses[:-1]
+            if not parsed.default_used:
+                return Move(parsed.action, telemetry)
+            if round_ == self.settings.retries:
+                telemetry["parse_detail"] = parsed.detail
+                return Move(completion.text, telemetry)  # the runner's policy decides
+            messages = messages + [
+                {"role": "assistant", "content": completion.text},
+                {"role": "user", "content": retry_feedback(prompt.legal, parsed.detail)},
+            ]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def request_body(self, messages: list[dict[str, str]], *, seed: int | None) -> dict[str, Any]:
+        s = self.settings
+        body: dict[str, Any] = {
+            "model": s.model,
+            "messages": messages,
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "max_tokens": s.max_tokens,
+        }
+        if s.send_seed and seed is not None:
+            body["seed"] = seed
+        body.update(s.extra_body)
+        return body
+
+    def complete(self, messages: list[dict[str, str]], *, seed: int | None = None) -> Completion:
+        """One chat completion: from the cache, or over HTTP within the spending cap."""
+        url = self.settings.base_url.rstrip("/") + "/chat/completions"
+        body = self.request_body(messages, seed=seed)
+        key = ResponseCache.key(url, body)
+        hit = self.cache.get(key)
+        if hit is not None:
+            with self.spend._lock:
+                self.spend.cache_hits += 1
+            return _read_completion(hit, cached=True, attempts=0)
+        self._reserve_call()
+        data, attempts = self._post_with_retries(url, body)
+        completion = _read_completion(data, cached=False, attempts=attempts)
+        with self.spend._lock:
+            self.spend.prompt_tokens += completion.prompt_tokens
+            self.spend.completion_tokens += completion.completion_tokens
+        self.cache.put(key, data)
+        return completion
+
+    def _reserve_call(self) -> None:
+        s = self.settings
+        with self.spend._lock:
+            if s.max_calls is not None and self.spend.calls >= s.max_calls:
+                raise BudgetExceededError(f"spending cap reached: {self.spend.calls} calls of max_calls={s.max_calls}")
+            if s.max_total_tokens is not None and self.spend.total_tokens >= s.max_total_tokens:
+                raise BudgetExceededError(
+                    f"spending cap reached: {self.spend.total_tokens} tokens of max_total_tokens={s.max_total_tokens}"
+                )
+            self.spend.calls += 1
+
+    def _api_key(self) -> str | None:
+        env = self.settings.api_key_env
+        if not env:
+            return None
+        key = os.environ.get(env)
+        if not key:
+            raise ConfigError(f"the API key variable {env} is not set; export it, or pass api_key_env='' for a server that needs no key")
+        return key
+
+    def _post_with_retries(self, url: str, body: dict) -> tuple[dict, int]:
+        s = self.settings
+        key = self._api_key()
+        payload = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self._gate:
+                    return _post_json(url, payload, headers, s.timeout_s, key), attempt
+            except ProviderError as exc:
+                if not exc.retryable or attempt > s.max_retries:
+                    raise ProviderError(
+                        f"{exc} (after {attempt} attempt{'s' if attempt > 1 else ''})", status=exc.status, retryable=exc.retryable
+                    ) from None
+                delay = min(s.backoff_max_s, s.backoff_s * 2 ** (attempt - 1))
+                retry_after = getattr(exc, "retry_after", None)
+                if retry_after is not None:
+                    delay = min(s.backoff_max_s, max(delay, retry_after))
+                self._sleep(delay)
+
+
+def _scrub(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: float, secret: str | None) -> dict:
+    """POST and decode JSON; every failure becomes a :class:`ProviderError` without the key."""
+    req = urllib.request.Request(url, data=payload, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = exc.read().decode("utf-8", "replace")[:300]
+        except Exception:
+            detail = ""
+        status = int(exc.code)
+        err = ProviderError(_scrub(f"HTTP {status} from {url}: {detail}", secret), status=status, retryable=status == 429 or status >= 500)
+        ra = exc.headers.get("Retry-After") if exc.headers else None
+        try:
+            err.retry_after = float(ra) if ra is not None else None  # type: ignore[attr-defined]
+        except ValueError:
+            err.retry_after = None  # type: ignore[attr-defined]
+        raise err from None
+    except (socket.timeout, TimeoutError) as exc:
+        raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
+    except (urllib.error.URLError, ConnectionError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, (socket.timeout, TimeoutError)):
+            raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
+        raise ProviderError(_scrub(f"cannot reach {url}: {type(reason).__name__}: {reason}", secret), retryable=True) from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ProviderError(_scrub(f"malformed reply from {url} (not JSON): {raw[:120]!r}", secret)) from None
+    if not isinstance(data, dict):
+        raise ProviderError(f"malformed reply from {url}: a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def _read_completion(data: dict, *, cached: bool, attempts: int) -> Completion:
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+        if not isinstance(text, str):
+            raise TypeError("content is not text")
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ProviderError(f"malformed reply: no choices[0].message.content ({type(exc).__name__}: {exc})") from None
+    usage = data.get("usage") or {}
+    return Completion(
+        text=text,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        finish_reason=str(choice.get("finish_reason") or ""),
+        cached=cached,
+        http_attempts=attempts,
+    )
