@@ -117,8 +117,8 @@ class Hanging(BasePlayer):
 class Garbage(BasePlayer):
     name = "garbage"
 
-    def act(self, decision: Decision) -> object:
-        return object()
+    def act(self, decision: Decision) -> int:
+        return 12345  # not an action of the game
 
 
 def here() -> str:

@@ -214,6 +214,13 @@ small {{ color: #555; }}
 <div id="seats">{seats}</div>
 <h3>Mean finishing position by seat</h3>
 <div id="player-seats">{per_player}</div>
+<script>
+window.addEventListener("load", function () {{
+  var img = document.querySelector("#plot img");
+  var plot = document.getElementById("plot");
+  plot.setAttribute("data-rendered", img && img.naturalWidth > 0 ? img.naturalWidth + "x" + img.naturalHeight : "no");
+}});
+</script>
 </body></html>
 """
 

@@ -380,6 +380,18 @@ def _init_worker(ctx: GameContext, path: list[str]) -> None:
         if entry not in sys.path:
             sys.path.insert(0, entry)
     _WORKER_CONTEXT = ctx
+    _exit_with_parent(os.getppid())
+
+
+def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
+    """A pool worker outliving its parent (killed with SIGKILL) would wait forever: watch and exit."""
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
 
 
 def _play_in_worker(sg: ScheduledGame) -> dict:

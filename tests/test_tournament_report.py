@@ -1,0 +1,103 @@
+"""Reports: the HTML page renders in headless Chromium with its content; JSON, PNG and CLI."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from arena_core.tournament.cli import cli, main_ratings, main_report
+from arena_core.tournament.config import config_from_dict
+from arena_core.tournament.report import html_report, print_leaderboard
+from arena_core.tournament.runner import run_tournament
+
+ENTRANTS = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {"skill": i / 6}} for i in range(6)] + [
+    {"name": "crash <&>", "factory": "tournament_toys:Crashing"}  # a name that needs escaping
+]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    cfg = config_from_dict({"name": "toy report", "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand",
+                            "entrants": ENTRANTS, "deals": 3, "output": str(out)})
+    return run_tournament(cfg, quiet=True).path
+
+
+def chromium_dom(path) -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    profile = path.parent / "chromium-profile"
+    args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+            "--dump-dom", path.resolve().as_uri()]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_html_report_renders_in_chromium_with_its_content(results, tmp_path):
+    assert main_report([results, "--out", str(tmp_path), "--bootstrap", "200", "--quiet"]) == 0
+    page = tmp_path / "report.html"
+    text = page.read_text()
+    assert not re.search(r"""(src|href)=["']https?:""", text)  # self-contained: nothing fetched
+    dom = chromium_dom(page)
+    assert '<h1 id="title">toy report</h1>' in dom
+    assert re.search(r'data-rendered="\d+x\d+"', dom), "the ratings plot did not decode in the browser"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    board = dom[dom.index('id="leaderboard"'):dom.index('id="plot"')]
+    positions = [board.index(f"<td>{r['name'].replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</td>") for r in summary["leaderboard"]]
+    assert positions == sorted(positions)  # rows in rank order
+    assert "crash &lt;&amp;&gt;" in dom and "crash <&>" not in dom
+    matrix = dom[dom.index('id="head-to-head"'):dom.index('id="pairs"')]
+    assert matrix.count('class="h2h"') == 7 * 6
+    assert 'id="seats"' in dom and "seat 2" in dom
+    assert (tmp_path / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_summary_json_and_ratings_cli(results, capsys):
+    assert main_ratings([results, "--json", "--bootstrap", "100"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["games_scored"] == summary["games_scheduled"] == 7 * 3 * 3
+    assert summary["leaderboard"][-1]["name"] == "crash <&>"
+    ranks = [r["rank"] for r in summary["leaderboard"]]
+    assert ranks == sorted(ranks)
+    for r in summary["leaderboard"]:
+        assert r["rating_low"] <= r["rating"] <= r["rating_high"] or r["name"] == "crash <&>"
+    assert len(summary["head_to_head"]) == 21
+    assert [s["seat"] for s in summary["seats"]] == [0, 1, 2]
+
+
+def test_terminal_leaderboard_and_dispatcher(results, capsys):
+    assert cli(["ratings", results, "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "rating [95%]" in out and "s5" in out
+    assert cli(["nope"]) == 2
+    assert main_ratings(["/no/such/results.jsonl"]) == 2
+    assert "run `arena tournament CONFIG` first" in capsys.readouterr().err
+
+
+def test_html_without_intervals_still_renders():
+    summary = {
+        "name": "n", "game": "g", "params": {}, "num_players": 2, "design": "round_robin", "deals": 1, "tables": 1,
+        "games_scheduled": 2, "games_recorded": 2, "games_scored": 2, "games_truncated": 0, "games_with_faults": 0,
+        "clusters": 1, "settings": {"policy": "penalize"},
+        "method": {"model": "PL", "scale": "x", "intervals": "none", "seed": 0},
+        "leaderboard": [
+            {"name": "a", "rating": 1010.0, "rating_low": None, "rating_high": None, "rank": 1, "rank_low": None, "rank_high": None,
+             "theta": 0.05, "faults": 0, "games": 2, "mean_score": 1.0, "mean_margin": 2.0, "mean_position": 1.0, "win_share": 1.0},
+            {"name": "b", "rating": 990.0, "rating_low": None, "rating_high": None, "rank": 2, "rank_low": None, "rank_high": None,
+             "theta": -0.05, "faults": 0, "games": 2, "mean_score": -1.0, "mean_margin": -2.0, "mean_position": 2.0, "win_share": 0.0},
+        ],
+        "head_to_head": [{"a": "a", "b": "b", "games": 2, "clusters": 1, "a_above_b": 1.0, "low": None, "high": None,
+                          "mean_score_diff": 2.0, "diff_low": None, "diff_high": None, "resolved": False}],
+        "seats": [{"seat": 0, "games": 2, "mean_score": 0.0, "mean_position": 1.5, "win_share": 0.5}] * 2,
+        "player_seat_positions": {"a": [1.0, 1.0], "b": [2.0, 2.0]},
+    }
+    page = html_report(summary)
+    assert "1010" in page and "1.00" in page
+    print_leaderboard(summary, file=sys.stderr)
