@@ -1,0 +1,391 @@
+"""Equilibria and reference points of the archetype games, computed once and cached.
+
+- Extreme Nash equilibria from pygambit's ``enummixed_solve`` (every profile verified by
+  regret <= 1e-9, then deduplicated at 1e-7), cached in memory and on disk per (archetype, k).
+- Symmetric equilibria (the column player mirrors the row player, see ``payoffs``) by support
+  enumeration over symmetric profiles, merged with the symmetric profiles gambit returns.
+- Reference points: worst/best joint cell, best/worst/mean over extreme equilibria, the
+  symmetric equilibria, uniform play, the symmetric-play ceiling, and the pre-registered Nash
+  baseline with the alternatives as a sensitivity check.
+
+The metric is welfare (sum of payoffs) except for zero-sum hide-and-seek, whose welfare is
+always 0: there the metric is the matcher's (row player's) payoff.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES, PayoffMatrices, check_archetype, payoff_matrices
+
+REGRET_TOL = 1e-9
+DEDUPE_TOL = 1e-7
+#: bump when the archetype definitions or the cache format change
+CACHE_VERSION = 1
+CACHE_ENV = "ARENA_MATRIX_CACHE"
+
+
+class SolverUnavailableError(ImportError):
+    """pygambit is not installed."""
+
+
+# ---------------------------------------------------------------------------- profiles
+def regret(pm: PayoffMatrices, x: np.ndarray, y: np.ndarray) -> float:
+    """The larger of the two players' gains from a best deviation against profile (x, y)."""
+    row = float(np.max(pm.A @ y) - x @ pm.A @ y)
+    col = float(np.max(x @ pm.B) - x @ pm.B @ y)
+    return max(row, col)
+
+
+def _dedupe(profiles: list[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Keep the first of every group of profiles equal within DEDUPE_TOL (max-abs distance)."""
+    if not profiles:
+        return []
+    stacked = np.array([np.concatenate([x, y]) for x, y in profiles])
+    kept_rows: list[int] = []
+    for n, row in enumerate(stacked):
+        if kept_rows and np.min(np.max(np.abs(stacked[kept_rows] - row), axis=1)) <= DEDUPE_TOL:
+            continue
+        kept_rows.append(n)
+    return [profiles[n] for n in kept_rows]
+
+
+def _clean(p: np.ndarray) -> np.ndarray:
+    """Clip solver noise below the dedupe tolerance to zero and renormalise."""
+    p = np.where(np.abs(p) < 1e-12, 0.0, p)
+    p = np.clip(p, 0.0, None)
+    return p / p.sum()
+
+
+@dataclass(frozen=True)
+class EquilibriumSet:
+    """The verified, deduplicated extreme equilibria of one (archetype, k)."""
+
+    archetype: str
+    k: int
+    row: np.ndarray  # (n, k) row strategies
+    col: np.ndarray  # (n, k) column strategies
+    rejected: int = 0  # solver profiles dropped for regret > REGRET_TOL
+    solver: str = "pygambit.enummixed_solve(rational=False)"
+
+    def __len__(self) -> int:
+        return int(self.row.shape[0])
+
+    def profiles(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        return list(zip(self.row, self.col))
+
+    def payoffs(self) -> np.ndarray:
+        """(n, 2) expected payoffs of row and column player."""
+        pm = payoff_matrices(self.archetype, self.k)
+        return np.array([[x @ pm.A @ y, x @ pm.B @ y] for x, y in self.profiles()]).reshape(-1, 2)
+
+    def to_json(self) -> dict:
+        return {
+            "version": CACHE_VERSION,
+            "archetype": self.archetype,
+            "k": self.k,
+            "solver": self.solver,
+            "rejected": self.rejected,
+            "row": self.row.round(15).tolist(),
+            "col": self.col.round(15).tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EquilibriumSet":
+        k = int(data["k"])
+        return cls(data["archetype"], k, np.asarray(data["row"], float).reshape(-1, k), np.asarray(data["col"], float).reshape(-1, k), int(data["rejected"]), data["solver"])
+
+
+def solve_extreme_equilibria(archetype: str, k: int) -> EquilibriumSet:
+    """Run pygambit's ``enummixed_solve`` (no cache), verify by regret and deduplicate."""
+    check_archetype(archetype, k)
+    try:
+        import pygambit as gbt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SolverUnavailableError("computing equilibria needs pygambit; fix: pip install 'turn-arena[games]'") from exc
+    pm = payoff_matrices(archetype, k)
+    scale = pm.integer_scale()  # equilibria are invariant to scaling; integers keep gambit exact-ish
+    game = gbt.Game.from_arrays((pm.A * scale).astype(int), (pm.B * scale).astype(int))
+    result = gbt.nash.enummixed_solve(game, rational=False)
+    players = list(game.players)
+    raw = []
+    for eq in result.equilibria:
+        x = _clean(np.array([float(eq[s]) for s in players[0].strategies]))
+        y = _clean(np.array([float(eq[s]) for s in players[1].strategies]))
+        raw.append((x, y))
+    verified = [(x, y) for x, y in raw if regret(pm, x, y) <= REGRET_TOL]
+    kept = _dedupe(verified)
+    row = np.array([x for x, _ in kept]).reshape(-1, k)
+    col = np.array([y for _, y in kept]).reshape(-1, k)
+    return EquilibriumSet(archetype, k, row, col, rejected=len(raw) - len(verified))
+
+
+def default_cache_dir() -> Path:
+    """``$ARENA_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/arena/matrix`` (``~/.cache/arena/matrix``)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "arena" / "matrix"
+
+
+def _cache_path(cache_dir: Path, archetype: str, k: int) -> Path:
+    return cache_dir / f"equilibria-v{CACHE_VERSION}-{archetype}-k{k}.json"
+
+
+_MEMORY: dict[tuple[str, int], EquilibriumSet] = {}
+
+
+def extreme_equilibria(archetype: str, k: int, *, cache_dir: str | os.PathLike | None | bool = True) -> EquilibriumSet:
+    """The extreme equilibria of (archetype, k), from memory, then disk, then the solver.
+
+    ``cache_dir``: ``True`` for :func:`default_cache_dir`, a path, or ``False``/``None`` for
+    memory only. A disk entry is re-verified by regret when read; a bad one is recomputed.
+    """
+    check_archetype(archetype, k)
+    key = (archetype, int(k))
+    if key in _MEMORY:
+        return _MEMORY[key]
+    directory = default_cache_dir() if cache_dir is True else (Path(cache_dir) if cache_dir else None)
+    found = _read_cache(directory, archetype, k) if directory else None
+    if found is None:
+        found = solve_extreme_equilibria(archetype, k)
+        if directory:
+            _write_cache(directory, found)
+    _MEMORY[key] = found
+    return found
+
+
+def clear_memory_cache() -> None:
+    _MEMORY.clear()
+    reference_points.cache_clear()
+
+
+def _read_cache(directory: Path, archetype: str, k: int) -> EquilibriumSet | None:
+    path = _cache_path(directory, archetype, k)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        eqs = EquilibriumSet.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if data.get("version") != CACHE_VERSION or eqs.archetype != archetype or eqs.k != k or len(eqs) == 0:
+        return None
+    pm = payoff_matrices(archetype, k)
+    if any(regret(pm, x, y) > REGRET_TOL for x, y in eqs.profiles()):
+        return None
+    return eqs
+
+
+def _write_cache(directory: Path, eqs: EquilibriumSet) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(eqs.to_json(), fh, separators=(",", ":"))
+        os.replace(tmp, _cache_path(directory, eqs.archetype, eqs.k))
+    except OSError:  # a read-only cache is only slower, never wrong
+        pass
+
+
+# ---------------------------------------------------------------------------- symmetric play
+def mirrored(archetype: str, k: int, p: np.ndarray) -> np.ndarray:
+    """The column player's strategy when it plays ``p`` from its own point of view."""
+    return np.asarray(p)[ARCHETYPES[archetype].mirror(k)]
+
+
+def _symmetric_payoff_matrix(pm: PayoffMatrices) -> np.ndarray:
+    """M with (A @ mirrored(p)) == M @ p: the row payoffs against a mirrored copy."""
+    m = ARCHETYPES[pm.archetype].mirror(pm.k)
+    inverse = np.argsort(m)
+    return pm.A[:, inverse]
+
+
+def symmetric_equilibria(archetype: str, k: int, *, extreme: EquilibriumSet | None = None) -> list[np.ndarray]:
+    """Row strategies p with (p, mirrored(p)) a Nash equilibrium, deduplicated.
+
+    Support enumeration over symmetric profiles (each nonsingular indifference system), merged
+    with the symmetric profiles among ``extreme`` (gambit's), so degenerate games are covered.
+    """
+    pm = payoff_matrices(archetype, k)
+    M = _symmetric_payoff_matrix(pm)
+    found: list[np.ndarray] = []
+    for size in range(1, k + 1):
+        for support in itertools.combinations(range(k), size):
+            s = list(support)
+            system = np.zeros((size + 1, size + 1))
+            system[:size, :size] = M[np.ix_(s, s)]
+            system[:size, size] = -1.0
+            system[size, :size] = 1.0
+            rhs = np.zeros(size + 1)
+            rhs[size] = 1.0
+            try:
+                sol = np.linalg.solve(system, rhs)
+            except np.linalg.LinAlgError:
+                continue
+            if np.min(sol[:size]) < -1e-12 or not np.all(np.isfinite(sol)):
+                continue
+            p = np.zeros(k)
+            p[s] = sol[:size]
+            p = _clean(p)
+            if regret(pm, p, mirrored(archetype, k, p)) <= REGRET_TOL:
+                found.append(p)
+    if extreme is not None:
+        for x, y in extreme.profiles():
+            if np.max(np.abs(mirrored(archetype, k, x) - y)) <= DEDUPE_TOL:
+                found.append(x)
+    kept = _dedupe([(p, p) for p in found])
+    return [p for p, _ in kept]
+
+
+def symmetric_play_value(pm: PayoffMatrices, p: np.ndarray, metric: np.ndarray) -> float:
+    return float(p @ metric @ mirrored(pm.archetype, pm.k, p))
+
+
+def symmetric_ceiling(archetype: str, k: int) -> tuple[float, np.ndarray]:
+    """max over p of welfare when both copies independently draw from p (role-relative).
+
+    The maximum of the quadratic p' Q p over the simplex is attained at a point whose minimal
+    support S has a nonsingular KKT system (Q_SS p = lambda 1, sum p = 1): enumerate supports.
+    """
+    pm = payoff_matrices(archetype, k)
+    m = ARCHETYPES[archetype].mirror(k)
+    Q = pm.welfare[:, np.argsort(m)]
+    Q = (Q + Q.T) / 2
+    best_value, best_p = -np.inf, np.zeros(k)
+    for size in range(1, k + 1):
+        for support in itertools.combinations(range(k), size):
+            s = list(support)
+            system = np.zeros((size + 1, size + 1))
+            system[:size, :size] = Q[np.ix_(s, s)]
+            system[:size, size] = -1.0
+            system[size, :size] = 1.0
+            rhs = np.zeros(size + 1)
+            rhs[size] = 1.0
+            try:
+                sol = np.linalg.solve(system, rhs)
+            except np.linalg.LinAlgError:
+                continue
+            if np.min(sol[:size]) < -1e-12:
+                continue
+            p = np.zeros(k)
+            p[s] = np.clip(sol[:size], 0, None)
+            p /= p.sum()
+            value = float(p @ Q @ p)
+            if value > best_value + 1e-12:
+                best_value, best_p = value, p
+    return best_value, best_p
+
+
+# ---------------------------------------------------------------------------- reference points
+BASELINE_RULE = "welfare of the largest-support symmetric NE; ties broken by the smallest welfare"
+
+
+@dataclass(frozen=True)
+class ReferencePoints:
+    """Everything a cell's measured metric is compared with (all in the metric's units)."""
+
+    archetype: str
+    k: int
+    metric: str  # "welfare" or "row_payoff" (hide-and-seek)
+    worst_cell: float
+    best_cell: float
+    worst_cells: tuple[tuple[int, int], ...]
+    best_cells: tuple[tuple[int, int], ...]
+    num_extreme_equilibria: int
+    num_pure_equilibria: int
+    ne_best: float
+    ne_worst: float
+    ne_mean: float
+    symmetric_ne: tuple[tuple[tuple[float, ...], float], ...]  # (row strategy, value), by support size
+    uniform: float
+    symmetric_ceiling: float | None
+    ceiling_strategy: tuple[float, ...] | None
+    baseline: float
+    baseline_rule: str
+    sensitivity: dict[str, float] = field(default_factory=dict)
+
+    def normalise(self, value: float) -> float:
+        """s = (value - worst cell) / (best cell - worst cell)."""
+        return (value - self.worst_cell) / (self.best_cell - self.worst_cell)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["worst_cells"] = [list(c) for c in self.worst_cells]
+        out["best_cells"] = [list(c) for c in self.best_cells]
+        out["symmetric_ne"] = [{"strategy": list(p), "value": v} for p, v in self.symmetric_ne]
+        return out
+
+
+def metric_matrix(archetype: str, k: int) -> tuple[str, np.ndarray]:
+    """The scored quantity per cell: welfare, or the matcher's payoff for zero-sum games."""
+    pm = payoff_matrices(archetype, k)
+    if ARCHETYPES[archetype].zero_sum:
+        return "row_payoff", pm.A
+    return "welfare", pm.welfare
+
+
+def pure_equilibria(archetype: str, k: int) -> list[tuple[int, int]]:
+    """Cells where each action is a best reply to the other (no solver needed)."""
+    pm = payoff_matrices(archetype, k)
+    row_best = pm.A >= pm.A.max(axis=0, keepdims=True) - REGRET_TOL
+    col_best = pm.B >= pm.B.max(axis=1, keepdims=True) - REGRET_TOL
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero(row_best & col_best))]
+
+
+@lru_cache(maxsize=None)
+def reference_points(archetype: str, k: int) -> ReferencePoints:
+    """The reference points of (archetype, k); equilibria come from the cache."""
+    check_archetype(archetype, k)
+    pm = payoff_matrices(archetype, k)
+    name, W = metric_matrix(archetype, k)
+    eqs = extreme_equilibria(archetype, k)
+    values = np.array([x @ W @ y for x, y in eqs.profiles()])
+    sym = symmetric_equilibria(archetype, k, extreme=eqs)
+    sym_values = [(p, float(p @ W @ mirrored(archetype, k, p))) for p in sym]
+    sym_values.sort(key=lambda pv: (-int(np.count_nonzero(pv[0] > DEDUPE_TOL)), pv[1]))
+    largest = max(int(np.count_nonzero(p > DEDUPE_TOL)) for p, _ in sym_values)
+    baseline = min(v for p, v in sym_values if int(np.count_nonzero(p > DEDUPE_TOL)) == largest)
+    if ARCHETYPES[archetype].role_symmetric:
+        ceiling, ceiling_p = symmetric_ceiling(archetype, k)
+        ceiling_tuple: tuple[float, ...] | None = tuple(float(v) for v in ceiling_p)
+    else:
+        ceiling, ceiling_tuple = None, None
+    lo, hi = float(W.min()), float(W.max())
+    return ReferencePoints(
+        archetype=archetype,
+        k=k,
+        metric=name,
+        worst_cell=lo,
+        best_cell=hi,
+        worst_cells=tuple((int(i), int(j)) for i, j in zip(*np.nonzero(W == lo))),
+        best_cells=tuple((int(i), int(j)) for i, j in zip(*np.nonzero(W == hi))),
+        num_extreme_equilibria=len(eqs),
+        num_pure_equilibria=len(pure_equilibria(archetype, k)),
+        ne_best=float(values.max()),
+        ne_worst=float(values.min()),
+        ne_mean=float(values.mean()),
+        symmetric_ne=tuple((tuple(float(v) for v in p), v) for p, v in sym_values),
+        uniform=float(W.mean()),
+        symmetric_ceiling=None if ceiling is None else float(ceiling),
+        ceiling_strategy=ceiling_tuple,
+        baseline=float(baseline),
+        baseline_rule=BASELINE_RULE,
+        sensitivity={
+            "ne_mean": float(values.mean()),
+            "ne_best": float(values.max()),
+            "ne_worst": float(values.min()),
+            "best_symmetric_ne": float(max(v for _, v in sym_values)),
+            "worst_symmetric_ne": float(min(v for _, v in sym_values)),
+        },
+    )
+
+
+def reference_table(archetypes=ARCHETYPE_NAMES, ks=K_VALUES) -> list[ReferencePoints]:
+    """Reference points for every (archetype, k), archetype-major."""
+    return [reference_points(a, k) for a in archetypes for k in ks]
