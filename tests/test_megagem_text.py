@@ -195,3 +195,32 @@ def test_text_players_through_the_runner_with_the_default_policy(game):
     steps = [e for e in record.events if getattr(e, "type", "") == "step"]
     assert any(s.substituted for s in steps)  # seat 1's over-limit bids became bid 0
     assert all(s.action in ("bid 0", "bid 2") or s.action.startswith("reveal") for s in steps)
+
+
+# -- parser properties ------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_GAME = MegaGem()
+_BID_POS = bid_pos(_GAME)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(amount=st.integers(-500, 500), fenced=st.booleans(), prefix=st.text(alphabet="abc xyz.,\n", max_size=40))
+def test_a_json_bid_is_read_exactly_or_replaced_by_zero(amount, fenced, prefix):
+    body = '{"bid": %d}' % amount
+    text = prefix + ("\n```json\n" + body + "\n```" if fenced else "\n" + body)
+    r = parse(_GAME, _BID_POS, text)
+    legal = 0 <= amount <= 35
+    assert r.action == (Bid(amount) if legal else Bid(0))
+    assert (r.valid, r.legal, r.default_used) == (True, legal, not legal)
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(text=st.text(max_size=200))
+def test_any_text_parses_to_a_legal_action(text):
+    r = parse(_GAME, _BID_POS, text)
+    assert _GAME.is_legal(_BID_POS.state, 0, r.action)
+    assert r.default_used == (not r.legal)
+    if r.default_used:
+        assert r.action == Bid(0)

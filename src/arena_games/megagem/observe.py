@@ -138,65 +138,28 @@ COIN_SCALE = 100.0
 
 
 def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
-    """Flat float32 encoding (length ENCODING_SIZE). Seats are relative: slot 0 is the observer."""
+    """Flat float32 encoding (length ENCODING_SIZE). Seats are relative: slot 0 is the observer.
+
+    The public part of a state is computed once and reused for every seat that observes the
+    same state object (the bidders of one round); each call returns a fresh array."""
+    memo = game.encoding_memo
+    if memo[0] is not state:
+        memo = (state,) + _public_features(game, state)
+        game.encoding_memo = memo
+    _, public, rows = memo
     n = game.num_players
-    phase = int(state.phase)
-    out: list[float] = [0.0] * ENCODING_SIZE
+    out = list(public)
     o = OFFSETS
-    out[o["phase"] + phase] = 1.0
     out[o["seat"] + player] = 1.0
-    out[o["num_players"] + n - 3] = 1.0
-    out[o["round"]] = state.round / 25.0
-    take = 0
-    if phase != _OVER:
-        out[o["card"] + state.card] = 1.0
-        card = AUCTION_CARDS[state.card]
-        take = min(card.value, len(state.pool)) if card.kind is CardKind.TREASURE else 0
-    if phase == _BID:
+    if state.phase == _BID:
         out[o["bid_limit"]] = game.bid_limit(state, player) / COIN_SCALE
-    out[o["chart"] : o["chart"] + 6] = _chart_features(game.chart)
-    dc = [0] * NUM_COLOURS
-    for g in state.display:
-        dc[g] += 1
     hand = state.hands[player]
-    cc = game.chart_clamped
-    base_dc, base_dv, base_h = o["display_counts"], o["display_values"], o["hand"]
+    base_h = o["hand"]
     for c in range(NUM_COLOURS):
-        out[base_dc + c] = dc[c] / GEMS_PER_COLOUR
-        out[base_dv + c] = cc[dc[c]] / 20.0
         out[base_h + c] = hand[c] / GEMS_PER_COLOUR
-    for i, g in enumerate(state.pool):
-        out[o["pool"] + g] += 0.5
-        if i < take:
-            out[o["for_sale"] + g] += 0.5
-    out[o["decks"]] = len(state.gem_deck) / 30.0
-    out[o["decks"] + 1] = len(state.auction_deck) / 25.0
-    rank = {p: i for i, p in enumerate(state.tiebreak)}
-    table = game.mission_table
+    base = o["players"]
     for rel in range(n):
-        p = (player + rel) % n
-        base = o["players"] + rel * 13
-        coll = state.collections[p]
-        out[base : base + 13] = [
-            1.0,
-            state.coins[p] / COIN_SCALE,
-            coll[0] / GEMS_PER_COLOUR,
-            coll[1] / GEMS_PER_COLOUR,
-            coll[2] / GEMS_PER_COLOUR,
-            coll[3] / GEMS_PER_COLOUR,
-            coll[4] / GEMS_PER_COLOUR,
-            sum(state.hands[p]) / 5.0,
-            sum(state.loans[p]) / 60.0,
-            len(state.investments[p]) / 4.0,
-            sum(b + k for b, k in state.investments[p]) / COIN_SCALE,
-            sum(table[m].reward for m in state.claimed[p]) / 45.0,
-            rank[p] / max(1, n - 1),
-        ]
-    for m in state.missions:
-        out[o["missions"] + m] = 1.0
-    if phase == _REVEAL:
-        for g in state.pool[:take]:
-            out[o["pending_gems"] + g] += 0.5
+        out[base + rel * 13 : base + rel * 13 + 13] = rows[(player + rel) % n]
     if state.history:
         bids = state.history[-1].bids
         for rel in range(n):
@@ -204,5 +167,59 @@ def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
     return np.array(out, dtype=np.float32)
 
 
-def _chart_features(chart: tuple[int, ...]) -> list[float]:
-    return [v / 20.0 for v in chart]
+def _public_features(game: "MegaGem", state: "MegaGemState") -> tuple[list[float], list[list[float]]]:
+    """Seat-independent features, and one 13-feature row per (absolute) player."""
+    n = game.num_players
+    phase = int(state.phase)
+    out: list[float] = [0.0] * ENCODING_SIZE
+    o = OFFSETS
+    out[o["phase"] + phase] = 1.0
+    out[o["num_players"] + n - 3] = 1.0
+    out[o["round"]] = state.round / 25.0
+    take = 0
+    if phase != _OVER:
+        out[o["card"] + state.card] = 1.0
+        card = AUCTION_CARDS[state.card]
+        take = min(card.value, len(state.pool)) if card.kind is CardKind.TREASURE else 0
+    out[o["chart"] : o["chart"] + 6] = [v / 20.0 for v in game.chart]
+    dc = [0] * NUM_COLOURS
+    for g in state.display:
+        dc[g] += 1
+    cc = game.chart_clamped
+    for c in range(NUM_COLOURS):
+        out[o["display_counts"] + c] = dc[c] / GEMS_PER_COLOUR
+        out[o["display_values"] + c] = cc[dc[c]] / 20.0
+    for i, g in enumerate(state.pool):
+        out[o["pool"] + g] += 0.5
+        if i < take:
+            out[o["for_sale"] + g] += 0.5
+    out[o["decks"]] = len(state.gem_deck) / 30.0
+    out[o["decks"] + 1] = len(state.auction_deck) / 25.0
+    for m in state.missions:
+        out[o["missions"] + m] = 1.0
+    if phase == _REVEAL:
+        for g in state.pool[:take]:
+            out[o["pending_gems"] + g] += 0.5
+    rank = {p: i for i, p in enumerate(state.tiebreak)}
+    table = game.mission_table
+    rows = []
+    for p in range(n):
+        coll = state.collections[p]
+        rows.append(
+            [
+                1.0,
+                state.coins[p] / COIN_SCALE,
+                coll[0] / GEMS_PER_COLOUR,
+                coll[1] / GEMS_PER_COLOUR,
+                coll[2] / GEMS_PER_COLOUR,
+                coll[3] / GEMS_PER_COLOUR,
+                coll[4] / GEMS_PER_COLOUR,
+                sum(state.hands[p]) / 5.0,
+                sum(state.loans[p]) / 60.0,
+                len(state.investments[p]) / 4.0,
+                sum(b + k for b, k in state.investments[p]) / COIN_SCALE,
+                sum(table[m].reward for m in state.claimed[p]) / 45.0,
+                rank[p] / max(1, n - 1),
+            ]
+        )
+    return out, rows

@@ -167,6 +167,7 @@ class MegaGem(Game[MegaGemState, Action]):
         self.reveal_actions = tuple(Reveal(c) for c in range(NUM_COLOURS))
         self.observation_size = ENCODING_SIZE
         self.observation_bounds = (0.0, 2.0)  # every encoded feature lies in [0, 2]
+        self.encoding_memo: tuple = (None, None, None)  # (state, public features, player rows): see observe.encode
 
     # ------------------------------------------------------------------ chance
     def initial_state(self, rng: np.random.Generator) -> MegaGemState:
