@@ -212,9 +212,9 @@ class Game(ABC, Generic[S, A]):
 
     def act(self, pos: Position[S], player: int, action: A) -> Position[S]:
         """Apply one player's action; simultaneous moves are committed, then revealed at once."""
-        if self.is_terminal(pos.state):
-            raise GameOverError(f"{self.spec.id}: the game is over; no more actions")
         waiting = self.players_to_act(pos)
+        if not waiting:
+            raise GameOverError(f"{self.spec.id}: the game is over; no more actions")
         if player not in waiting:
             raise NotYourTurnError(f"{self.spec.id}: player {player} is not to act (waiting for {list(waiting)})")
         if not self.is_legal(pos.state, player, action):

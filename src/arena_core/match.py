@@ -54,6 +54,9 @@ class Match:
         self.position: Position = game.start(self.seed)
         self.end: End | None = None
         self._failures: dict[int, int] = {}
+        self._to_act_pos: Position | None = None
+        self._to_act_ply = -1
+        self._to_act: int | None = None
         self._players = list(players or [])
         self._events: list = []  # Step/PolicyEvent, or a raw step tuple until the record is read
         self._record: EpisodeRecord | None = None
@@ -110,7 +113,10 @@ class Match:
         return self.position.ply
 
     def to_act(self) -> int | None:
-        return None if self.done else self.game.current_player(self.position)
+        if self._to_act_ply != self.position.ply or self._to_act_pos is not self.position:
+            self._to_act_pos, self._to_act_ply = self.position, self.position.ply
+            self._to_act = None if self.done else self.game.current_player(self.position)
+        return None if self.done else self._to_act
 
     def legal_actions(self, player: int) -> tuple:
         return () if self.done else self.game.legal(self.position, player)
