@@ -110,10 +110,55 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="re-run an episode file and verify it step by step")
     p.add_argument("file")
     p.set_defaults(func=cmd_replay)
+    for name, (_, help_text) in _TOURNAMENT.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    for name, ep in sorted(_plugin_commands().items()):
+        sub.add_parser(name, help=f"from {ep.value.split(':')[0]} (plugin command)", add_help=False)
     return parser
 
 
+#: sub-commands that live in the tournament package of the core (imported only when used)
+_TOURNAMENT = {
+    "tournament": ("main_tournament", "run a tournament from a TOML/YAML config (resumable)"),
+    "ratings": ("main_ratings", "recompute ratings with intervals from a results file"),
+    "report": ("main_report", "write the leaderboard, JSON summary, plot and HTML report"),
+}
+
+
+def _plugin_commands() -> dict[str, "object"]:
+    """Sub-commands registered by plugins in the ``arena.commands`` entry-point group."""
+    import importlib.metadata as md
+
+    return {ep.name: ep for ep in md.entry_points(group="arena.commands")}
+
+
+def _delegate(argv: list[str]) -> int | None:
+    if not argv:
+        return None
+    name, rest = argv[0], argv[1:]
+    try:
+        if name in _TOURNAMENT:
+            from .tournament import cli as tournament_cli
+
+            return getattr(tournament_cli, _TOURNAMENT[name][0])(rest)
+        commands = _plugin_commands()
+        if name in commands:
+            try:
+                fn = commands[name].load()
+            except ImportError as exc:
+                raise ArenaError(f"the `{name}` command needs an extra that is not installed ({exc}); see `arena list --check`") from None
+            return fn(rest)
+    except ArenaError as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    delegated = _delegate(argv)
+    if delegated is not None:
+        return delegated
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
