@@ -1,0 +1,280 @@
+"""The adapter's promises: no global RNG side effects, episode-scoped observations rebuilt
+from state, a length budget, exact legal sets that agree with what the title prints,
+branch/restore equal to fresh replay, TextArena's invalid moves mapped onto our policy, and
+the livelock guard."""
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+pytest.importorskip("textarena")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from arena_core.errors import IllegalActionError  # noqa: E402
+from arena_core.match import Match  # noqa: E402
+from arena_core.policy import IllegalActionPolicy  # noqa: E402
+from arena_core.registry import make_game  # noqa: E402
+from arena_games.textarena.adapter import (  # noqa: E402
+    NO_INDEX,
+    EndKind,
+    Message,
+    PrivateRandom,
+    TextArenaState,
+    _LiveEnv,
+    _ta,
+    budget,
+)
+from arena_games.textarena.titles import TITLES  # noqa: E402
+
+FAST = ["TicTacToe-v0", "KuhnPoker-v0", "LiarsDice-v0", "ConnectFour-v0", "GameOfPureStrategy-v0", "PigDice-v0", "SimpleNegotiation-v0"]
+
+
+def _random_walk(game, seed, choice_seed, max_steps=None):
+    rng = random.Random(choice_seed)  # the test's own generator: never the global one
+    pos = game.start(seed)
+    positions = [pos]
+    while not game.is_over(pos) and (max_steps is None or len(positions) <= max_steps):
+        p = game.current_player(pos)
+        pos = game.act(pos, p, rng.choice(game.legal(pos, p)))
+        positions.append(pos)
+    return positions
+
+
+@settings(max_examples=15, deadline=None)
+@given(title=st.sampled_from(FAST), seed=st.integers(0, 2**20), choice=st.integers(0, 2**20), outer=st.integers(0, 2**20))
+def test_global_random_is_never_touched(title, seed, choice, outer):
+    random.seed(outer)
+    before = random.getstate()
+    game = make_game(f"textarena/{title}")
+    positions = _random_walk(game, seed, choice)
+    for pos in positions[::3]:
+        for p in range(game.num_players):
+            game.observe(pos, p)
+            game.legal(pos, p)
+    assert random.getstate() == before
+
+
+def test_a_textarena_reset_inside_the_adapter_does_not_reseed_other_code():
+    random.seed(123)
+    expected = [random.random() for _ in range(3)]
+    random.seed(123)
+    game = make_game("textarena/KuhnPoker-v0")
+    pos = game.start(7)
+    game.act(pos, game.current_player(pos), game.legal(pos, game.current_player(pos))[0])
+    assert [random.random() for _ in range(3)] == expected
+
+
+@settings(max_examples=10, deadline=None)
+@given(title=st.sampled_from(FAST), seed=st.integers(0, 2**20), choice=st.integers(0, 2**20))
+def test_inboxes_only_grow_and_observations_are_fresh(title, seed, choice):
+    game = make_game(f"textarena/{title}")
+    positions = _random_walk(game, seed, choice)
+    for before, after in zip(positions, positions[1:]):
+        for p in range(game.num_players):
+            old, new = before.state.inbox[p], after.state.inbox[p]
+            assert new[: len(old)] == old
+    last = positions[-1]
+    obs = game.observe(last, 0)
+    obs["messages"].append("mutated")
+    assert game.observe(last, 0) != obs
+
+
+def test_observations_do_not_carry_over_between_episodes():
+    game = make_game("textarena/TicTacToe-v0")
+    first = _random_walk(game, 5, 5)[-1]
+    fresh = game.start(6)
+    prompts = [m for m in fresh.state.inbox[0] if m.kind == "PROMPT"]
+    assert len(prompts) == 1 and len(fresh.state.inbox[0]) < len(first.state.inbox[0])
+    text = game.transcript(fresh.state, 0)
+    assert text.count("You are Player 0 in Tic Tac Toe") == 1
+    # the same seed after other episodes gives the same opening view
+    assert game.observe(game.start(5), 0) == game.observe(make_game("textarena/TicTacToe-v0").start(5), 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    texts=st.lists(st.text(min_size=0, max_size=120), min_size=0, max_size=30),
+    limit=st.integers(200, 2000),
+)
+def test_budget_keeps_the_prompt_and_the_latest_messages(texts, limit):
+    msgs = [Message(-1, "PROMPT", "rules " * 10)] + [Message(0, "GAME_MESSAGE", t) for t in texts]
+    kept, omitted = budget(msgs, limit)
+    assert omitted == len(msgs) - len(kept)
+    assert sum(len(m.text) + 12 for m in kept) <= limit
+    assert kept[0] == msgs[0]
+    assert kept[1:] == msgs[len(msgs) - len(kept) + 1 :]  # a contiguous suffix
+
+
+def test_length_budget_option_shortens_the_transcript():
+    long_game = make_game("textarena/Othello-v0", {"max_observation_chars": 1500})
+    full_game = make_game("textarena/Othello-v0")
+    end = _random_walk(full_game, 3, 3)[-1]
+    assert len(full_game.transcript(end.state, 0)) > 3000
+    short = long_game.transcript(end.state, 0)
+    assert "earlier messages omitted" in short and len(short) < 1700
+    assert short.startswith("[GAME] You are Player 0")
+    assert long_game.observe(end, 0)["omitted_messages"] > 0
+
+
+_LISTED = re.compile(r"(?:Available Moves|Valid moves|Your available actions are):?\s*(.*)", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("title", ["TicTacToe-v0", "ThreePlayerTicTacToe-v0", "WildTicTacToe-v0", "KuhnPoker-v0", "Othello-v0", "Crusade-v0", "SimpleTak-v0"])
+def test_printed_legal_list_equals_the_legal_set(title):
+    """Differential: the tokens the title prints to the player are exactly our legal set."""
+    game = make_game(f"textarena/{title}")
+    checked = 0
+    for pos in _random_walk(game, 11, 11):
+        if game.is_over(pos):
+            continue
+        p = game.current_player(pos)
+        listed = [m.text for m in pos.state.inbox[p] if _LISTED.search(m.text)]
+        if not listed:
+            continue
+        tokens = re.findall(r"\[[^\[\]]+\]", _LISTED.search(listed[-1]).group(1))
+        if title == "Othello-v0":
+            tokens = [t.replace(",", ", ").replace(",  ", ", ") for t in tokens]
+        norm = lambda xs: sorted(" ".join(x.lower().split()) for x in xs)  # noqa: E731
+        assert norm(tokens) == norm(game.legal(pos, p)), (pos.ply, tokens, game.legal(pos, p))
+        checked += 1
+    assert checked >= 2
+
+
+def test_every_listed_move_is_accepted_by_textarena():
+    """Each exact legal action, stepped on a copy of the raw env, passes TextArena's validation."""
+    from arena_games.textarena.adapter import _invalid_reason
+
+    for title in ["IndianPoker-v0", "Poker-v0", "LiarsDice-v0", "Chopsticks-v0", "Nim-v0", "HighSociety-v0"]:
+        game = make_game(f"textarena/{title}")
+        for pos in _random_walk(game, 2, 2, max_steps=12)[:-1]:
+            p = game.current_player(pos)
+            live = game._live_at(pos.state, take=False)
+            for action in game.legal(pos, p)[:40]:
+                clone = live.clone()
+                clone.rng.call(clone.env.step, action)
+                assert _invalid_reason(clone.env, p) is None, (title, pos.ply, action)
+
+
+def test_tictactoe_known_answer():
+    game = make_game("textarena/TicTacToe-v0")
+    pos = game.start(0)
+    first = game.current_player(pos)
+    for cell in ("[0]", "[3]", "[1]", "[4]", "[2]"):
+        pos = game.act(pos, game.current_player(pos), cell)
+    assert game.is_over(pos)
+    expected = [-1.0, -1.0]
+    expected[first] = 1.0
+    assert list(game.final_returns(pos)) == expected
+    assert pos.state.outcome.kind is EndKind.NATURAL
+
+
+def test_exact_titles_reject_text_outside_the_legal_set():
+    game = make_game("textarena/TicTacToe-v0")
+    pos = game.start(0)
+    p = game.current_player(pos)
+    pos = game.act(pos, p, "[4]")
+    with pytest.raises(IllegalActionError):
+        game.act(pos, game.current_player(pos), "[4]")
+    with pytest.raises(IllegalActionError):
+        game.act(pos, game.current_player(pos), "I play the middle")
+
+
+def test_branch_and_restore_equal_fresh_replay():
+    game = make_game("textarena/LiarsDice-v0", num_players=3)
+    line = _random_walk(game, 9, 9)
+    mid = line[len(line) // 2]
+    p = game.current_player(mid)
+    legal = game.legal(mid, p)
+    branch_a = game.act(mid, p, legal[0])
+    branch_b = game.act(mid, p, legal[-1])  # the live env was advanced by branch_a: this replays
+    again_a = game.act(mid, p, legal[0])
+    assert again_a.state == branch_a.state and branch_a.state != branch_b.state
+    restored = game.position_from_json(json.loads(json.dumps(game.position_to_json(mid))))
+    assert restored.state == mid.state
+    fresh = make_game("textarena/LiarsDice-v0", num_players=3)
+    assert fresh.act(restored, p, legal[-1]).state == branch_b.state
+
+
+def test_free_text_invalid_moves_go_through_our_policy_with_textarenas_reason():
+    game = make_game("textarena/PublicGoodsGame-v0")
+    match = Match(game, 4, policy=IllegalActionPolicy(mode="retry", max_retries=1))
+    for _ in range(9):  # three chat rounds: any text is admissible
+        p = match.to_act()
+        assert match.submit(p, "{hello there, friends}").accepted
+    p = match.to_act()
+    assert "[20]" in match.legal_actions(p)
+    sub = match.submit(p, "[99]")
+    assert not sub.accepted and sub.verdict.value == "retry"
+    reason = game.rejection_reason(match.position.state, "[99]")
+    assert reason and "Invalid contribution 99" in reason
+    assert not match.submit(p, "[42]").accepted  # second failure: forfeit under our policy
+    assert match.end.reason.value == "forfeit" and match.end.offender == p
+    assert [e.type for e in match.record.events].count("policy") == 2
+    # free text outside the vocabulary is recorded without an index
+    assert game.action_id("{hello there, friends}") == NO_INDEX
+
+
+def test_random_text_players_on_a_free_text_title():
+    """Junk text is refused (policy events), accepted text is played, the game ends."""
+    from arena_core.runner import play_episode
+
+    class RandomTextPlayer:
+        name = "random_text"
+
+        def __init__(self, seed):
+            self.rng = random.Random(seed)
+
+        def act(self, decision):
+            if self.rng.random() < 0.3:
+                return "just thinking out loud"
+            return self.rng.choice(decision.legal_actions)
+
+    game = make_game("textarena/SimpleBlindAuction-v0")
+    rec = play_episode(game, [RandomTextPlayer(1), RandomTextPlayer(2)], 3, policy=IllegalActionPolicy(mode="retry", max_retries=5))
+    assert rec.end is not None and rec.end.reason.value in ("natural", "forfeit")
+    rec2 = play_episode(game, [RandomTextPlayer(1), RandomTextPlayer(2)], 3, policy=IllegalActionPolicy(mode="retry", max_retries=5))
+    assert [s.action for s in rec2.steps] == [s.action for s in rec.steps]
+
+
+def test_livelock_after_elimination_ends_as_player_error():
+    """Through the adapter TextArena never sees an invalid move, so PublicGoodsGame's
+    elimination livelock cannot start; the guard is checked on a raw env driven into it."""
+    game = make_game("textarena/PublicGoodsGame-v0")
+    ta = _ta()
+    rng = PrivateRandom(1)
+    env = rng.call(ta.make, "PublicGoodsGame-v0-raw", **dict(TITLES["PublicGoodsGame-v0"].env_kwargs))
+    rng.call(env.reset, num_players=3, seed=1)
+    for _ in range(9):  # three chat rounds of three players
+        rng.call(env.step, "{hi}")
+    for _ in range(5):  # repeated invalid moves: player 0 is eliminated...
+        if 0 in env.state.elimination_order:
+            break
+        rng.call(env.step, "[99]")
+    assert 0 in env.state.elimination_order and env.state.current_player_id == 0  # ...and asked again
+    live = _LiveEnv(env, rng)
+    inbox = live.inbox_after(((), (), ()))
+    state = game._after_step(live, 1, ("x",) * 11, (0,) * 11, inbox)
+    assert isinstance(state, TextArenaState) and state.outcome.kind is EndKind.PLAYER_ERROR
+    assert state.outcome.offender == 0 and state.to_move == ()
+    # and through the adapter the same text is refused before TextArena sees it
+    pos = game.start(1)
+    for _ in range(9):
+        pos = game.act(pos, game.current_player(pos), "{hi}")
+    assert not game.is_legal(pos.state, game.current_player(pos), "[99]")
+
+
+def test_text_view_reads_bracket_tokens():
+    game = make_game("textarena/TicTacToe-v0")
+    pos = game.start(0)
+    p = game.current_player(pos)
+    view = game.text_view()
+    prompt = view.prompt(game, pos, p)
+    assert "Legal actions:" in prompt.user and "[4]" in prompt.legal
+    parsed = view.parse(game, pos, p, "The centre is strongest, so I play [4].")
+    assert parsed.action == "[4]" and parsed.legal and not parsed.default_used
+    assert view.parse(game, pos, p, "no idea").default_used
