@@ -144,27 +144,26 @@ def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
     same state object (the bidders of one round); each call returns a fresh array."""
     memo = game.encoding_memo
     if memo[0] is not state:
-        memo = (state,) + _public_features(game, state)
+        public, rows = _public_features(game, state)
+        memo = (state, np.array(public, dtype=np.float32), np.array(rows, dtype=np.float32))
         game.encoding_memo = memo
     _, public, rows = memo
     n = game.num_players
-    out = list(public)
+    out = public.copy()
     o = OFFSETS
     out[o["seat"] + player] = 1.0
     if state.phase == _BID:
         out[o["bid_limit"]] = game.bid_limit(state, player) / COIN_SCALE
-    hand = state.hands[player]
     base_h = o["hand"]
-    for c in range(NUM_COLOURS):
-        out[base_h + c] = hand[c] / GEMS_PER_COLOUR
+    out[base_h : base_h + NUM_COLOURS] = state.hands[player]
+    out[base_h : base_h + NUM_COLOURS] /= GEMS_PER_COLOUR
+    order = [(player + rel) % n for rel in range(n)]
     base = o["players"]
-    for rel in range(n):
-        out[base + rel * 13 : base + rel * 13 + 13] = rows[(player + rel) % n]
+    out[base : base + 13 * n] = rows[order].ravel()
     if state.history:
         bids = state.history[-1].bids
-        for rel in range(n):
-            out[o["last_bids"] + rel] = bids[(player + rel) % n] / COIN_SCALE
-    return np.array(out, dtype=np.float32)
+        out[o["last_bids"] : o["last_bids"] + n] = [bids[p] / COIN_SCALE for p in order]
+    return out
 
 
 def _public_features(game: "MegaGem", state: "MegaGemState") -> tuple[list[float], list[list[float]]]:
