@@ -46,11 +46,17 @@ def _random_walk(game, seed, choice_seed, max_steps=None):
 
 
 @settings(max_examples=15, deadline=None)
-@given(title=st.sampled_from(FAST), seed=st.integers(0, 2**20), choice=st.integers(0, 2**20), outer=st.integers(0, 2**20))
-def test_global_random_is_never_touched(title, seed, choice, outer):
+@given(
+    title=st.sampled_from(FAST),
+    mode=st.sampled_from(["swap", "save_restore"]),
+    seed=st.integers(0, 2**20),
+    choice=st.integers(0, 2**20),
+    outer=st.integers(0, 2**20),
+)
+def test_global_random_is_never_touched(title, mode, seed, choice, outer):
     random.seed(outer)
     before = random.getstate()
-    game = make_game(f"textarena/{title}")
+    game = make_game(f"textarena/{title}", {"random_isolation": mode})
     positions = _random_walk(game, seed, choice)
     for pos in positions[::3]:
         for p in range(game.num_players):
@@ -278,3 +284,26 @@ def test_text_view_reads_bracket_tokens():
     parsed = view.parse(game, pos, p, "The centre is strongest, so I play [4].")
     assert parsed.action == "[4]" and parsed.legal and not parsed.default_used
     assert view.parse(game, pos, p, "no idea").default_used
+
+
+@pytest.mark.parametrize("title,n", [("LiarsDice-v0", 3), ("PigDice-v0", 2), ("Poker-v0", 3)])
+def test_same_game_as_raw_textarena_in_both_isolation_modes(title, n):
+    """Differential: the adapter's episode equals raw TextArena reset with the derived seed and
+    fed the same actions (titles that draw from `random` during play), in both modes."""
+    swap = make_game(f"textarena/{title}", num_players=n)
+    keep = make_game(f"textarena/{title}", {"random_isolation": "save_restore"}, num_players=n)
+    end = _random_walk(swap, 21, 21, max_steps=60)[-1]
+    pos = keep.start(21)
+    for text in end.state.actions:
+        pos = keep.act(pos, keep.current_player(pos), text)
+    assert pos.state == end.state
+    random.seed(0)
+    before = random.getstate()
+    ta = _ta()
+    env = ta.make(f"{title}-raw", **dict(TITLES[title].env_kwargs))
+    env.reset(num_players=n, seed=end.state.ta_seed)
+    for text in end.state.actions:
+        env.step(text)
+    raw = [[m for _, m, _ in env.state.observations[p]] for p in range(n)]
+    assert raw == [[m.text for m in box] for box in end.state.inbox]
+    assert random.getstate() != before  # raw TextArena does reseed the global generator

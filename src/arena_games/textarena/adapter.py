@@ -7,9 +7,12 @@ adapter keeps the env it last stepped, keyed by (seed, history), so forward play
 TextArena step per action; any other state (a branch, a restored position, a deserialised
 one) is rebuilt by replaying the history on a fresh ``-raw`` env.
 
-Every TextArena call runs inside :class:`PrivateRandom`, which saves the process-global
-``random`` state, installs the env's own stream, and restores the global state afterwards,
-so TextArena's ``random.seed`` in ``reset`` reseeds nobody else.
+Every TextArena call runs with the env's own ``random`` stream: by default
+(:class:`SwappedRandom`) the title's TextArena modules draw from a private generator while the
+call runs and the global generator is not touched at all; with
+``random_isolation="save_restore"`` (:class:`PrivateRandom`) the global state is saved and
+restored around every call. Either way TextArena's ``random.seed`` in ``reset`` reseeds nobody
+else, and the stream equals TextArena's own for that seed.
 
 Observations are rebuilt from the messages the player has received *in this episode*,
 read without draining TextArena's queues, with an optional length budget. The
@@ -23,7 +26,7 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 from pydantic import Field
@@ -134,17 +137,21 @@ class TitleSpec:
 class TextArenaParams(GameParams):
     """Options of every TextArena title."""
 
+    random_isolation: Literal["swap", "save_restore"] = Field(
+        default="swap",
+        description="how TextArena's draws are kept off the global `random`: a private generator swapped into the "
+        "title's modules during each call ('swap', fast), or the global state saved and restored around each call",
+    )
     max_observation_chars: int | None = Field(
         default=None, ge=200, description="length budget of the rendered transcript (None: unlimited)"
     )
 
 
 class PrivateRandom:
-    """The ``random`` stream of one TextArena env, swapped in around each call.
-
-    The process-global state is saved before and restored after every call, whatever the
-    call does (including ``random.seed``), so no other code sees TextArena's draws.
-    """
+    """The ``random`` stream of one TextArena env, swapped into the global generator around
+    each call: the global state is saved before and restored after every call, whatever the
+    call does (``random.seed`` included). Correct for any code; costs two ``getstate`` calls
+    (a 625-integer tuple each) per call."""
 
     __slots__ = ("state",)
 
@@ -163,21 +170,97 @@ class PrivateRandom:
             self.state = random.getstate()
             random.setstate(outer)
 
+    def copy(self) -> "PrivateRandom":
+        twin = PrivateRandom.__new__(PrivateRandom)
+        twin.state = self.state
+        return twin
+
+
+class _ModuleLikeRandom(random.Random):
+    """A private generator that also answers the module-level names TextArena uses."""
+
+    Random = random.Random
+    SystemRandom = random.SystemRandom
+
+
+class SwappedRandom:
+    """The ``random`` stream of one TextArena env as a private generator: while a call runs,
+    the name ``random`` in the title's TextArena modules points at it, so TextArena's draws
+    (and its ``random.seed``) never reach the global generator, which is not touched at all.
+    Used when every module of the title calls ``random.<name>`` through the module (checked
+    when the title is first made); otherwise the adapter falls back to :class:`PrivateRandom`.
+    Same stream as TextArena alone (Mersenne Twister seeded by ``reset(seed)``)."""
+
+    __slots__ = ("gen", "modules")
+
+    def __init__(self, seed: int | None, modules: tuple[Any, ...]):
+        self.gen = _ModuleLikeRandom(seed)
+        self.modules = modules
+
+    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        gen = self.gen
+        for m in self.modules:
+            m.random = gen
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            for m in self.modules:
+                m.random = random
+
+    def copy(self) -> "SwappedRandom":
+        twin = SwappedRandom(None, self.modules)
+        twin.gen.setstate(self.gen.getstate())
+        return twin
+
+
+_SWAPPABLE: dict[str, tuple[Any, ...] | None] = {}
+
+
+def _title_modules(env_id: str) -> tuple[Any, ...] | None:
+    """The loaded TextArena modules a title's calls can draw through (core, state, the title's
+    package, shared env utils), or None if one of them bound a ``random`` function directly."""
+    cached = _SWAPPABLE.get(env_id, False)
+    if cached is not False:
+        return cached  # type: ignore[return-value]
+    import importlib
+    import sys
+
+    ta = _ta()
+    entry = ta.envs.registration.ENV_REGISTRY[f"{env_id}-raw"].entry_point
+    module_name = entry.split(":")[0] if isinstance(entry, str) else entry.__module__
+    outer = random.getstate()
+    try:
+        importlib.import_module(module_name)
+    finally:
+        random.setstate(outer)
+    package = module_name.rsplit(".", 1)[0]
+    scope = ("textarena.core", "textarena.state", package, "textarena.envs.utils")
+    modules = []
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not any(name == s or name.startswith(s + ".") for s in scope):
+            continue
+        values = vars(mod).values()
+        if any(getattr(v, "__self__", None) is random._inst for v in values):  # noqa: SLF001 - a direct binding
+            _SWAPPABLE[env_id] = None
+            return None
+        if vars(mod).get("random") is random:
+            modules.append(mod)
+    _SWAPPABLE[env_id] = tuple(modules)
+    return _SWAPPABLE[env_id]
+
 
 class _LiveEnv:
     """A raw TextArena env at some history, with its private ``random`` stream."""
 
     __slots__ = ("env", "rng")
 
-    def __init__(self, env: Any, rng: PrivateRandom):
+    def __init__(self, env: Any, rng: PrivateRandom | SwappedRandom):
         self.env = env
         self.rng = rng
 
     def clone(self) -> "_LiveEnv":
-        clone_rng = PrivateRandom.__new__(PrivateRandom)
-        clone_rng.state = self.rng.state
-        env = clone_rng.call(copy.deepcopy, self.env)
-        return _LiveEnv(env, clone_rng)
+        twin = self.rng.copy()
+        return _LiveEnv(twin.call(copy.deepcopy, self.env), twin)
 
     def inbox_after(self, inbox: tuple[tuple[Message, ...], ...]) -> tuple[tuple[Message, ...], ...]:
         """``inbox`` extended with what each player received since. TextArena's queues are read,
@@ -238,7 +321,8 @@ class TextArenaGame(Game[TextArenaState, str]):
     # ------------------------------------------------------------------ live envs
     def _new_env(self, ta_seed: int) -> _LiveEnv:
         ta = _ta()
-        rng = PrivateRandom(ta_seed)
+        modules = _title_modules(self.title.env_id) if self.params.random_isolation == "swap" else None
+        rng = PrivateRandom(ta_seed) if modules is None else SwappedRandom(ta_seed, modules)
         env = rng.call(ta.make, f"{self.title.env_id}-raw", **dict(self.title.env_kwargs))
         rng.call(env.reset, num_players=self.num_players, seed=ta_seed)
         return _LiveEnv(env, rng)
