@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -146,7 +147,34 @@ def load_config(path: str | os.PathLike) -> TournamentConfig:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     else:
         raise ConfigError(f"{path}: a tournament config ends in .toml, .yaml or .yml")
-    return config_from_dict(data, source=str(path))
+    return config_from_dict(expand_env(data, source=str(path)), source=str(path))
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_env(data: Any, *, source: str = "config", environ: Mapping[str, str] | None = None) -> Any:
+    """Replace ``${NAME}`` and ``${NAME:-default}`` in every string of a loaded config.
+
+    Secrets (API keys) should not go through here: players read them from the variable named
+    by an option such as ``api_key_env``, so they never appear in the saved schedule."""
+    env = os.environ if environ is None else environ
+
+    def sub(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"{source}: the environment variable {name} is not set; set it or write ${{{name}:-default}}")
+
+    if isinstance(data, str):
+        return _ENV_REF.sub(sub, data)
+    if isinstance(data, list):
+        return [expand_env(x, source=source, environ=env) for x in data]
+    if isinstance(data, dict):
+        return {k: expand_env(v, source=source, environ=env) for k, v in data.items()}
+    return data
 
 
 def config_from_dict(data: Any, *, source: str = "config") -> TournamentConfig:
