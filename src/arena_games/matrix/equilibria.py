@@ -93,8 +93,8 @@ class EquilibriumSet:
             "k": self.k,
             "solver": self.solver,
             "rejected": self.rejected,
-            "row": self.row.round(15).tolist(),
-            "col": self.col.round(15).tolist(),
+            "row": self.row.tolist(),
+            "col": self.col.tolist(),
         }
 
     @classmethod

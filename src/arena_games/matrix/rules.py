@@ -132,6 +132,10 @@ class MatrixGame(Game[MatrixState, int]):
         self._own = (A_lab, B_lab.T)
         self._other = (B_lab, A_lab.T)
         self._underlying = underlying
+        identity = tuple(range(p.k))
+        self._label_order_tables = {
+            (seat, identity): (self._own[seat].tolist(), self._other[seat].tolist()) for seat in (0, 1)
+        }
 
     # ------------------------------------------------------------------ rules
     def initial_state(self, rng: np.random.Generator) -> MatrixState:
@@ -172,10 +176,12 @@ class MatrixGame(Game[MatrixState, int]):
     # ------------------------------------------------------------------ observations
     def own_table(self, state: MatrixState, player: int) -> tuple[list[list[float]], list[list[float]]]:
         """(own payoffs, other's payoffs) with rows = own label, columns = other's label, in listing order."""
-        order = list(state.listings[player])
-        own = self._own[player][np.ix_(order, order)]
-        other = self._other[player][np.ix_(order, order)]
-        return own.tolist(), other.tolist()
+        order = state.listings[player]
+        cached = self._label_order_tables.get((player, order))
+        if cached is not None:  # fresh copies: observations never share buffers
+            return [list(r) for r in cached[0]], [list(r) for r in cached[1]]
+        index = np.ix_(order, order)
+        return self._own[player][index].tolist(), self._other[player][index].tolist()
 
     def observation(self, state: MatrixState, player: int) -> dict:
         own, other = self.own_table(state, player)
