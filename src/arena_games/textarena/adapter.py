@@ -21,12 +21,13 @@ read without draining TextArena's queues, with an optional length budget. The
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from pydantic import Field
@@ -73,8 +74,7 @@ class EndKind(str, Enum):
         return self in (EndKind.TURN_LIMIT, EndKind.DECISION_CAP, EndKind.ENV_ERROR)
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """One message a player received: sender (-1 is the game), TextArena's type name, text."""
 
     sender: int
@@ -84,6 +84,10 @@ class Message:
     def render(self) -> str:
         who = "GAME" if self.sender == -1 else f"Player {self.sender}"
         return f"[{who}] {self.text}"
+
+
+#: a message as the serialiser sees it (a Message is a tuple of these three)
+MessageData = tuple[int, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +109,7 @@ class TextArenaState:
     actors: tuple[int, ...]
     to_move: tuple[int, ...]
     legal: tuple[str, ...]  # exact legal set of the player to move (empty for free-text titles)
-    inbox: tuple[tuple[Message, ...], ...]  # per player, every message received this episode
+    inbox: tuple[tuple[MessageData, ...], ...]  # per player, every message (a Message) received this episode
     outcome: Outcome | None = None
 
 
@@ -271,7 +275,7 @@ class _LiveEnv:
         for pid, old in enumerate(inbox):
             q = queues[pid]
             if len(q) > len(old):
-                old = old + tuple(Message(int(s), t.name, str(m)) for s, m, t in q[len(old):])
+                old = old + tuple(Message(s, t._name_, m) for s, m, t in q[len(old):])
             out.append(old)
         return tuple(out)
 
@@ -354,6 +358,11 @@ class TextArenaGame(Game[TextArenaState, str]):
         state = self._after_step(live, ta_seed, (), (), inbox)
         self._remember((ta_seed, ()), live)
         return state
+
+    def state_from_json(self, data: Any) -> TextArenaState:
+        state = super().state_from_json(data)
+        inbox = tuple(tuple(Message._make(m) for m in box) for box in state.inbox)
+        return dataclasses.replace(state, inbox=inbox)
 
     def to_move(self, state: TextArenaState) -> tuple[int, ...]:
         return state.to_move
@@ -490,7 +499,7 @@ class TextArenaGame(Game[TextArenaState, str]):
             "title": self.title.env_id,
             "player": player,
             "to_move": list(state.to_move),
-            "messages": [[m.sender, m.kind, m.text] for m in messages],
+            "messages": list(map(list, messages)),
             "omitted_messages": omitted,
         }
         if state.outcome is not None:

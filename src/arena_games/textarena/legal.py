@@ -141,6 +141,16 @@ def high_society_hand(env: Any, player: int) -> tuple[str, ...]:
     return tuple(f"[{v}]" for v in sorted(_gs(env)["player_money"][player]))
 
 
+_BIDS: dict[tuple[int, int], str] = {}
+
+
+def _bid(q: int, f: int) -> str:
+    text = _BIDS.get((q, f))
+    if text is None:
+        text = _BIDS[(q, f)] = f"[Bid: {q}, {f}]"
+    return text
+
+
 def liars_dice_legal(env: Any, player: int) -> tuple[str, ...]:
     """'[Call]' once a bid stands; bids that beat the current one (neither number lower, not
     identical), with quantity up to the dice still in play."""
@@ -149,10 +159,8 @@ def liars_dice_legal(env: Any, player: int) -> tuple[str, ...]:
     total = sum(gs["remaining_dice"].values())
     q0, f0 = bid["quantity"], bid["face_value"]
     out = ["[Call]"] if gs["last_bidder_id"] is not None and q0 > 0 else []
-    for q in range(max(1, q0), total + 1):
-        for f in range(max(1, f0), 7):
-            if (q, f) != (q0, f0):
-                out.append(f"[Bid: {q}, {f}]")
+    faces = range(max(1, f0), 7)
+    out += [_bid(q, f) for q in range(max(1, q0), total + 1) for f in faces if q != q0 or f != f0]
     return tuple(out)
 
 
