@@ -102,6 +102,14 @@ def test_prose_fallback_only_without_json(game):
     assert (r.action, r.default_used) == (Bid(0), True)
 
 
+def test_extract_json_object_reports_its_method():
+    assert extract_json_object('{"bid": 1}') == ({"bid": 1}, "strict_json")
+    assert extract_json_object('x ```\n{"bid": 2}\n``` y') == ({"bid": 2}, "code_block")
+    assert extract_json_object('x {"a": {"bid": 3}} y') == ({"a": {"bid": 3}}, "brace_match")
+    assert extract_json_object("x {not json} {\"bid\": 4}") == ({"bid": 4}, "brace_match")
+    assert extract_json_object("[1, 2]") == (None, "none")
+
+
 # -- section 11, item 3: illegal bids -----------------------------------------------------
 def test_over_limit_bid_becomes_zero_and_reports_it(game):
     r = parse(game, bid_pos(game), '{"bid": 40}')

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from statistics import median
+
 from arena_core.players import BasePlayer, Decision
 
 from .cards import ALPHABETICAL, COLOURS, GEMS_PER_COLOUR, NUM_COLOURS, build_missions
