@@ -307,3 +307,24 @@ def test_same_game_as_raw_textarena_in_both_isolation_modes(title, n):
     raw = [[m for _, m, _ in env.state.observations[p]] for p in range(n)]
     assert raw == [[m.text for m in box] for box in end.state.inbox]
     assert random.getstate() != before  # raw TextArena does reseed the global generator
+
+
+@pytest.mark.parametrize(
+    "title,first,second",
+    [
+        ("IteratedRockPaperScissors-v0", "[rock]", "[paper]"),
+        ("GameOfPureStrategy-v0", "[A]", "[K]"),
+        ("HighSociety-v0", "[1]", "[11]"),
+    ],
+)
+def test_moves_collected_one_after_the_other_stay_hidden(title, first, second):
+    """TextArena collects these simultaneous moves sequentially; the second mover must not
+    learn the first mover's choice before the reveal."""
+    game = make_game(f"textarena/{title}")
+    pos = game.start(3)
+    p = game.current_player(pos)
+    a, b = game.act(pos, p, first), game.act(pos, p, second)
+    other = game.current_player(a)
+    assert other == game.current_player(b) != p
+    assert game.observe(a, other) == game.observe(b, other)
+    assert game.legal(a, other) == game.legal(b, other)

@@ -401,10 +401,9 @@ class TextArenaGame(Game[TextArenaState, str]):
         clone = live.clone()
         try:
             clone.rng.call(clone.env.step, text)
+            reason = _invalid_reason(clone.env, state.to_move[0])
         except Exception as exc:  # TextArena crashed on this text: it is not an admissible move
-            self.rejections[new_key] = f"TextArena raised {type(exc).__name__}: {exc}"
-            return False
-        reason = _invalid_reason(clone.env, state.to_move[0])
+            reason = f"TextArena raised {type(exc).__name__}: {exc}"
         if reason is not None:
             self.rejections[new_key] = reason
             while len(self.rejections) > 64:
