@@ -1,0 +1,163 @@
+"""Validated trainer configs (pydantic): every field typed and bounded, unknown keys rejected,
+so a typo in a config file fails with the field's name instead of being ignored."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from arena_core.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelConfig(_Strict):
+    path: str = Field("tiny", description="'tiny' (offline test model) or a local mlx-lm model directory")
+    finetune: Literal["full", "lora"] = Field("full", description="full fine-tuning (right for the tiny model) or LoRA (real models)")
+    lora_layers: int = Field(4, ge=1)
+    lora_rank: int = Field(8, ge=1)
+    lora_scale: float = Field(20.0, gt=0)
+
+
+class OptimConfig(_Strict):
+    learning_rate: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(0.0, ge=0)
+    grad_accum: int = Field(1, ge=1, description="micro-batches whose gradients are summed per update")
+    max_grad_norm: float = Field(1.0, gt=0)
+
+
+class RewardConfig(_Strict):
+    kind: Literal["outcome", "win", "margin"] = "outcome"
+    margin_scale: float = Field(10.0, gt=0)
+    first_bonus: float = Field(0.1, ge=0)
+    illegal_penalty: float = Field(1.0, ge=0, description="subtracted per illegal or unparseable learner action")
+
+
+class PoolConfig(_Strict):
+    players: list[str] = Field(default_factory=list, description="registered player specs (scripted bots, any player)")
+    snapshot_every: int = Field(0, ge=0, description="add a frozen copy of the learner every N steps (0: never)")
+    max_snapshots: int = Field(4, ge=1)
+    snapshot_temperature: float = Field(0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _non_empty(self):
+        if not self.players and not self.snapshot_every:
+            raise ValueError("the opponent pool is empty: list players (e.g. 'kuhn_king_only') or set snapshot_every")
+        return self
+
+
+class EvalConfig(_Strict):
+    anchor: str = Field(..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)")
+    every: int = Field(0, ge=0, description="evaluate every N steps (0: only at the start and the end)")
+    deals: int = Field(64, ge=1, description="held-out deals; each is played once per learner seat")
+    bootstrap: int = Field(2000, ge=100)
+    silent_threshold: float = Field(0.2, ge=0, le=1, description="refuse to report a run whose learner answers are illegal/unparseable above this rate")
+
+
+class GRPOConfig(_Strict):
+    trainer: Literal["grpo"] = "grpo"
+    name: str = "grpo"
+    game: str
+    game_params: dict[str, Any] = Field(default_factory=dict)
+    num_players: Optional[int] = None
+    view: Literal["auto", "menu"] = Field("auto", description="'auto': the game's compact view when we have one")
+    seed: int = Field(0, ge=0)
+    steps: int = Field(..., ge=1)
+    deals_per_step: int = Field(4, ge=1)
+    seats: Literal["all", "rotate"] = Field("all", description="each deal with the learner in every seat, or one seat rotating")
+    group_size: int = Field(8, ge=2, description="plays of the same deal, seat and table per group")
+    temperature: float = Field(1.0, gt=0)
+    ppo_epochs: int = Field(1, ge=1)
+    clip_eps: float = Field(0.2, gt=0)
+    kl_beta: float = Field(0.01, ge=0)
+    advantage: Literal["group", "per_decision"] = Field("group", description="one return per episode, or per-decision returns (penalties after the decision)")
+    advantage_scale: Literal["batch_std", "group_std", "none"] = Field(
+        "batch_std",
+        description="advantages are centred on the group mean, then divided by the std of the whole step's centred returns "
+        "(keeps stakes comparable across deals), each group's own std (classic GRPO), or nothing",
+    )
+    action_space: Literal["legal", "all"] = Field("legal", description="'all' lets the learner name illegal actions (penalised)")
+    model: ModelConfig = ModelConfig()
+    optim: OptimConfig = OptimConfig()
+    reward: RewardConfig = RewardConfig()
+    pool: PoolConfig
+    eval: EvalConfig
+    checkpoint_every: int = Field(0, ge=0, description="0: only at the end")
+    resume_from: Optional[str] = Field(None, description="a checkpoint directory (or a run directory: its latest checkpoint)")
+    parent_run: Optional[str] = Field(None, description="run directory this run derives from (recorded in the manifest)")
+
+
+class ExpertIterationConfig(_Strict):
+    trainer: Literal["expert_iteration"] = "expert_iteration"
+    name: str = "expert_iteration"
+    game: str = "megagem"
+    game_params: dict[str, Any] = Field(default_factory=dict)
+    num_players: Optional[int] = None
+    seed: int = Field(0, ge=0)
+    expert: str = Field("megagem_expert", description="registered player that labels decisions")
+    opponents: list[str] = Field(default_factory=lambda: ["megagem_heuristic"])
+    rounds: int = Field(2, ge=1)
+    deals_per_round: int = Field(8, ge=1)
+    epochs: int = Field(3, ge=1)
+    batch_size: int = Field(64, ge=1)
+    label_all: bool = Field(True, description="train on every decision (True) or only those the expert would change")
+    model: ModelConfig = ModelConfig()
+    optim: OptimConfig = OptimConfig(learning_rate=3e-3)
+    eval_deals: int = Field(16, ge=1)
+    bootstrap: int = Field(2000, ge=100)
+    parent_run: Optional[str] = None
+
+
+class PolicyGradientConfig(_Strict):
+    trainer: Literal["policy_gradient"] = "policy_gradient"
+    name: str = "policy_gradient"
+    game: str
+    game_params: dict[str, Any] = Field(default_factory=dict)
+    num_players: Optional[int] = None
+    seed: int = Field(0, ge=0)
+    steps: int = Field(..., ge=1)
+    episodes_per_step: int = Field(64, ge=1)
+    hidden: int = Field(0, ge=0, description="0: a linear softmax policy; else one tanh hidden layer")
+    learning_rate: float = Field(0.1, gt=0)
+    entropy: float = Field(0.0, ge=0)
+    opponents: list[str] = Field(..., min_length=1)
+    eval_anchor: Optional[str] = None
+    eval_deals: int = Field(64, ge=1)
+    eval_every: int = Field(0, ge=0)
+    bootstrap: int = Field(2000, ge=100)
+    parent_run: Optional[str] = None
+
+
+TrainConfig = Annotated[Union[GRPOConfig, ExpertIterationConfig, PolicyGradientConfig], Field(discriminator="trainer")]
+
+
+class _Envelope(_Strict):
+    config: TrainConfig
+
+
+def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig | PolicyGradientConfig:
+    """A validated config from a dict, a JSON/TOML file path, or JSON text."""
+    if isinstance(data, (str, Path)) and Path(data).suffix in {".json", ".toml"} and Path(data).exists():
+        path = Path(data)
+        if path.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(path.read_text())
+        else:
+            data = json.loads(path.read_text())
+    elif isinstance(data, (str, Path)):
+        try:
+            data = json.loads(str(data))
+        except json.JSONDecodeError:
+            raise ConfigError(f"config {str(data)[:80]!r} is neither an existing .json/.toml file nor JSON text") from None
+    if not isinstance(data, dict) or "trainer" not in data:
+        raise ConfigError("a training config needs a 'trainer' key: 'grpo', 'expert_iteration' or 'policy_gradient'")
+    try:
+        return _Envelope(config=data).config
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'][1:]) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid {data.get('trainer')} config: {problems}") from None

@@ -1,0 +1,453 @@
+"""GRPO self-play on MLX: the game outcome is the reward.
+
+One step: for each deal (and each learner seat), draw an opponent table from the pool and let
+the learner play that same deal ``group_size`` times with sampled answers (a group). Each
+episode's reward comes from the game (outcome, win/loss or squashed margin, minus a penalty
+per illegal or unparseable answer); advantages are normalised within the group. The loss is
+the clipped policy-gradient surrogate on the exact log-probability of each chosen menu entry
+(one forward pass, logits restricted to the menu's tokens) plus ``kl_beta`` times the exact
+KL divergence, over the menu, from the frozen initial weights. AdamW, gradient accumulation
+over micro-batches, global-norm clipping.
+
+Every draw is derived from the config's seed and the step (deals, opponent tables, sampling,
+data order), so a step's randomness does not depend on what came before it: the same seed
+gives the same metrics, and a checkpoint (trainable weights, optimizer state, pool, step,
+the evaluation baseline) resumes exactly.
+
+The trainer is a class with injected parts (model, tokenizer, view, opponent factory, metric
+sink); :func:`grpo_update` is the pure update on a list of decisions.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import mlx.core as mx
+import mlx.nn as nn
+import mlx.optimizers as optim
+import numpy as np
+from mlx.utils import tree_flatten, tree_map, tree_unflatten
+
+from arena_core.errors import ArenaError, ConfigError
+from arena_core.registry import make_game, make_player
+from arena_core.seeding import derive_seed, make_rng
+
+from .config import GRPOConfig, parse_config
+from .lm import (
+    LMPolicy,
+    LMRecord,
+    SnapshotPlayer,
+    grad_norm,
+    load_flat,
+    load_lm,
+    load_trainables,
+    menu_logprobs,
+    prepare_trainable,
+    records_batch,
+    save_flat,
+    swapped,
+    trainables,
+)
+from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
+from .rollout import (
+    EpisodeResult,
+    EpisodeSpec,
+    RewardSpec,
+    decision_returns,
+    episode_return,
+    centred_advantages,
+    paired_bootstrap,
+    per_deal_means,
+    play_episodes,
+    rotated_specs,
+)
+from .views import MenuView, default_view
+
+
+class SilentPlayerError(ArenaError):
+    """The learner's answers were empty, unparseable or illegal above the configured rate: a
+    broken run, not a result."""
+
+
+# ---------------------------------------------------------------------- the update
+@dataclass(frozen=True)
+class Sample:
+    record: LMRecord
+    advantage: float
+    ref_logprobs: tuple[float, ...]  # over the menu, from the frozen reference
+
+
+def _loss(model, tokens, lengths, labels, mask, chosen, old_lp, ref_lp, adv, clip_eps, kl_beta, temperature):
+    lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)
+    lp = mx.take_along_axis(lp_all, chosen[:, None], axis=-1)[:, 0]
+    ratio = mx.exp(lp - old_lp)
+    clipped = mx.clip(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
+    surrogate = -mx.minimum(ratio * adv, clipped * adv)
+    p = mx.exp(lp_all)
+    kl = mx.sum(mx.where(mask, p * (lp_all - ref_lp), 0.0), axis=-1)
+    loss = mx.mean(surrogate + kl_beta * kl)
+    clip_frac = mx.mean((mx.abs(ratio - 1.0) > clip_eps).astype(mx.float32))
+    return loss, (mx.mean(kl), clip_frac)
+
+
+def grpo_update(
+    model,
+    optimizer,
+    samples: Sequence[Sample],
+    *,
+    order: np.ndarray,
+    grad_accum: int,
+    max_grad_norm: float,
+    clip_eps: float,
+    kl_beta: float,
+    temperature: float,
+) -> dict[str, float]:
+    """One optimizer update over ``samples`` (in ``order``), split into ``grad_accum``
+    micro-batches whose gradients are averaged, then clipped by global norm."""
+    loss_and_grad = nn.value_and_grad(model, _loss)
+    chunks = [c for c in np.array_split(order, grad_accum) if len(c)]
+    total = None
+    losses, kls, clips = [], [], []
+    for chunk in chunks:
+        part = [samples[i] for i in chunk]
+        tokens, lengths, labels, mask = records_batch([s.record for s in part])
+        a = labels.shape[1]
+        ref = np.full((len(part), a), -1e9, dtype=np.float32)
+        for i, s in enumerate(part):
+            ref[i, : len(s.ref_logprobs)] = s.ref_logprobs
+        (loss, (kl, clip)), grads = loss_and_grad(
+            model,
+            tokens,
+            lengths,
+            labels,
+            mask,
+            mx.array([s.record.chosen for s in part], dtype=mx.int32),
+            mx.array([s.record.logprob for s in part], dtype=mx.float32),
+            mx.array(ref),
+            mx.array([s.advantage for s in part], dtype=mx.float32),
+            clip_eps,
+            kl_beta,
+            temperature,
+        )
+        weight = len(part) / len(order)
+        grads = tree_map(lambda g: g * weight, grads)
+        total = grads if total is None else tree_map(lambda x, y: x + y, total, grads)
+        losses.append(float(loss) * weight)
+        kls.append(float(kl) * weight)
+        clips.append(float(clip) * weight)
+    norm = float(grad_norm(total))
+    total, _ = optim.clip_grad_norm(total, max_grad_norm)
+    optimizer.update(model, total)
+    mx.eval(model.parameters(), optimizer.state)
+    return {"loss": sum(losses), "kl": sum(kls), "clip_frac": sum(clips), "grad_norm": norm}
+
+
+# ---------------------------------------------------------------------- evaluation
+@dataclass
+class EvalResult:
+    per_deal: list[float]
+    mean: float
+    win_rate: float
+    bad_answer_rate: float
+
+
+def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seeds: Sequence[int], key_seed: int) -> EvalResult:
+    """The learner in every seat of every held-out deal against anchor players."""
+    specs = rotated_specs(game, deal_seeds, lambda seat: {s: anchor_factory(s, seat) for s in range(game.num_players) if s != seat}, key_seed)
+    results = play_episodes(game, specs, learner)
+    wins = []
+    for r in results:
+        own = r.returns[r.learner_seat]
+        best = max(v for i, v in enumerate(r.returns) if i != r.learner_seat)
+        wins.append(1.0 if own > best else (0.5 if own == best else 0.0))
+    decisions = sum(len(r.steps) for r in results)
+    bad = sum(1 for r in results for s in r.steps if s.choice.illegal or s.choice.unparseable or s.choice.action is None)
+    per_deal = per_deal_means(results)
+    return EvalResult(per_deal, float(np.mean(per_deal)), float(np.mean(wins)), bad / max(decisions, 1))
+
+
+# ---------------------------------------------------------------------- the trainer
+@dataclass
+class Pool:
+    """Opponents: registered player specs and frozen learner snapshots (``(step, weights)``)."""
+
+    players: list[str]
+    snapshots: list[tuple[int, dict]] = field(default_factory=list)
+
+    def entries(self) -> list[tuple[str, Any]]:
+        return [("player", p) for p in self.players] + [("snapshot", s) for s in self.snapshots]
+
+    def describe(self) -> list[str]:
+        return list(self.players) + [f"snapshot@{step}" for step, _ in self.snapshots]
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    run_id: str
+    steps: int
+    metrics: list[dict]
+    final_eval: dict | None
+    status: str
+
+    def report(self) -> dict:
+        """The run's final numbers; raises :class:`SilentPlayerError` for a silent player."""
+        if self.status.startswith("rejected"):
+            raise SilentPlayerError(f"{self.run_id}: {self.status}")
+        return {"run_id": self.run_id, "steps": self.steps, "final_eval": self.final_eval}
+
+
+class GRPOTrainer:
+    """GRPO self-play trainer. Injected parts (all optional): ``model``/``tokenizer`` (else
+    loaded from ``config.model.path``), ``view`` (else the game's compact view), ``progress``
+    (a callable ``(step, row)`` or None)."""
+
+    def __init__(self, config: GRPOConfig | dict, run_dir: str | Path, *, model=None, tokenizer=None, view=None, progress: Callable[[int, dict], None] | None = None):
+        self.config = config if isinstance(config, GRPOConfig) else parse_config({"trainer": "grpo", **config})
+        cfg = self.config
+        self.run_dir = Path(run_dir)
+        self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
+        self.view = view or (default_view(cfg.game) if cfg.view == "auto" else MenuView())
+        if model is None:
+            model, tokenizer = load_lm(cfg.model.path)
+        elif tokenizer is None:
+            raise ConfigError("pass the tokenizer together with an injected model")
+        self.model, self.tokenizer = model, tokenizer
+        prepare_trainable(model, cfg.model.finetune, lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
+        self.reference = trainables(model)  # frozen copy for the KL penalty and the 'initial' anchor
+        self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
+        self.reward = RewardSpec(cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty)
+        self.pool = Pool(list(cfg.pool.players))
+        self.progress = progress
+        self.step = 0
+        self.baseline: list[float] | None = None  # per-deal eval values of the initial policy
+        self.log = MetricsLog(self.run_dir / "metrics.jsonl")
+        for spec in self.pool.players + ([cfg.eval.anchor] if cfg.eval.anchor != "initial" else []):
+            make_player(spec, seed=0)  # fail now, naming the player, rather than mid-run
+        self.eval_deals = [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)]
+        parent = cfg.parent_run
+        if cfg.resume_from:
+            ckpt = self._checkpoint_dir(Path(cfg.resume_from))
+            parent = parent or str(ckpt.parent.parent)
+            self._restore(ckpt)
+        self.manifest = build_manifest(
+            cfg.model_dump(mode="json"),
+            seeds={"seed": cfg.seed, "eval_deals_seed": derive_seed(cfg.seed, "eval_deal", 0)},
+            parent_dir=parent,
+            extra={"trainer": "grpo", "resumed_at_step": self.step if cfg.resume_from else None},
+        )
+        write_manifest(self.run_dir, self.manifest)
+
+    # -------------------------------------------------------------- policies
+    def policy(self, *, temperature: float | None = None, weights: dict | None = None) -> LMPolicy:
+        cfg = self.config
+        return LMPolicy(
+            self.model,
+            self.tokenizer,
+            self.view,
+            temperature=cfg.temperature if temperature is None else temperature,
+            include_illegal=cfg.action_space == "all",
+            weights=weights,
+        )
+
+    def _opponent(self, entry: tuple[str, Any], seed: int):
+        kind, value = entry
+        if kind == "player":
+            return make_player(value, seed=seed)
+        return SnapshotPlayer(self.policy(temperature=self.config.pool.snapshot_temperature, weights=value[1]), seed=seed)
+
+    def _anchor(self, seat: int, learner_seat: int):
+        anchor = self.config.eval.anchor
+        seed = derive_seed(self.config.seed, "anchor", seat)
+        if anchor == "initial":
+            return SnapshotPlayer(self.policy(temperature=0.0, weights=self.reference), seed=seed)
+        return make_player(anchor, seed=seed)
+
+    # -------------------------------------------------------------- one step
+    def episode_specs(self, step: int) -> list[tuple[int, EpisodeSpec]]:
+        """``(group id, spec)`` for every episode of ``step`` (a pure function of the seed and step)."""
+        cfg, game = self.config, self.game
+        entries = self.pool.entries()
+        specs = []
+        group = 0
+        for j in range(cfg.deals_per_step):
+            deal = derive_seed(cfg.seed, "train_deal", step, j)
+            seats = range(game.num_players) if cfg.seats == "all" else [(step * cfg.deals_per_step + j) % game.num_players]
+            for seat in seats:
+                rng = make_rng(cfg.seed, "table", step, j, seat)
+                table = {s: self._opponent(entries[int(rng.integers(len(entries)))], derive_seed(cfg.seed, "opp", step, j, s)) for s in range(game.num_players) if s != seat}
+                for k in range(cfg.group_size):
+                    specs.append((group, EpisodeSpec(deal, seat, table, derive_seed(cfg.seed, "sample", step, j, seat, k))))
+                group += 1
+        return specs
+
+    def samples(self, grouped: list[tuple[int, EpisodeSpec]], results: list[EpisodeResult]) -> tuple[list[Sample], list[float]]:
+        cfg = self.config
+        returns = [episode_return(r, self.reward) for r in results]
+        group_ids = [g for g, _ in grouped]
+        episode_adv = centred_advantages(returns, group_ids, cfg.advantage_scale)
+        adv_by_episode: dict[int, np.ndarray] = {i: np.full(len(r.steps), episode_adv[i]) for i, r in enumerate(results)}
+        if cfg.advantage == "per_decision":
+            # each decision's return (outcome plus the penalties from it on) against its group's mean
+            # episode return, on the same scale as the episode advantages
+            means: dict[int, float] = {}
+            for g in set(group_ids):
+                means[g] = float(np.mean([returns[i] for i, gi in enumerate(group_ids) if gi == g]))
+            centred = np.array(returns) - np.array([means[g] for g in group_ids])
+            scale = float(np.std(centred)) if cfg.advantage_scale != "none" and np.std(centred) > 1e-9 else 1.0
+            for i, r in enumerate(results):
+                adv_by_episode[i] = (np.array(decision_returns(r, self.reward)) - means[group_ids[i]]) / scale
+        records, advs = [], []
+        for i, r in enumerate(results):
+            for s, a in zip(r.steps, adv_by_episode[i]):
+                records.append(s.choice.record)
+                advs.append(float(a))
+        ref = self._menu_logprobs(records, self.reference)
+        return [Sample(rec, a, tuple(rl)) for rec, a, rl in zip(records, advs, ref)], returns
+
+    def _menu_logprobs(self, records: Sequence[LMRecord], weights: dict | None) -> list[np.ndarray]:
+        out = []
+        for start in range(0, len(records), 256):
+            part = records[start : start + 256]
+            with swapped(self.model, weights):
+                lp = menu_logprobs(self.model, *records_batch(part), self.config.temperature)
+                mx.eval(lp)
+            arr = np.array(lp)
+            out.extend(arr[i, : len(r.labels)] for i, r in enumerate(part))
+        return out
+
+    def train_step(self, step: int) -> dict:
+        cfg = self.config
+        grouped = self.episode_specs(step)
+        results = play_episodes(self.game, [s for _, s in grouped], self.policy(), illegal_penalty=cfg.reward.illegal_penalty)
+        samples, returns = self.samples(grouped, results)
+        row: dict[str, Any] = {
+            "step": step,
+            "episodes": len(results),
+            "decisions": len(samples),
+            "reward_mean": float(np.mean(returns)),
+            "reward_std": float(np.std(returns)),
+            "illegal_actions": sum(1 for r in results for s in r.steps if s.choice.illegal),
+            "parse_failures": sum(1 for r in results for s in r.steps if s.choice.unparseable),
+            "opponent_errors": sum(r.opponent_errors for r in results),
+            "truncated": sum(int(r.truncated) for r in results),
+        }
+        if samples:
+            stats = []
+            for epoch in range(cfg.ppo_epochs):
+                order = make_rng(cfg.seed, "order", step, epoch).permutation(len(samples))
+                stats.append(
+                    grpo_update(
+                        self.model,
+                        self.optimizer,
+                        samples,
+                        order=order,
+                        grad_accum=cfg.optim.grad_accum,
+                        max_grad_norm=cfg.optim.max_grad_norm,
+                        clip_eps=cfg.clip_eps,
+                        kl_beta=cfg.kl_beta,
+                        temperature=cfg.temperature,
+                    )
+                )
+            row.update({k: float(np.mean([s[k] for s in stats])) for k in stats[0]})
+            row["clip_frac"] = stats[-1]["clip_frac"]
+        if cfg.pool.snapshot_every and step % cfg.pool.snapshot_every == 0:
+            self.pool.snapshots.append((step, trainables(self.model)))
+            self.pool.snapshots = self.pool.snapshots[-cfg.pool.max_snapshots :]
+        return row
+
+    def evaluate(self) -> dict:
+        cfg = self.config
+        res = evaluate(self.game, self.policy(temperature=0.0), self._anchor, self.eval_deals, derive_seed(cfg.seed, "eval_keys"))
+        if self.baseline is None:
+            self.baseline = res.per_deal
+        iv = paired_bootstrap(res.per_deal, self.baseline, seed=derive_seed(cfg.seed, "bootstrap"), resamples=cfg.eval.bootstrap)
+        return {
+            "eval_mean": res.mean,
+            "eval_win_rate": res.win_rate,
+            "eval_bad_answer_rate": res.bad_answer_rate,
+            "eval_improvement": iv.mean,
+            "eval_improvement_low": iv.low,
+            "eval_improvement_high": iv.high,
+            "eval_deals": iv.n,
+        }
+
+    # -------------------------------------------------------------- the loop
+    def run(self) -> RunSummary:
+        cfg = self.config
+        started = time.perf_counter()
+        if self.step == 0:
+            self.log.path.write_text("")
+            self.log.append({"step": 0, **self.evaluate()})
+        final_eval = None
+        for step in range(self.step + 1, cfg.steps + 1):
+            row = self.train_step(step)
+            if (cfg.eval.every and step % cfg.eval.every == 0) or step == cfg.steps:
+                row.update(self.evaluate())
+                final_eval = {k: v for k, v in row.items() if k.startswith("eval_")}
+            self.step = step
+            self.log.append(row)
+            if self.progress:
+                self.progress(step, row)
+            if (cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or step == cfg.steps:
+                self.save_checkpoint()
+        rows = self.log.rows()
+        status = "ok"
+        bad = [r["eval_bad_answer_rate"] for r in rows if "eval_bad_answer_rate" in r]
+        if bad and bad[-1] > cfg.eval.silent_threshold:
+            status = f"rejected: silent player ({bad[-1]:.0%} of evaluation answers empty, unparseable or illegal > {cfg.eval.silent_threshold:.0%})"
+        plot_metrics(rows, self.run_dir / "metrics.png", title=self.manifest["run_id"])
+        self.manifest.update({"status": status, "final_eval": final_eval, "wall_s": round(time.perf_counter() - started, 2), "steps_done": self.step})
+        write_manifest(self.run_dir, self.manifest)
+        return RunSummary(self.run_dir, self.manifest["run_id"], self.step, rows, final_eval, status)
+
+    # -------------------------------------------------------------- checkpoints
+    def save_checkpoint(self) -> Path:
+        ckpt = self.run_dir / "checkpoints" / f"step_{self.step:06d}"
+        save_flat(ckpt / "trainable.safetensors", trainables(self.model))
+        save_flat(ckpt / "reference.safetensors", self.reference)
+        save_flat(ckpt / "optimizer.safetensors", dict(tree_flatten(self.optimizer.state)))
+        for i, (snap_step, weights) in enumerate(self.pool.snapshots):
+            save_flat(ckpt / "pool" / f"snapshot_{i}.safetensors", weights)
+        state = {
+            "step": self.step,
+            "seed": self.config.seed,
+            "rng": {"scheme": "derive_seed(seed, purpose, step, ...)", "next_step": self.step + 1},
+            "pool": {"players": self.pool.players, "snapshot_steps": [s for s, _ in self.pool.snapshots]},
+            "eval_baseline": self.baseline,
+            "config": self.config.model_dump(mode="json"),
+        }
+        (ckpt / "state.json").write_text(json.dumps(state, indent=2))
+        return ckpt
+
+    @staticmethod
+    def _checkpoint_dir(path: Path) -> Path:
+        if (path / "state.json").exists():
+            return path
+        found = sorted((path / "checkpoints").glob("step_*")) if (path / "checkpoints").exists() else []
+        if not found:
+            raise ConfigError(f"resume_from={str(path)!r} is neither a checkpoint (state.json) nor a run directory with checkpoints/")
+        return found[-1]
+
+    def _restore(self, ckpt: Path) -> None:
+        state = json.loads((ckpt / "state.json").read_text())
+        if state["seed"] != self.config.seed:
+            raise ConfigError(f"checkpoint {ckpt} was trained with seed {state['seed']}; an exact resume needs the same seed")
+        load_trainables(self.model, load_flat(ckpt / "trainable.safetensors"))
+        self.reference = load_flat(ckpt / "reference.safetensors")
+        self.optimizer.state = tree_unflatten(list(load_flat(ckpt / "optimizer.safetensors").items()))
+        self.pool = Pool(state["pool"]["players"], [(s, load_flat(ckpt / "pool" / f"snapshot_{i}.safetensors")) for i, s in enumerate(state["pool"]["snapshot_steps"])])
+        self.step = int(state["step"])
+        self.baseline = state["eval_baseline"]
+        src = ckpt.parent.parent / "metrics.jsonl"
+        rows = [r for r in MetricsLog(src).rows() if r.get("step", 0) <= self.step] if src.exists() else []
+        self.log.path.parent.mkdir(parents=True, exist_ok=True)
+        self.log.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+
+def train(config: GRPOConfig | dict, run_dir: str | Path, **parts) -> RunSummary:
+    """Build a :class:`GRPOTrainer` and run it."""
+    return GRPOTrainer(config, run_dir, **parts).run()

@@ -1,0 +1,211 @@
+"""A language model as a policy over a compact view's menu: one forward pass per decision,
+logits restricted to the menu's single-token labels, exact log-probabilities.
+
+Only the learner's answer token gets a gradient: the prompt is context, opponents are other
+players, and the loss reads one position per decision. Weights can be swapped in and out
+(:func:`swapped`), so the frozen reference, pool snapshots and the learner share one model.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+import mlx.core as mx
+import numpy as np
+from mlx.utils import tree_flatten, tree_unflatten
+
+from arena_core.errors import ConfigError
+from arena_core.players import BasePlayer, Decision
+from arena_core.seeding import make_rng
+
+from .rollout import Choice, Request
+from .views import ActionTokens, CompactView, Menu
+
+NEG = -1e9  # a masked logit (finite, so gradients stay finite)
+TINY_GAMES = ("kuhn_poker", "megagem")
+
+
+def load_lm(path: str):
+    """``(model, tokenizer)``; ``'tiny'`` is the offline test model with a tokenizer trained on
+    Kuhn poker and MegaGem text (built once and cached)."""
+    import mlx_lm
+
+    if path == "tiny":
+        from arena_players.tiny_model import ensure_tiny_model
+
+        path = str(ensure_tiny_model(game_ids=TINY_GAMES))
+    try:
+        return mlx_lm.load(path)
+    except Exception as exc:
+        raise ConfigError(f"cannot load model {path!r} ({type(exc).__name__}: {exc}); pass 'tiny' or a local mlx-lm model directory") from exc
+
+
+def prepare_trainable(model, finetune: Literal["full", "lora"], *, lora_layers: int = 4, lora_rank: int = 8, lora_scale: float = 20.0) -> None:
+    """Full fine-tuning (every weight trains) or LoRA adapters via mlx-lm's tuner utilities."""
+    if finetune == "full":
+        model.unfreeze()
+        return
+    from mlx_lm.tuner.utils import linear_to_lora_layers
+
+    model.freeze()
+    linear_to_lora_layers(model, lora_layers, {"rank": lora_rank, "scale": lora_scale, "dropout": 0.0})
+
+
+def trainables(model) -> dict[str, mx.array]:
+    """A flat copy of the trainable parameters (``name -> array``)."""
+    flat = dict(tree_flatten(model.trainable_parameters()))
+    mx.eval(list(flat.values()))
+    return {k: mx.array(v) for k, v in flat.items()}
+
+
+def load_trainables(model, flat: dict[str, mx.array]) -> None:
+    model.update(tree_unflatten(list(flat.items())))
+
+
+@contextlib.contextmanager
+def swapped(model, flat: dict[str, mx.array] | None):
+    """Run with ``flat`` trainable weights in place, then restore the learner's."""
+    if flat is None:
+        yield model
+        return
+    saved = dict(tree_flatten(model.trainable_parameters()))
+    load_trainables(model, flat)
+    try:
+        yield model
+    finally:
+        load_trainables(model, saved)
+
+
+@dataclass(frozen=True)
+class LMRecord:
+    """What training needs from one decision."""
+
+    tokens: tuple[int, ...]
+    labels: tuple[int, ...]  # token id per menu entry
+    legal: tuple[bool, ...]
+    chosen: int  # index into the menu
+    logprob: float  # log-probability of ``chosen`` under the sampling policy
+    text: str
+
+
+def pad_batch(token_lists: Sequence[Sequence[int]], label_lists: Sequence[Sequence[int]], bucket: int = 16):
+    """Right-padded tokens (lengths rounded up to ``bucket``, so few distinct shapes), lengths,
+    padded labels and their mask."""
+    lengths = np.array([len(t) for t in token_lists], dtype=np.int32)
+    width = int(-(-lengths.max() // bucket) * bucket)
+    tokens = np.zeros((len(token_lists), width), dtype=np.int32)
+    for i, t in enumerate(token_lists):
+        tokens[i, : len(t)] = t
+    a = max(len(lb) for lb in label_lists)
+    labels = np.zeros((len(label_lists), a), dtype=np.int32)
+    mask = np.zeros((len(label_lists), a), dtype=bool)
+    for i, lb in enumerate(label_lists):
+        labels[i, : len(lb)] = lb
+        mask[i, : len(lb)] = True
+    return mx.array(tokens), mx.array(lengths), mx.array(labels), mx.array(mask)
+
+
+def menu_logprobs(model, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, temperature: float = 1.0) -> mx.array:
+    """(B, A) log-probabilities over each menu (masked entries get ~-inf). Causal attention
+    means right padding never reaches the last real position, so no attention mask is needed."""
+    logits = model(tokens)
+    last = logits[mx.arange(tokens.shape[0]), lengths - 1]  # (B, V)
+    chosen = mx.take_along_axis(last, labels, axis=-1).astype(mx.float32) / max(temperature, 1e-6)
+    chosen = mx.where(mask, chosen, mx.array(NEG, dtype=mx.float32))
+    return chosen - mx.logsumexp(chosen, axis=-1, keepdims=True)
+
+
+class LMPolicy:
+    """A :class:`~arena_train.rollout.Learner` over a compact view.
+
+    ``temperature`` 0 is greedy. ``include_illegal`` offers the view's full menu, so the model
+    can choose an illegal action (the rollout plays the default and applies the penalty).
+    ``weights`` (a flat trainable dict) plays a frozen snapshot instead of the live weights.
+    """
+
+    def __init__(self, model, tokenizer, view: CompactView, *, temperature: float = 1.0, include_illegal: bool = False, weights: dict | None = None, max_batch: int = 256):
+        self.model = model
+        self.tokens = ActionTokens(tokenizer)
+        self.view = view
+        self.temperature = float(temperature)
+        self.include_illegal = include_illegal
+        self.weights = weights
+        self.max_batch = max_batch
+        self._prompt_cache: dict[str, tuple[int, ...]] = {}
+
+    def encode(self, menu: Menu) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        toks = self._prompt_cache.get(menu.text)
+        if toks is None:
+            toks = self._prompt_cache[menu.text] = tuple(self.tokens.encode_text(menu.text))
+        return toks, tuple(self.tokens.tokens(menu.labels))
+
+    def distributions(self, menus: Sequence[Menu]) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
+        for start in range(0, len(menus), self.max_batch):
+            chunk = menus[start : start + self.max_batch]
+            enc = [self.encode(m) for m in chunk]
+            batch = pad_batch([e[0] for e in enc], [e[1] for e in enc])
+            with swapped(self.model, self.weights):
+                lp = menu_logprobs(self.model, *batch, temperature=self.temperature if self.temperature > 0 else 1.0)
+                mx.eval(lp)
+            lp_np = np.array(lp, dtype=np.float64)
+            out.extend(lp_np[i, : len(m.labels)] for i, m in enumerate(chunk))
+        return out
+
+    def decide(self, requests: Sequence[Request]) -> list[Choice]:
+        menus = [self.view.menu(r.game, r.pos, r.seat, include_illegal=self.include_illegal) for r in requests]
+        dists = self.distributions(menus)
+        choices = []
+        for req, menu, lp in zip(requests, menus, dists):
+            if self.temperature <= 0:
+                idx = int(np.argmax(lp))
+            else:
+                p = np.exp(lp - lp.max())
+                idx = int(make_rng(req.key, "lm_policy").choice(len(p), p=p / p.sum()))
+            toks, labels = self.encode(menu)
+            record = LMRecord(toks, labels, menu.legal, idx, float(lp[idx]), menu.text)
+            legal = menu.legal[idx]
+            choices.append(Choice(menu.actions[idx] if legal else None, illegal=not legal, record=record))
+        return choices
+
+
+class SnapshotPlayer(BasePlayer):
+    """A frozen copy of a learner as an ordinary arena player (greedy, or sampled from the
+    decision's seeded generator)."""
+
+    name = "snapshot"
+
+    def __init__(self, policy: LMPolicy, seed: int = 0):
+        super().__init__(seed)
+        self.policy = policy
+
+    def act(self, decision: Decision):
+        key = int(decision.rng("snapshot", self.seed).integers(0, 2**62))
+        req = Request(decision.game, decision._position, decision.seat, 0, key)
+        choice = self.policy.decide([req])[0]
+        return choice.action if choice.action is not None else decision.legal_actions[0]
+
+
+def save_flat(path: Path, flat: dict[str, mx.array]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mx.save_safetensors(str(path), flat)
+
+
+def load_flat(path: Path) -> dict[str, mx.array]:
+    return dict(mx.load(str(path)))
+
+
+def grad_norm(grads) -> mx.array:
+    leaves = [g for _, g in tree_flatten(grads)]
+    return mx.sqrt(sum(mx.sum(g.astype(mx.float32) ** 2) for g in leaves))
+
+
+def records_batch(records: Sequence[LMRecord]):
+    return pad_batch([r.tokens for r in records], [r.labels for r in records])
+
+
+def model_param_count(model) -> int:
+    return int(sum(v.size for _, v in tree_flatten(model.trainable_parameters())))
+

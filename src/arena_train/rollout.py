@@ -1,0 +1,336 @@
+"""Rollouts shared by every trainer: play many episodes in lockstep so the learner decides for
+all of them in one batched call, while opponents are ordinary arena players.
+
+The learner is anything with ``decide(requests) -> choices`` (:class:`Learner`); the rollout
+knows nothing about language models. Opponents are called through the player protocol
+(``act(Decision)``); an answer they get wrong is replaced by the game's default action and
+counted, never raised -- a misbehaving player is data.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from arena_core.players import Decision, Move
+
+from .views import CompactView, Menu
+
+
+@dataclass(frozen=True)
+class Request:
+    """A learner decision to make: the game position, the seat and the draw's seed."""
+
+    game: Any
+    pos: Any
+    seat: int
+    episode: int  # index into the batch of episodes
+    key: int  # seed for this decision's draw
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the learner answered, with anything the trainer needs later in ``record``.
+
+    ``action`` None means the answer named no legal action (unparseable or illegal); the
+    rollout then plays the game's default action and records the penalty."""
+
+    action: Any
+    illegal: bool = False
+    unparseable: bool = False
+    record: Any = None
+
+
+@dataclass
+class StepRecord:
+    seat: int
+    ply: int
+    choice: Choice
+    penalty: float = 0.0
+
+
+@dataclass
+class EpisodeResult:
+    deal_seed: int
+    learner_seat: int
+    returns: tuple[float, ...]
+    steps: list[StepRecord]
+    opponent_errors: int = 0
+    truncated: bool = False
+
+
+class Learner(Protocol):
+    def decide(self, requests: Sequence[Request]) -> list[Choice]: ...
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    deal_seed: int
+    learner_seat: int
+    opponents: Mapping[int, Any]  # seat -> player (act(Decision))
+    key_seed: int  # seeds the learner's draws in this episode
+
+
+def _opponent_action(game, pos, seat: int, player, deal_seed: int) -> tuple[Any, bool]:
+    """The opponent's action and whether it had to be substituted."""
+    legal = game.legal(pos, seat)
+    decision = Decision(game, seat, game.observe(pos, seat), legal, pos.ply, deal_seed, _position=pos)
+    try:
+        answer = player.act(decision)
+    except Exception:  # a crashing opponent is data: play the default and count it
+        return game.default_action(pos.state, seat), True
+    if isinstance(answer, Move):
+        answer = answer.action
+    if isinstance(answer, str):
+        parsed = decision.parse(answer)
+        return parsed.action, not (parsed.valid and parsed.legal)
+    if game.is_legal(pos.state, seat, answer):
+        return answer, False
+    return game.default_action(pos.state, seat), True
+
+
+def play_episodes(
+    game,
+    specs: Sequence[EpisodeSpec],
+    learner: Learner,
+    *,
+    illegal_penalty: float = 0.0,
+    ply_cap: int | None = None,
+) -> list[EpisodeResult]:
+    """Play every episode of ``specs`` to the end (or ``ply_cap``), batching learner decisions."""
+    cap = ply_cap or (game.spec.max_length or 10_000)
+    positions = []
+    results = []
+    for spec in specs:
+        for seat, player in spec.opponents.items():
+            begin = getattr(player, "begin_episode", None)
+            if begin is not None:
+                begin(game, seat, spec.deal_seed)
+        positions.append(game.start(spec.deal_seed))
+        results.append(EpisodeResult(spec.deal_seed, spec.learner_seat, (), []))
+    active = list(range(len(specs)))
+    while active:
+        requests: list[Request] = []
+        for i in list(active):
+            pos, spec = positions[i], specs[i]
+            while True:  # advance opponents until the learner must act or the game ends
+                if game.is_over(pos) or pos.ply >= cap:
+                    break
+                seat = game.current_player(pos)
+                if seat == spec.learner_seat:
+                    break
+                action, bad = _opponent_action(game, pos, seat, spec.opponents[seat], spec.deal_seed)
+                results[i].opponent_errors += int(bad)
+                pos = game.act(pos, seat, action)
+            positions[i] = pos
+            if game.is_over(pos) or pos.ply >= cap:
+                active.remove(i)
+                res = results[i]
+                if game.is_over(pos):
+                    res.returns = game.final_returns(pos)
+                else:
+                    res.truncated = True
+                    res.returns = tuple(0.0 for _ in range(game.num_players))
+                continue
+            key = _decision_key(spec.key_seed, pos.ply)
+            requests.append(Request(game, pos, spec.learner_seat, i, key))
+        if not requests:
+            break
+        choices = learner.decide(requests)
+        for req, choice in zip(requests, choices):
+            pos = positions[req.episode]
+            bad = choice.action is None or choice.illegal or choice.unparseable
+            action = game.default_action(pos.state, req.seat) if bad else choice.action
+            results[req.episode].steps.append(StepRecord(req.seat, pos.ply, choice, -illegal_penalty if bad else 0.0))
+            positions[req.episode] = game.act(pos, req.seat, action)
+    return results
+
+
+def _decision_key(key_seed: int, ply: int) -> int:
+    from arena_core.seeding import derive_seed
+
+    return derive_seed(key_seed, "ply", ply)
+
+
+# ---------------------------------------------------------------------- rewards
+@dataclass(frozen=True)
+class RewardSpec:
+    """How a finished episode becomes the learner's reward.
+
+    - ``outcome``: the learner's own return (Kuhn: chips won);
+    - ``win``: +1 strictly first, -1 otherwise, 0 when tied for first;
+    - ``margin``: ``tanh(margin / scale)`` plus ``first_bonus`` when first, margin = own return
+      minus the mean of the others.
+    A truncated episode scores 0; each illegal or unparseable learner action adds its penalty.
+    """
+
+    kind: Literal["outcome", "win", "margin"] = "outcome"
+    margin_scale: float = 10.0
+    first_bonus: float = 0.1
+    illegal_penalty: float = 1.0
+
+
+def outcome_reward(result: EpisodeResult, spec: RewardSpec) -> float:
+    if result.truncated:
+        return 0.0
+    own = result.returns[result.learner_seat]
+    others = [r for i, r in enumerate(result.returns) if i != result.learner_seat]
+    best_other = max(others) if others else own
+    if spec.kind == "outcome":
+        return float(own)
+    if spec.kind == "win":
+        return 1.0 if own > best_other else (0.0 if own == best_other else -1.0)
+    margin = own - (float(np.mean(others)) if others else 0.0)
+    return float(np.tanh(margin / spec.margin_scale) + (spec.first_bonus if own > best_other else 0.0))
+
+
+def episode_return(result: EpisodeResult, spec: RewardSpec) -> float:
+    return outcome_reward(result, spec) + sum(s.penalty for s in result.steps)
+
+
+def decision_returns(result: EpisodeResult, spec: RewardSpec) -> list[float]:
+    """Per-decision returns: the outcome plus the penalties at or after each decision."""
+    base = outcome_reward(result, spec)
+    penalties = [s.penalty for s in result.steps]
+    tails = np.cumsum(penalties[::-1])[::-1] if penalties else []
+    return [base + float(t) for t in tails]
+
+
+def group_advantages(returns: Sequence[float], eps: float = 1e-6) -> np.ndarray:
+    """Group-normalised advantages ``(r - mean) / (std + eps)``; all zero for a constant group."""
+    r = np.asarray(returns, dtype=np.float64)
+    std = r.std()
+    if std < 1e-9:
+        return np.zeros_like(r)
+    return (r - r.mean()) / (std + eps)
+
+
+def centred_advantages(returns: Sequence[float], groups: Sequence[int], scale: str = "batch_std", eps: float = 1e-6) -> np.ndarray:
+    """Returns minus their group's mean, divided by each group's std (``group_std``, classic
+    GRPO), by the std of all centred returns (``batch_std``) or by nothing (``none``).
+
+    In a game of chance the group shares the deal, so its std reflects the stakes of that
+    deal; dividing by it makes a deal where a choice swings 1 chip weigh as much as one where
+    it swings 3, which biases the objective (Kuhn poker: it stalls at the card-blind value).
+    ``batch_std`` keeps the stakes comparable across deals."""
+    r = np.asarray(returns, dtype=np.float64)
+    g = np.asarray(groups)
+    if scale == "group_std":
+        out = np.zeros_like(r)
+        for key in np.unique(g):
+            idx = np.flatnonzero(g == key)
+            out[idx] = group_advantages(r[idx], eps)
+        return out
+    centred = r.copy()
+    for key in np.unique(g):
+        idx = np.flatnonzero(g == key)
+        centred[idx] -= r[idx].mean()
+    if scale == "none":
+        return centred
+    std = centred.std()
+    return centred / (std + eps) if std > 1e-9 else np.zeros_like(centred)
+
+
+# ---------------------------------------------------------------------- paired evaluation
+@dataclass(frozen=True)
+class PairedInterval:
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedInterval:
+    """Percentile bootstrap interval of mean(a - b) over paired units (deals)."""
+    from arena_core.seeding import make_rng
+
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if d.size == 0:
+        raise ValueError("paired_bootstrap needs at least one pair")
+    rng = make_rng(seed, "paired_bootstrap")
+    idx = rng.integers(0, d.size, size=(resamples, d.size))
+    means = d[idx].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return PairedInterval(float(d.mean()), float(lo), float(hi), int(d.size))
+
+
+def rotated_specs(game, deal_seeds: Sequence[int], make_opponents, key_seed: int) -> list[EpisodeSpec]:
+    """Every deal once per learner seat (seat rotation), opponents from ``make_opponents(seat)``."""
+    from arena_core.seeding import derive_seed
+
+    specs = []
+    for d in deal_seeds:
+        for seat in range(game.num_players):
+            specs.append(EpisodeSpec(int(d), seat, make_opponents(seat), derive_seed(key_seed, int(d), seat)))
+    return specs
+
+
+def per_deal_means(results: Sequence[EpisodeResult], spec: RewardSpec | None = None) -> list[float]:
+    """Mean learner return per deal over its seats (results from :func:`rotated_specs`, in order)."""
+    by_deal: dict[int, list[float]] = {}
+    order: list[int] = []
+    for r in results:
+        value = r.returns[r.learner_seat] if spec is None else episode_return(r, spec)
+        if r.deal_seed not in by_deal:
+            order.append(r.deal_seed)
+        by_deal.setdefault(r.deal_seed, []).append(float(value))
+    return [float(np.mean(by_deal[d])) for d in order]
+
+
+@dataclass
+class PlayerLearner:
+    """Wraps an ordinary arena player as a :class:`Learner` (for evaluating bots and anchors)."""
+
+    player: Any
+    _counts: dict = field(default_factory=dict)
+
+    def decide(self, requests: Sequence[Request]) -> list[Choice]:
+        out = []
+        for req in requests:
+            if req.episode not in self._counts:
+                self._counts[req.episode] = True
+                begin = getattr(self.player, "begin_episode", None)
+                if begin is not None:
+                    begin(req.game, req.seat, 0)
+            action, bad = _opponent_action(req.game, req.pos, req.seat, self.player, req.key)
+            out.append(Choice(action, illegal=bad))
+        return out
+
+
+def menu_for(view: CompactView, req: Request, include_illegal: bool) -> Menu:
+    return view.menu(req.game, req.pos, req.seat, include_illegal=include_illegal)
+
+
+def expected_return(game, deal_seed: int, learner_seat: int, distribution, opponents: Mapping[int, Any]) -> float:
+    """The learner's exact expected return on one deal: the game tree is enumerated over the
+    learner's action distribution (``distribution(game, pos, seat) -> [(action, prob)]``);
+    opponents must be deterministic players. For small games (Kuhn poker), where sampled
+    evaluation would need thousands of deals to resolve 0.01."""
+
+    def value(pos) -> float:
+        if game.is_over(pos):
+            return game.final_returns(pos)[learner_seat]
+        seat = game.current_player(pos)
+        if seat == learner_seat:
+            return sum(p * value(game.act(pos, seat, a)) for a, p in distribution(game, pos, seat) if p > 0)
+        action, _ = _opponent_action(game, pos, seat, opponents[seat], deal_seed)
+        return value(game.act(pos, seat, action))
+
+    return float(value(game.start(deal_seed)))
+
+
+def distinct_deals(game, count: int, *, seed: int = 0, limit: int = 10_000) -> list[int]:
+    """Seeds of the first ``count`` distinct deals (by initial state) from a seeded stream."""
+    from arena_core.seeding import derive_seed
+
+    seen: dict[str, int] = {}
+    for i in range(limit):
+        s = derive_seed(seed, "distinct_deal", i)
+        key = json.dumps(game.state_to_json(game.start(s).state), sort_keys=True)
+        if key not in seen:
+            seen[key] = s
+            if len(seen) == count:
+                break
+    return list(seen.values())
