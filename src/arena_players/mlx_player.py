@@ -15,7 +15,9 @@ runner in :mod:`arena_players.batched` uses it.
 """
 from __future__ import annotations
 
+import copy
 import functools
+from collections import OrderedDict
 import json
 import time
 from dataclasses import dataclass, field
@@ -47,6 +49,7 @@ class MLXSettings(BaseModel):
     record_prompt: TextRecord = Field(default="hash", description="'full' text, its 'hash' and length, or 'none' (length only)")
     record_response: TextRecord = "full"
     prefill_step: int = Field(default=2048, ge=16)
+    prefix_cache: bool = Field(default=True, description="reuse the KV cache of the system turn (the rules) across decisions")
 
 
 # ---------------------------------------------------------------------- constrained decoding
@@ -190,6 +193,7 @@ class Request:
     max_tokens: int
     sampler: KeyedSampler | None = None  # None: greedy
     constraint: TrieConstraint | None = None
+    prefix_len: int = 0  # leading tokens shared by many prompts (the rules): their KV cache is reused
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,8 @@ class MLXEngine:
         eos = getattr(tokenizer, "eos_token_id", None)
         self.eos = int(eos) if eos is not None else min(self.eos_ids)
         self.stats = EngineStats()
+        self._prefixes: "OrderedDict[tuple[int, ...], list]" = OrderedDict()
+        self.prefix_cache_size = 8
 
     def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
         """Prompt tokens through the tokenizer's chat template (system merged into the user
@@ -257,6 +263,40 @@ class MLXEngine:
         text = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant: "
         return list(tok.encode(text))
 
+    def shared_prefix_len(self, messages: list[dict[str, str]], tokens: Sequence[int]) -> int:
+        """Length of the system turn's tokens when they are a prefix of ``tokens`` (0 otherwise)."""
+        if len(messages) < 2 or messages[0]["role"] != "system" or not getattr(self.tokenizer, "has_chat_template", False):
+            return 0
+        try:
+            head = list(self.tokenizer.apply_chat_template(messages[:1], add_generation_prompt=False))
+        except Exception:
+            return 0
+        n = len(head)
+        return n if 0 < n < len(tokens) and list(tokens[:n]) == head else 0
+
+    def _prefill(self, tokens: Sequence[int], cache: list) -> None:
+        """Run ``tokens`` through the model into ``cache`` (logits are never computed)."""
+        arr = mx.array(list(tokens))
+        for start in range(0, len(tokens), self.prefill_step):
+            self.model(arr[start : start + self.prefill_step][None], cache=cache)
+            mx.eval([c.state for c in cache])
+
+    def _prefix_cache(self, prefix: Sequence[int]) -> list:
+        """A private copy of the KV cache after ``prefix`` (computed once, kept in a small LRU)."""
+        from mlx_lm.models.cache import make_prompt_cache
+
+        key = tuple(prefix)
+        cache = self._prefixes.get(key)
+        if cache is None:
+            cache = make_prompt_cache(self.model)
+            self._prefill(prefix, cache)
+            self._prefixes[key] = cache
+            while len(self._prefixes) > self.prefix_cache_size:
+                self._prefixes.popitem(last=False)
+        else:
+            self._prefixes.move_to_end(key)
+        return copy.deepcopy(cache)
+
     def encode_answer(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
@@ -268,13 +308,13 @@ class MLXEngine:
         from mlx_lm.models.cache import make_prompt_cache
 
         started = time.perf_counter()
-        cache = make_prompt_cache(self.model)
-        prompt = mx.array(req.tokens)
-        for start in range(0, max(len(req.tokens) - 1, 0), self.prefill_step):
-            chunk = prompt[start : min(start + self.prefill_step, len(req.tokens) - 1)]
-            self.model(chunk[None], cache=cache)
-            mx.eval([c.state for c in cache])
-        logits = self.model(prompt[-1:][None], cache=cache)[:, -1, :]
+        if req.prefix_len:
+            cache = self._prefix_cache(req.tokens[: req.prefix_len])
+            self._prefill(req.tokens[req.prefix_len : -1], cache)
+        else:
+            cache = make_prompt_cache(self.model)
+            self._prefill(req.tokens[:-1], cache)
+        logits = self.model(mx.array(req.tokens[-1:])[None], cache=cache)[:, -1, :]
         out: list[int] = []
         finish = "length"
         for _ in range(req.max_tokens):
@@ -315,7 +355,8 @@ class MLXEngine:
         )
         try:
             uids = gen.insert(
-                [r.tokens for r in reqs],
+                [r.tokens[r.prefix_len :] for r in reqs],
+                caches=[self._prefix_cache(r.tokens[: r.prefix_len]) if r.prefix_len else None for r in reqs],
                 max_tokens=[r.max_tokens for r in reqs],
                 samplers=[r.sampler for r in reqs],
                 logits_processors=[[r.constraint] if r.constraint is not None else [] for r in reqs],
@@ -358,6 +399,20 @@ class MLXEngine:
 
 
 # ---------------------------------------------------------------------- the player
+_NO_ACTION = object()
+
+
+def legal_action_for(decision: Decision, text: str) -> Any:
+    """The legal action a listed legal string stands for: the action whose canonical string it
+    is, else whatever the game's parser reads from it (``_NO_ACTION`` if neither)."""
+    want = " ".join(text.split()).lower()
+    for action in decision.legal_actions:
+        if " ".join(decision.game.action_to_str(action).split()).lower() == want:
+            return action
+    parsed = decision.parse(text)
+    return _NO_ACTION if parsed.default_used else parsed.action
+
+
 @dataclass
 class _Pending:
     """One decision in flight: its conversation so far and what it has cost."""
@@ -466,9 +521,10 @@ class MLXPlayer(BasePlayer):
             seed = int(p.decision.rng("mlx", self.seed, p.attempt, p.rounds).integers(0, 2**62))
             sampler = KeyedSampler(seed, s.temperature, s.top_p)
         tokens = self.engine.encode_chat(p.messages)
+        prefix = self.engine.shared_prefix_len(p.messages, tokens) if s.prefix_cache else 0
         if p.trie is not None:
-            return Request(tokens, p.trie.depth + 1, sampler, TrieConstraint(p.trie, self.engine.eos))
-        return Request(tokens, s.max_tokens, sampler, None)
+            return Request(tokens, p.trie.depth + 1, sampler, TrieConstraint(p.trie, self.engine.eos), prefix)
+        return Request(tokens, s.max_tokens, sampler, None, prefix)
 
     def _finish(self, p: _Pending, gen: Generated) -> Move | None:
         """The move for a finished generation, or None to ask again (free mode, retries left)."""
@@ -478,10 +534,10 @@ class MLXPlayer(BasePlayer):
             index = p.trie.lookup(gen.tokens)
             if index is None:  # only a token budget cut could do this; the runner's policy decides
                 return Move(text, self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
-            parsed = p.decision.parse(p.legal[index])
-            if parsed.default_used:  # the text view lists a string its own parser rejects
-                return Move(p.legal[index], self._telemetry(p, **parsed.telemetry()))
-            return Move(parsed.action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False))
+            action = legal_action_for(p.decision, p.legal[index])
+            if action is _NO_ACTION:  # the text view lists a string neither canonical nor parseable
+                return Move(p.legal[index], self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
+            return Move(action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False))
         parsed = p.decision.parse(text)
         if not parsed.default_used:
             return Move(parsed.action, self._telemetry(p, **parsed.telemetry()))

@@ -44,7 +44,8 @@ Red, blue, green, purple, yellow. Treasure, loan, investment, mission, value cha
 Answer with exactly one line holding one legal action. {"action": "pass"} {"action": "bet"}
 """
 
-_FINGERPRINT_VERSION = "1"
+_FINGERPRINT_VERSION = "2"
+DEFAULT_GAMES = ("kuhn_poker", "megagem")
 
 
 @dataclass(frozen=True)
@@ -64,16 +65,17 @@ class TinyConfig:
 
 def game_corpus(game_ids: Sequence[str] | None = None, *, episodes: int = 3) -> list[str]:
     """Text to train the tokenizer on: the fixed base text, numbers, and the rules and
-    prompts of ``game_ids`` (default: every registered game that loads) over a few seeded
-    random episodes."""
-    from arena_core.registry import availability, list_plugins, make_game
+    prompts of ``game_ids`` (default: :data:`DEFAULT_GAMES` that are installed) over a few
+    seeded random episodes."""
+    from arena_core.registry import list_plugins, make_game
     from arena_core.runner import play_episode
 
     from .random_player import RandomPlayer
 
     texts = [BASE_TEXT, " ".join(str(i) for i in range(200))]
     if game_ids is None:
-        game_ids = [p.name for p in list_plugins("games") if availability("games", p.name)[0]]
+        installed = {p.name for p in list_plugins("games")}
+        game_ids = [g for g in DEFAULT_GAMES if g in installed]
     for game_id in sorted(game_ids):
         game = make_game(game_id)
         collected: list[str] = []
@@ -97,12 +99,14 @@ def game_corpus(game_ids: Sequence[str] | None = None, *, episodes: int = 3) -> 
 
 
 def train_tokenizer(corpus: Iterable[str], vocab_size: int):
-    """A byte-level BPE (any text encodes) with digits split one per token."""
+    """A byte-level BPE (any text encodes, every id decodes) with digits split one per token."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
+    # no word-splitting regex: merges may cross spaces and punctuation, so the JSON of a game
+    # state compresses to few tokens; digits stay one per token
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     )
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
@@ -111,6 +115,7 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int):
         special_tokens=list(SPECIAL_TOKENS),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
+        max_token_length=24,
     )
     tokenizer.train_from_iterator(list(corpus), trainer)
     return tokenizer
@@ -234,7 +239,7 @@ def ensure_tiny_model(cache_dir: str | os.PathLike | None = None, *, config: Tin
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m arena_players.tiny_model", description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", help="directory to write the model files into")
-    parser.add_argument("--games", default=None, help="comma-separated game ids for the tokenizer corpus (default: all registered)")
+    parser.add_argument("--games", default=None, help="comma-separated game ids for the tokenizer corpus (default: kuhn_poker,megagem)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     games = args.games.split(",") if args.games else None
