@@ -19,18 +19,19 @@ ALL_CELLS = [(a, k) for a in ARCHETYPE_NAMES for k in K_VALUES]
 
 
 @pytest.fixture(scope="module")
-def solved():
-    """Every (archetype, k) straight from the solver: no cache involved."""
-    return {(a, k): eq.solve_extreme_equilibria(a, k) for a, k in ALL_CELLS}
+def solved(private_cache):
+    """Every (archetype, k) straight from the solver (memory cache only, so the reference
+    points computed by later tests reuse these very solutions)."""
+    eq.clear_memory_cache()
+    return {(a, k): eq.extreme_equilibria(a, k, cache_dir=False) for a, k in ALL_CELLS}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def private_cache(tmp_path_factory):
+    """A disk cache private to this test session (shared by the matrix test modules)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(eq.CACHE_ENV, str(tmp_path_factory.mktemp("matrix-cache")))
-        eq.clear_memory_cache()
+        mp.setenv(eq.CACHE_ENV, str(tmp_path_factory.getbasetemp() / "matrix-cache"))
         yield
-        eq.clear_memory_cache()
 
 
 def test_every_profile_is_an_equilibrium_and_distinct(solved):
