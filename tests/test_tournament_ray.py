@@ -12,9 +12,10 @@ ray = pytest.importorskip("ray")
 def config(out, backend: str):
     entrants = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {"skill": i / 6}} for i in range(7)]
     entrants[3] = {"name": "crash", "factory": "tournament_toys:Crashing"}  # failures travel through Ray as data too
+    entrants[5] = {"name": "hang", "factory": "tournament_toys:Hanging"}  # and so do time-outs
     return config_from_dict({
         "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand", "entrants": entrants,
-        "deals": 2, "output": str(out), "run": {"backend": backend, "workers": 2},
+        "deals": 2, "output": str(out), "run": {"backend": backend, "workers": 2, "decision_time_limit_s": 0.2},
     })
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -85,17 +86,37 @@ def test_default_policy_plays_the_default_action_for_a_crashing_player(tmp_path)
     assert all(f.verdict == "default" for g in crash_games for f in g.faults)
 
 
-def test_a_hanging_player_times_out_per_decision(tmp_path):
-    ents = SEVEN[:6] + [{"name": "hang", "factory": "tournament_toys:Hanging"}]
+def check_hanging(tmp_path) -> None:
+    ents = SEVEN[:5] + [{"name": "hang", "factory": "tournament_toys:Hanging"}, {"name": "stubborn", "factory": "tournament_toys:StubbornHanging"}]
     cfg = toy_config(tmp_path, ents, deals=1, run={"policy": "penalize", "decision_time_limit_s": 0.1})
     report = run_tournament(cfg, quiet=True)
     assert report.played == 21
     _, games = load_results(report.path)
-    hung = [g for g in games if "hang" in g.seats]
-    assert len(hung) == 9
+    hung = [g for g in games if {"hang", "stubborn"} & set(g.seats)]
+    assert len(hung) == 15  # STS(7): the two share one table
     for g in hung:
-        assert g.reason == "player_error" and g.seats[g.offender] == "hang"
+        assert g.reason == "player_error" and g.seats[g.offender] in ("hang", "stubborn")
         assert "no answer within 0.1 s" in g.faults[0].detail
+    assert all(g.reason == "natural" for g in games if g not in hung)
+
+
+def test_a_hanging_player_times_out_per_decision(tmp_path):
+    check_hanging(tmp_path)  # main thread: the SIGALRM timer
+
+
+def test_a_hanging_player_times_out_off_the_main_thread(tmp_path):
+    errors = []
+
+    def body():
+        try:
+            check_hanging(tmp_path)  # not the main thread: a worker thread per decision
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive() and not errors, errors
 
 
 def test_the_game_time_limit_truncates_and_truncated_games_are_not_rated(tmp_path):

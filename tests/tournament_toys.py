@@ -114,6 +114,19 @@ class Hanging(BasePlayer):
         return "stand"
 
 
+class StubbornHanging(BasePlayer):
+    """Hangs and swallows every Exception, as a naive retry loop would."""
+
+    name = "stubborn"
+
+    def act(self, decision: Decision) -> str:
+        while True:
+            try:
+                time.sleep(3600)
+            except Exception:
+                pass
+
+
 class Garbage(BasePlayer):
     name = "garbage"
 

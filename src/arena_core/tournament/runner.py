@@ -13,6 +13,7 @@ import importlib
 import json
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -256,13 +257,63 @@ class _TimedCaller:
             self._jobs = None
 
 
+class _DecisionTimeout(BaseException):
+    """Raised inside a player by the alarm; a BaseException so the player's own
+    ``except Exception`` (retry loops) cannot swallow it."""
+
+
+class _AlarmCaller:
+    """Runs calls in this (main) thread under a SIGALRM interval timer: no thread hand-off per
+    decision. The alarm interrupts Python code, sleeps and blocking I/O; a player stuck inside
+    one long C call is interrupted when that call returns."""
+
+    def __init__(self):
+        self._armed = False
+        self._previous = signal.signal(signal.SIGALRM, self._ring)
+
+    def _ring(self, signum, frame) -> None:
+        if self._armed:
+            self._armed = False
+            raise _DecisionTimeout()
+
+    def call(self, fn: Callable, args: tuple, timeout: float | None) -> Any:
+        if timeout is None:
+            return fn(*args)
+        try:
+            self._armed = True
+            signal.setitimer(signal.ITIMER_REAL, max(timeout, 1e-6))
+            try:
+                value = fn(*args)
+                self._armed = False
+            finally:
+                self._armed = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _DecisionTimeout:
+            raise TimeoutError(f"no answer within {timeout:g} s") from None
+        return value
+
+    def close(self) -> None:
+        self._armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self._previous)
+
+
+def _make_caller(needs_timeouts: bool):
+    """The alarm caller in a main thread on POSIX, a worker-thread caller elsewhere."""
+    if needs_timeouts and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        try:
+            return _AlarmCaller()
+        except ValueError:  # signals unavailable here (an embedded interpreter)
+            pass
+    return _TimedCaller()
+
+
 def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
     """Play one scheduled game; every player failure is recorded, never raised."""
     started = time.perf_counter()
     schedule, settings = ctx.schedule, ctx.settings
     game = build_game(schedule)
     by_name = {e.name: e for e in schedule.entrants}
-    caller = _TimedCaller()
     broken: dict[int, str] = {}
     players: list[Any] = []
     for seat, name in enumerate(sg.seats):
@@ -284,18 +335,18 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
         record_observations=False,
     )
     game_deadline = None if settings.game_time_limit_s is None else time.monotonic() + settings.game_time_limit_s
-    for seat, player in enumerate(players):
-        begin = getattr(player, "begin_episode", None)
-        if begin is None or seat in broken:
-            continue
-        try:
-            caller.call(begin, (game, seat, sg.seed), settings.decision_time_limit_s)
-        except TimeoutError as exc:
-            broken[seat] = f"begin_episode hung: {exc}"
-            caller = _TimedCaller()
-        except Exception as exc:
-            broken[seat] = f"begin_episode raised {type(exc).__name__}: {exc}"
+    caller = _make_caller(settings.decision_time_limit_s is not None or settings.game_time_limit_s is not None)
     try:
+        for seat, player in enumerate(players):
+            begin = getattr(player, "begin_episode", None)
+            if begin is None or seat in broken:
+                continue
+            try:
+                caller.call(begin, (game, seat, sg.seed), settings.decision_time_limit_s)
+            except TimeoutError as exc:
+                broken[seat] = f"begin_episode hung: {exc}"
+            except Exception as exc:
+                broken[seat] = f"begin_episode raised {type(exc).__name__}: {exc}"
         while not match.done:
             seat = match.to_act()
             if seat in broken:
