@@ -89,6 +89,7 @@ class GRPOConfig(_Strict):
     checkpoint_every: int = Field(0, ge=0, description="0: only at the end")
     resume_from: Optional[str] = Field(None, description="a checkpoint directory (or a run directory: its latest checkpoint)")
     parent_run: Optional[str] = Field(None, description="run directory this run derives from (recorded in the manifest)")
+    plot: bool = Field(True, description="write metrics.png at the end (needs matplotlib)")
 
 
 class ExpertIterationConfig(_Strict):
@@ -159,5 +160,5 @@ def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig 
     try:
         return _Envelope(config=data).config
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'][1:]) or 'config'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'][2:]) or 'config'}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"invalid {data.get('trainer')} config: {problems}") from None

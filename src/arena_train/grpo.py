@@ -169,6 +169,13 @@ def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seed
     return EvalResult(per_deal, float(np.mean(per_deal)), float(np.mean(wins)), bad / max(decisions, 1))
 
 
+def silent_status(bad_answer_rate: float, threshold: float) -> str:
+    """``"ok"``, or why the run must not be reported (the silent-player guard)."""
+    if bad_answer_rate > threshold:
+        return f"rejected: silent player ({bad_answer_rate:.0%} of evaluation answers empty, unparseable or illegal > {threshold:.0%})"
+    return "ok"
+
+
 # ---------------------------------------------------------------------- the trainer
 @dataclass
 class Pool:
@@ -220,7 +227,8 @@ class GRPOTrainer:
         self.reference = trainables(model)  # frozen copy for the KL penalty and the 'initial' anchor
         self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
         self.reward = RewardSpec(cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty)
-        self.pool = Pool(list(cfg.pool.players))
+        # the learner's initial weights are the pool's first snapshot when snapshots are enabled
+        self.pool = Pool(list(cfg.pool.players), [(0, self.reference)] if cfg.pool.snapshot_every else [])
         self.progress = progress
         self.step = 0
         self.baseline: list[float] | None = None  # per-deal eval values of the initial policy
@@ -395,11 +403,10 @@ class GRPOTrainer:
             if (cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or step == cfg.steps:
                 self.save_checkpoint()
         rows = self.log.rows()
-        status = "ok"
         bad = [r["eval_bad_answer_rate"] for r in rows if "eval_bad_answer_rate" in r]
-        if bad and bad[-1] > cfg.eval.silent_threshold:
-            status = f"rejected: silent player ({bad[-1]:.0%} of evaluation answers empty, unparseable or illegal > {cfg.eval.silent_threshold:.0%})"
-        plot_metrics(rows, self.run_dir / "metrics.png", title=self.manifest["run_id"])
+        status = silent_status(bad[-1] if bad else 0.0, cfg.eval.silent_threshold)
+        if cfg.plot:
+            plot_metrics(rows, self.run_dir / "metrics.png", title=self.manifest["run_id"])
         self.manifest.update({"status": status, "final_eval": final_eval, "wall_s": round(time.perf_counter() - started, 2), "steps_done": self.step})
         write_manifest(self.run_dir, self.manifest)
         return RunSummary(self.run_dir, self.manifest["run_id"], self.step, rows, final_eval, status)
