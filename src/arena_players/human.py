@@ -8,6 +8,8 @@ from typing import Any, TextIO
 from arena_core.errors import PlayerError
 from arena_core.players import BasePlayer, Decision, Move
 
+from .llm_common import NO_ACTION, legal_action_for
+
 
 class HumanPlayer(BasePlayer):
     """Type the number of a legal action or the action itself; ``q`` quits (the runner records
@@ -58,6 +60,10 @@ class HumanPlayer(BasePlayer):
                 raise PlayerError("the human player quit")
             if answer.isdigit() and 1 <= int(answer) <= len(prompt.legal):
                 answer = prompt.legal[int(answer) - 1]
+            action = legal_action_for(decision, answer)
+            if action is not NO_ACTION:
+                telemetry = {"latency_s": round(time.perf_counter() - started, 6), "tries": tries, "parse_method": "choice"}
+                return Move(action, telemetry)
             parsed = decision.parse(answer)
             if not parsed.default_used:
                 telemetry = {"latency_s": round(time.perf_counter() - started, 6), "tries": tries, **parsed.telemetry()}

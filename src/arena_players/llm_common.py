@@ -1,4 +1,4 @@
-"""Pieces shared by the language-model players: text recording and retry feedback."""
+"""Pieces shared by the text-based players: listed legal strings to actions, text recording, retry feedback."""
 from __future__ import annotations
 
 import hashlib
@@ -20,3 +20,19 @@ def text_record(kind: str, text: str, mode: TextRecord) -> dict[str, Any]:
 def retry_feedback(legal: Sequence[str], detail: str) -> str:
     """The user turn added after an unreadable answer."""
     return f"Your answer could not be read as a legal action ({detail}). Reply with exactly one of: {', '.join(legal)}"
+
+
+NO_ACTION = object()
+
+
+def legal_action_for(decision, text: str) -> Any:
+    """The legal action a listed legal string stands for: the action whose canonical string it
+    is (case- and space-insensitive), else what the game's parser reads from it, else
+    :data:`NO_ACTION`. (A text view may list strings its parser does not read, e.g. MegaGem's
+    ``bid 5`` whose parser wants ``{"bid": 5}``.)"""
+    want = " ".join(text.split()).lower()
+    for action in decision.legal_actions:
+        if " ".join(decision.game.action_to_str(action).split()).lower() == want:
+            return action
+    parsed = decision.parse(text)
+    return NO_ACTION if parsed.default_used else parsed.action

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.players import BasePlayer, Decision, Move
 
-from .llm_common import TextRecord, retry_feedback, text_record
+from .llm_common import NO_ACTION, TextRecord, legal_action_for, retry_feedback, text_record
 
 
 
@@ -399,20 +399,6 @@ class MLXEngine:
 
 
 # ---------------------------------------------------------------------- the player
-_NO_ACTION = object()
-
-
-def legal_action_for(decision: Decision, text: str) -> Any:
-    """The legal action a listed legal string stands for: the action whose canonical string it
-    is, else whatever the game's parser reads from it (``_NO_ACTION`` if neither)."""
-    want = " ".join(text.split()).lower()
-    for action in decision.legal_actions:
-        if " ".join(decision.game.action_to_str(action).split()).lower() == want:
-            return action
-    parsed = decision.parse(text)
-    return _NO_ACTION if parsed.default_used else parsed.action
-
-
 @dataclass
 class _Pending:
     """One decision in flight: its conversation so far and what it has cost."""
@@ -535,7 +521,7 @@ class MLXPlayer(BasePlayer):
             if index is None:  # only a token budget cut could do this; the runner's policy decides
                 return Move(text, self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
             action = legal_action_for(p.decision, p.legal[index])
-            if action is _NO_ACTION:  # the text view lists a string neither canonical nor parseable
+            if action is NO_ACTION:  # the text view lists a string neither canonical nor parseable
                 return Move(p.legal[index], self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
             return Move(action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False))
         parsed = p.decision.parse(text)
