@@ -3,7 +3,7 @@ SimpleBlindAuction-v0, measured in one run) and the bots' strength check (seat-r
 on shared deals, mean margin with a bootstrap interval). Writes the '## MegaGem' section of
 docs/benchmarks.md.
 
-    python bench/megagem_bench.py [--games N] [--rounds R] [--deals D] [--skip-strength]
+    python bench/megagem_bench.py [--games N] [--rounds R] [--deals D] [--variant-deals V] [--skip-strength]
 """
 from __future__ import annotations
 
@@ -28,17 +28,21 @@ from arena_games.megagem.bots import ExpertBidder, FairValueBidder, HeuristicBid
 warnings.filterwarnings("ignore")
 
 
-def measure(variants: dict, rounds: int) -> dict[str, tuple[float, int, int]]:
-    """Time every variant ``rounds`` times, interleaved (so a burst of load from other processes
-    hits all of them alike); keep each one's fastest run: (seconds, decisions, games)."""
-    best: dict[str, tuple[float, int, int]] = {}
+def measure(variants: dict, rounds: int) -> dict[str, tuple[float, int, int, float]]:
+    """Time every variant ``rounds`` times, interleaved. Each keeps its fastest run in CPU seconds
+    of this process (other jobs on a shared machine inflate wall-clock times unevenly) and its
+    fastest wall-clock run: (cpu seconds, decisions, games, wall seconds)."""
+    best: dict[str, tuple[float, int, int, float]] = {}
     for _ in range(rounds):
         for name, fn in variants.items():
-            start = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             decisions, games = fn()
-            sec = time.perf_counter() - start
-            if name not in best or sec < best[name][0]:
-                best[name] = (sec, decisions, games)
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            if name not in best:
+                best[name] = (cpu, decisions, games, wall)
+            else:
+                b = best[name]
+                best[name] = (min(b[0], cpu), decisions, games, min(b[3], wall))
     return best
 
 
@@ -176,15 +180,15 @@ def time_prompts(game: MegaGem, points) -> tuple[float, float]:
     for fn in (megagem_text._display_line, megagem_text._player_item, megagem_text._hand_line, megagem_text._missions_line,
                megagem_text._history_item, megagem_text._tiebreak_line):
         fn.cache_clear()
-    start = time.perf_counter()
+    start = time.process_time()
     for pos, p in points:
         view.prompt(game, pos, p)
-    prompt_us = (time.perf_counter() - start) / len(points) * 1e6
+    prompt_us = (time.process_time() - start) / len(points) * 1e6
     answer = 'The lot is worth about 12 to me and the others bid low.\n```json\n{"bid": 3}\n```'
-    start = time.perf_counter()
+    start = time.process_time()
     for pos, p in points:
         view.parse(game, pos, p, answer)
-    parse_us = (time.perf_counter() - start) / len(points) * 1e6
+    parse_us = (time.process_time() - start) / len(points) * 1e6
     return prompt_us, parse_us
 
 
@@ -201,16 +205,16 @@ def time_expert(game: MegaGem, games: int) -> tuple[float, float, int]:
                 decisions.append(d)
             pos = game.act(pos, p, players[p].act(d))
     expert = players[0]
-    start = time.perf_counter()
+    start = time.process_time()
     for d in decisions:
         expert.act(d)
-    act_only = len(decisions) / (time.perf_counter() - start)
-    start = time.perf_counter()
+    act_only = len(decisions) / (time.process_time() - start)
+    start = time.process_time()
     for d in decisions:
         pos = d._position
         d2 = Decision(game, d.seat, game.observe(pos, d.seat), game.legal(pos, d.seat), d.ply, d.episode_seed, pos)
         expert.act(d2)
-    with_obs = len(decisions) / (time.perf_counter() - start)
+    with_obs = len(decisions) / (time.process_time() - start)
     return act_only, with_obs, len(decisions)
 
 
@@ -247,9 +251,10 @@ def head_to_head(game: MegaGem, hero: str, villain: str, deals: int) -> dict:
 # ---------------------------------------------------------------------- report
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=200, help="random games per timed run of the rules")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved timed runs per variant (the fastest counts)")
+    parser.add_argument("--games", type=int, default=100, help="random games per timed run of the rules")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved timed runs per variant (the fastest counts)")
     parser.add_argument("--deals", type=int, default=150, help="shared deals per strength pairing (x3 seatings)")
+    parser.add_argument("--variant-deals", type=int, default=20, help="deals per robustness row (0: skip)")
     parser.add_argument("--skip-strength", action="store_true")
     args = parser.parse_args()
     game = MegaGem()
@@ -281,9 +286,12 @@ def main() -> None:
     rows = {k: measured[k] for k in variants}
     peers = {k: measured[k] for k in peer_variants}
 
-    table = ["| what | games/s | ms per game | decisions per game | µs per decision |", "|---|---:|---:|---:|---:|"]
-    for name, (sec, dec, games) in {**rows, **peers}.items():
-        table.append(f"| {name} | {games / sec:,.0f} | {sec / games * 1e3:.3f} | {dec / games:.1f} | {sec / dec * 1e6:.2f} |")
+    table = [
+        "| what | games/s | ms per game | decisions per game | µs per decision | µs per decision, wall clock |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, (sec, dec, games, wall) in {**rows, **peers}.items():
+        table.append(f"| {name} | {games / sec:,.0f} | {sec / games * 1e3:.3f} | {dec / games:.1f} | {sec / dec * 1e6:.2f} | {wall / dec * 1e6:.2f} |")
         print(f"{name:<58} {sec / games * 1e3:8.3f} ms/game {sec / dec * 1e6:8.2f} µs/decision")
 
     points = decision_points(game, 100, choices)
@@ -315,19 +323,20 @@ def main() -> None:
         )
     if tx:
         goals.append(f"- Per decision vs TextArena SimpleBlindAuction-v0 (goal: below): AEC env is **{tx / aec:.1f}×** cheaper — {verdict(aec < tx)}.")
-    goals.append(f"- Text view, one prompt (goal < 200 µs): **{prompt_us:.0f} µs** mean over every decision of 100 random games, caches cold at the start — {verdict(prompt_us < 200)}; parsing a fenced answer: {parse_us:.0f} µs.")
+    goals.append(f"- Text view, one prompt (goal < 200 µs): **{prompt_us:.0f} µs** (CPU) mean over every decision of 100 random games, caches cold at the start — {verdict(prompt_us < 200)}; parsing a fenced answer: {parse_us:.0f} µs.")
     goals.append(f"- Expert bot (goal ≥ 500 decisions/s): **{act_rate:,.0f}/s** on prepared decisions, {with_obs_rate:,.0f}/s including the observation build ({n_expert} decisions) — {verdict(act_rate >= 500)}.")
 
     body = [
         "## MegaGem",
         "",
         "Written by `bench/megagem_bench.py`; rerun it to refresh. "
-        f"Machine: {machine()}. Fastest of {args.rounds} interleaved runs per row (the machine is shared, so the minimum is the least disturbed); {args.games} random-legal games per run for the rules, fewer for the harness rows. "
+        f"Machine: {machine()}. Times are CPU seconds of the benchmark process (time.process_time), fastest of {args.rounds} interleaved runs per row (the last column: the fastest wall-clock run); {args.games} random-legal games per run for the rules, fewer for the harness rows. "
         "Per decision = total time of full games (deal included) / player decisions. Random choices come from a "
         "pre-drawn array so the policy costs next to nothing. OpenSpiel's first_sealed_auction is its 2-player default "
-        "(one sealed bid each, C++); TextArena's SimpleBlindAuction-v0 is 2 players, 6 chat turns and 2 bid turns, with its default wrappers. "
+        "(one sealed bid each, C++); TextArena's SimpleBlindAuction-v0 is 2 players, 6 chat turns and 2 bid turns, with its default wrappers "
+        "and one env reset for every game (its cost per decision grew from run to run here, so its fastest run is its best case). "
         f"Load average (1 min) {load_before:.1f} before and {load_after:.1f} after the speed runs on {os.cpu_count()} cores: "
-        "other jobs shared the machine, so absolute times are inflated; the ratios come from the same interleaved runs.",
+        "other jobs shared the machine, which CPU time only partly shields (caches and frequency are shared too); the ratios come from the same interleaved runs.",
         "",
         "### Speed",
         "",
@@ -367,6 +376,21 @@ def main() -> None:
         chain = results[:3]
         ok = all(r["lo"] > 0 for r in chain)
         body += ["", f"- Ordering expert > fair-value > heuristic > random, each interval above 0: {verdict(ok)}."]
+        if args.variant_deals:
+            body += [
+                "",
+                f"Robustness of the expert across player counts and value charts ({args.variant_deals} deals × all seatings per row, "
+                "same margin and interval):",
+                "",
+                "| players | chart | villain | games | mean margin | 95% interval | expert first |",
+                "|---:|---|---|---:|---:|---|---:|",
+            ]
+            for params, n in [({}, 4), ({}, 5), ({"value_chart": "B"}, 3), ({"value_chart": "C"}, 3), ({"value_chart": "D"}, 3), ({"value_chart": "E"}, 3)]:
+                variant = MegaGem(params, num_players=n)
+                for villain in ("megagem_fair_value", "megagem_market", "megagem_heuristic"):
+                    r = head_to_head(variant, "megagem_expert", villain, args.variant_deals)
+                    body.append(f"| {n} | {params.get('value_chart', 'A')} | {villain} | {r['games']} | {r['margin']:+.1f} | [{r['lo']:+.1f}, {r['hi']:+.1f}] | {r['first']:.2f} |")
+                    print(n, params, villain, f"{r['margin']:.1f}", flush=True)
     write_section("megagem", "\n".join(body))
     print("\n".join(body))
 
