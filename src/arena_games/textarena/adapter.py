@@ -88,6 +88,7 @@ class Message(NamedTuple):
 
 #: a message as the serialiser sees it (a Message is a tuple of these three)
 MessageData = tuple[int, str, str]
+_new_tuple = tuple.__new__  # builds a Message without NamedTuple's Python-level __new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +276,7 @@ class _LiveEnv:
         for pid, old in enumerate(inbox):
             q = queues[pid]
             if len(q) > len(old):
-                old = old + tuple(Message(s, t._name_, m) for s, m, t in q[len(old):])
+                old = old + tuple([_new_tuple(Message, (s, t._name_, m)) for s, m, t in q[len(old):]])
             out.append(old)
         return tuple(out)
 

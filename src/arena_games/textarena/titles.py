@@ -136,7 +136,9 @@ TITLES: dict[str, TitleSpec] = {
     "TwoDollar-v0": TitleSpec(
         "TwoDollar-v0", (2, 2), F, ("[Accept]", "[Reject]") + tuple(f"[Propose] ${x / 100:.2f}" for x in range(0, 201, 25)),
         None,
-        40, utility=GEN, description="Split two dollars under secret role instructions: '[Propose] $x.xx', '[Accept]', '[Reject]'."),
+        40, utility=GEN, description="Split two dollars under secret role instructions: '[Propose] $x.xx', '[Accept]', '[Reject]'.",
+        known_bugs=("Its own get_observation appends a round header and the current proposal, which the adapter does not "
+                    "show (it reads the message queues; the proposals also appear there as messages).",)),
 }
 
 #: titles registered but not runnable here, with the reason
