@@ -69,6 +69,11 @@ def test_coins_and_gems_are_conserved(n, seed, policy_seed, style):
         assert borrowed == sum(AUCTION_CARDS[r.card].value for r in s.history if AUCTION_CARDS[r.card].kind is CardKind.LOAN)
         claimed = [m for c in s.claimed for m in c]
         assert len(claimed) + len(s.missions) == 4 and not set(claimed) & set(s.missions)
+    end = s
+    assert game.is_terminal(end) and not end.pool and not end.gem_deck  # every auctionable gem was won
+    assert sum(map(sum, end.collections)) == 30 - n * game.hand_size
+    dc = game.display_counts(end)
+    assert all(dc[c] + sum(coll[c] for coll in end.collections) == 6 for c in range(5))
 
 
 @SETTINGS
