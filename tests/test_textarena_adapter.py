@@ -225,26 +225,39 @@ def test_free_text_invalid_moves_go_through_our_policy_with_textarenas_reason():
     assert game.action_id("{hello there, friends}") == NO_INDEX
 
 
-def test_random_text_players_on_a_free_text_title():
-    """Junk text is refused (policy events), accepted text is played, the game ends."""
+FREE_TEXT = [t for t, spec in TITLES.items() if spec.free_text]
+
+
+class RandomTextPlayer:
+    """Free text: sometimes a candidate, sometimes a made-up remark (its own generator)."""
+
+    name = "random_text"
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def act(self, decision):
+        if self.rng.random() < 0.3:
+            return self.rng.choice(["just thinking out loud", "[maybe]", "I choose the best option"])
+        return self.rng.choice(decision.legal_actions)
+
+
+@pytest.mark.parametrize("title", FREE_TEXT)
+def test_random_text_players_on_free_text_titles(title):
+    """Text TextArena refuses becomes policy events; accepted text is played; the game ends,
+    and the same seed gives the same episode."""
     from arena_core.runner import play_episode
 
-    class RandomTextPlayer:
-        name = "random_text"
+    def run():
+        game = make_game(f"textarena/{title}")
+        players = [RandomTextPlayer(i) for i in range(game.num_players)]
+        return play_episode(game, players, 3, policy=IllegalActionPolicy(mode="retry", max_retries=5))
 
-        def __init__(self, seed):
-            self.rng = random.Random(seed)
-
-        def act(self, decision):
-            if self.rng.random() < 0.3:
-                return "just thinking out loud"
-            return self.rng.choice(decision.legal_actions)
-
-    game = make_game("textarena/SimpleBlindAuction-v0")
-    rec = play_episode(game, [RandomTextPlayer(1), RandomTextPlayer(2)], 3, policy=IllegalActionPolicy(mode="retry", max_retries=5))
+    rec = run()
     assert rec.end is not None and rec.end.reason.value in ("natural", "forfeit")
-    rec2 = play_episode(game, [RandomTextPlayer(1), RandomTextPlayer(2)], 3, policy=IllegalActionPolicy(mode="retry", max_retries=5))
-    assert [s.action for s in rec2.steps] == [s.action for s in rec.steps]
+    again = run()
+    assert [(s.player, s.action, s.action_id) for s in again.steps] == [(s.player, s.action, s.action_id) for s in rec.steps]
+    assert [e.detail for e in again.events if e.type == "policy"] == [e.detail for e in rec.events if e.type == "policy"]
 
 
 def test_livelock_after_elimination_ends_as_player_error():
