@@ -1,0 +1,228 @@
+"""Expert iteration (distillation): the current policy plays, an expert player labels the
+decisions it would change, and the model is fine-tuned on prompt -> expert answer.
+
+Each round: the student (sampled) plays ``deals_per_round`` deals in every seat against the
+configured opponents; at every student decision the expert is asked what it would play
+there; its answer is mapped onto the student's menu (for MegaGem: the nearest bid of the
+compact view's grid that is legal), and the pairs where the answers differ (or all pairs,
+``label_all``) become supervised examples. Fine-tuning minimises the cross-entropy of the
+expert's menu entry under the menu-restricted softmax (full fine-tuning or LoRA, AdamW,
+clipping). The report compares the student, its initial self and the expert on the same
+held-out deals (paired bootstrap intervals) and gives the fraction of the expert's advantage
+the student recovers, plus its agreement with the expert on held-out states.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import mlx.core as mx
+import mlx.nn as nn
+import mlx.optimizers as optim
+import numpy as np
+
+from arena_core.errors import ConfigError
+from arena_core.players import Decision, Move
+from arena_core.registry import make_game, make_player
+from arena_core.seeding import derive_seed, make_rng
+
+from .config import ExpertIterationConfig, parse_config
+from .lm import LMPolicy, LMRecord, load_lm, menu_logprobs, prepare_trainable, records_batch, trainables
+from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
+from .rollout import EpisodeSpec, PlayerLearner, Request, paired_bootstrap, play_episodes
+from .views import Menu, default_view
+
+
+@dataclass(frozen=True)
+class Labelled:
+    record: LMRecord
+    label: int  # the expert's menu index
+
+
+def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: int) -> int:
+    """The expert's answer at ``pos`` as an index into ``menu``: the same action if the menu
+    offers it, else the legal menu action nearest by action id (a bid nearest in amount)."""
+    decision = Decision(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, episode_seed, _position=pos)
+    answer = expert.act(decision)
+    if isinstance(answer, Move):
+        answer = answer.action
+    if isinstance(answer, str):
+        answer = decision.parse(answer).action
+    for i, a in enumerate(menu.actions):
+        if a == answer and menu.legal[i]:
+            return i
+    target = game.action_id(answer)
+    candidates = [(abs(game.action_id(a) - target), game.action_id(a), i) for i, a in enumerate(menu.actions) if menu.legal[i]]
+    return min(candidates)[2]
+
+
+def margin_values(results) -> list[float]:
+    """Per deal: the learner's score minus the mean of the others', averaged over its seats."""
+    by_deal: dict[int, list[float]] = {}
+    order = []
+    for r in results:
+        own = r.returns[r.learner_seat]
+        others = [v for i, v in enumerate(r.returns) if i != r.learner_seat]
+        if r.deal_seed not in by_deal:
+            order.append(r.deal_seed)
+        by_deal.setdefault(r.deal_seed, []).append(own - float(np.mean(others)))
+    return [float(np.mean(by_deal[d])) for d in order]
+
+
+class GridExpert:
+    """The expert restricted to the student's menu (what a perfect student could play)."""
+
+    name = "grid_expert"
+
+    def __init__(self, expert, view):
+        self.expert, self.view = expert, view
+
+    def act(self, decision: Decision):
+        game, pos = decision.game, decision._position
+        menu = self.view.menu(game, pos, decision.seat)
+        return menu.actions[expert_menu_index(game, pos, decision.seat, self.expert, menu, decision.episode_seed)]
+
+
+def sft_update(model, optimizer, batch: Sequence[Labelled], max_grad_norm: float) -> float:
+    def loss_fn(model, tokens, lengths, labels, mask, targets):
+        lp = menu_logprobs(model, tokens, lengths, labels, mask)
+        return -mx.mean(mx.take_along_axis(lp, targets[:, None], axis=-1))
+
+    tokens, lengths, labels, mask = records_batch([b.record for b in batch])
+    loss, grads = nn.value_and_grad(model, loss_fn)(model, tokens, lengths, labels, mask, mx.array([b.label for b in batch], dtype=mx.int32))
+    grads, _ = optim.clip_grad_norm(grads, max_grad_norm)
+    optimizer.update(model, grads)
+    mx.eval(model.parameters(), optimizer.state)
+    return float(loss)
+
+
+class ExpertIterationTrainer:
+    """Distil an expert player into a language model. Injected parts: ``model``/``tokenizer``,
+    ``view``, ``progress``."""
+
+    def __init__(self, config: ExpertIterationConfig | dict, run_dir: str | Path, *, model=None, tokenizer=None, view=None, progress: Callable[[int, dict], None] | None = None):
+        self.config = config if isinstance(config, ExpertIterationConfig) else parse_config({"trainer": "expert_iteration", **config})
+        cfg = self.config
+        self.run_dir = Path(run_dir)
+        self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
+        self.view = view or default_view(cfg.game)
+        if model is None:
+            model, tokenizer = load_lm(cfg.model.path)
+        elif tokenizer is None:
+            raise ConfigError("pass the tokenizer together with an injected model")
+        self.model, self.tokenizer = model, tokenizer
+        prepare_trainable(model, cfg.model.finetune, lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
+        self.initial = trainables(model)
+        self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
+        self.expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
+        for spec in cfg.opponents:
+            make_player(spec, seed=0)
+        self.progress = progress
+        self.eval_deals = [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)]
+        self.log = MetricsLog(self.run_dir / "metrics.jsonl")
+        self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=cfg.parent_run, extra={"trainer": "expert_iteration"})
+        write_manifest(self.run_dir, self.manifest)
+
+    def policy(self, temperature: float, weights: dict | None = None) -> LMPolicy:
+        return LMPolicy(self.model, self.tokenizer, self.view, temperature=temperature, weights=weights)
+
+    def _specs(self, deals: Sequence[int], purpose: str) -> list[EpisodeSpec]:
+        cfg, n = self.config, self.game.num_players
+        specs = []
+        for d in deals:
+            for seat in range(n):
+                rng = make_rng(cfg.seed, purpose, d, seat)
+                table = {s: make_player(cfg.opponents[int(rng.integers(len(cfg.opponents)))], seed=derive_seed(cfg.seed, purpose, "opp", d, s)) for s in range(n) if s != seat}
+                specs.append(EpisodeSpec(int(d), seat, table, derive_seed(cfg.seed, purpose, "keys", d, seat)))
+        return specs
+
+    def collect(self, round_index: int) -> tuple[list[Labelled], dict]:
+        """Student plays (sampled); the expert labels every student decision as it happens."""
+        cfg = self.config
+        deals = [derive_seed(cfg.seed, "ei_train_deal", round_index, j) for j in range(cfg.deals_per_round)]
+        specs = self._specs(deals, f"ei_round_{round_index}")
+        labeller = _LabellingLearner(self.policy(1.0), self.expert, self.view)
+        play_episodes(self.game, specs, labeller)
+        pairs = labeller.pairs
+        agree = float(np.mean([rec.chosen == lab for rec, lab in pairs])) if pairs else 1.0
+        data = [Labelled(rec, lab) for rec, lab in pairs if cfg.label_all or rec.chosen != lab]
+        return data, {"decisions": len(pairs), "labelled": len(data), "train_agreement_before": agree}
+
+    def fine_tune(self, data: Sequence[Labelled], round_index: int) -> float:
+        cfg = self.config
+        losses = []
+        for epoch in range(cfg.epochs):
+            order = make_rng(cfg.seed, "ei_order", round_index, epoch).permutation(len(data))
+            for start in range(0, len(order), cfg.batch_size):
+                losses.append(sft_update(self.model, self.optimizer, [data[i] for i in order[start : start + cfg.batch_size]], cfg.optim.max_grad_norm))
+        return float(np.mean(losses)) if losses else float("nan")
+
+    def evaluate(self, learner) -> tuple[list[float], float]:
+        """Per-deal margins on the held-out deals and agreement with the expert on the states met."""
+        specs = self._specs(self.eval_deals, "ei_eval")
+        probe = _LabellingLearner(learner, self.expert, self.view) if isinstance(learner, LMPolicy) else learner
+        results = play_episodes(self.game, specs, probe)
+        agreement = float(np.mean([rec.chosen == lab for rec, lab in probe.pairs])) if isinstance(probe, _LabellingLearner) and probe.pairs else float("nan")
+        return margin_values(results), agreement
+
+    def run(self) -> dict:
+        cfg = self.config
+        started = time.perf_counter()
+        self.log.path.write_text("")
+        initial, agree0 = self.evaluate(self.policy(0.0, weights=self.initial))
+        expert, _ = self.evaluate(PlayerLearner(self.expert))
+        grid_expert, _ = self.evaluate(PlayerLearner(GridExpert(self.expert, self.view)))
+        self.log.append({"step": 0, "eval_mean": float(np.mean(initial)), "eval_agreement": agree0, "expert_mean": float(np.mean(expert)), "grid_expert_mean": float(np.mean(grid_expert))})
+        for r in range(1, cfg.rounds + 1):
+            data, row = self.collect(r)
+            row["sft_loss"] = self.fine_tune(data, r)
+            values, agree = self.evaluate(self.policy(0.0))
+            row.update({"step": r, "eval_mean": float(np.mean(values)), "eval_agreement": agree})
+            self.log.append(row)
+            if self.progress:
+                self.progress(r, row)
+        student = values
+        gap = float(np.mean(grid_expert) - np.mean(initial))
+        report = {
+            "initial_margin": float(np.mean(initial)),
+            "student_margin": float(np.mean(student)),
+            "expert_margin": float(np.mean(expert)),
+            "grid_expert_margin": float(np.mean(grid_expert)),
+            "agreement_initial": agree0,
+            "agreement_student": agree,
+            "recovered_fraction": (float(np.mean(student)) - float(np.mean(initial))) / gap if abs(gap) > 1e-9 else float("nan"),
+            "student_minus_initial": _iv(student, initial, cfg),
+            "grid_expert_minus_student": _iv(grid_expert, student, cfg),
+            "eval_deals": len(self.eval_deals),
+        }
+        rows = self.log.rows()
+        plot_metrics(rows, self.run_dir / "metrics.png", keys=("eval_mean", "eval_agreement", "sft_loss"), title=self.manifest["run_id"])
+        self.manifest.update({"status": "ok", "report": report, "wall_s": round(time.perf_counter() - started, 2)})
+        write_manifest(self.run_dir, self.manifest)
+        return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
+
+
+def _iv(a, b, cfg) -> dict[str, float]:
+    iv = paired_bootstrap(a, b, seed=derive_seed(cfg.seed, "ei_bootstrap"), resamples=cfg.bootstrap)
+    return {"mean": iv.mean, "low": iv.low, "high": iv.high}
+
+
+class _LabellingLearner:
+    """Wraps an :class:`LMPolicy`: decides as it does and records ``(record, expert index)``."""
+
+    def __init__(self, policy: LMPolicy, expert, view):
+        self.policy, self.expert, self.view = policy, expert, view
+        self.pairs: list[tuple[LMRecord, int]] = []
+
+    def decide(self, requests: Sequence[Request]):
+        choices = self.policy.decide(requests)
+        for req, choice in zip(requests, choices):
+            menu = self.view.menu(req.game, req.pos, req.seat, include_illegal=self.policy.include_illegal)
+            self.pairs.append((choice.record, expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key)))
+        return choices
+
+
+def train(config: ExpertIterationConfig | dict, run_dir: str | Path, **parts: Any) -> dict:
+    return ExpertIterationTrainer(config, run_dir, **parts).run()
