@@ -199,3 +199,13 @@ def test_bots_are_deterministic_for_a_seed(name):
         return [e.action for e in play_episode(g, players, 11).events if getattr(e, "type", "") == "step"]
 
     assert actions(4) == actions(4)
+
+
+def test_expert_takes_loans_only_when_short_of_coins(game):
+    history = tuple(AuctionRecord(i + 1, T1, (0, 0, 0), 1, 0, (Y,), None, ()) for i in range(2))
+    s = base(game, card=L10, tiebreak=(1, 0, 2), history=history, round=3, collections=(ZERO, counts(Y, Y), ZERO))
+    rich = dataclasses.replace(s, coins=(35, 35, 35))
+    assert ExpertBidder().act(decision(game, rich, 0)) == Bid(0)
+    poor = dataclasses.replace(s, coins=(2, 35, 35))
+    amount = ExpertBidder().act(decision(game, poor, 0)).amount
+    assert 1 <= amount < 10  # outbid the zero bids ahead of it, far below the loan's face value
