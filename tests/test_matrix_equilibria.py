@@ -214,3 +214,15 @@ def test_disk_cache_round_trip_and_repair(tmp_path, solved):
     eq.clear_memory_cache()
     assert len(eq.extreme_equilibria("anti_coordination", 4, cache_dir=tmp_path)) == 13
     eq.clear_memory_cache()
+
+
+@pytest.mark.parametrize("k", K_VALUES)
+def test_baseline_strategies(k):
+    stag = eq.reference_points("stag_hunt", k).baseline_strategy
+    # a 50/50 mix of effort 1 with a higher effort (all such mixes are worth 2(k + 1))
+    assert stag[0] == pytest.approx(0.5) and sorted(stag[1:])[-1] == pytest.approx(0.5) and sum(stag) == pytest.approx(1)
+    np.testing.assert_allclose(eq.reference_points("coordination", k).baseline_strategy, 1 / k)
+    ref = eq.reference_points("battle_of_sexes", k)
+    assert min(ref.baseline_strategy) > 0  # full support
+    listed = ref.to_json()
+    assert listed["symmetric_ne_count"] == len(ref.symmetric_ne) and len(listed["symmetric_ne"]) <= 16

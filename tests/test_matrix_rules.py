@@ -36,6 +36,17 @@ def test_registered_and_declared():
     assert game.players_to_act(pos) == (0, 1)  # both act: the core commits then reveals
 
 
+def test_family_bounds_cover_every_cell_tightly():
+    from arena_games.matrix.rules import FAMILY_REWARD_BOUNDS
+
+    lows = [min(payoff_matrices(a, k).A.min(), payoff_matrices(a, k).B.min()) for a, k in ALL_CELLS]
+    highs = [max(payoff_matrices(a, k).A.max(), payoff_matrices(a, k).B.max()) for a, k in ALL_CELLS]
+    assert FAMILY_REWARD_BOUNDS == (min(lows), max(highs)) == MatrixGame.spec.reward_bounds
+    for a, k in ALL_CELLS:
+        lo, hi = MatrixGame({"archetype": a, "k": k}).spec.reward_bounds
+        assert FAMILY_REWARD_BOUNDS[0] <= lo <= hi <= FAMILY_REWARD_BOUNDS[1]
+
+
 @pytest.mark.parametrize(
     "params,match",
     [

@@ -79,6 +79,14 @@ def test_uniform_self_play_matches_uniform_welfare():
     assert covered >= 0.85 * len(result.cells)
 
 
+def test_one_shared_instance_still_samples_independently():
+    """With --share-instance both seats use one object; the uniform player draws from
+    decision.rng, keyed by seat, so the copies still match at chance: E[W] = 2/k."""
+    cell = run_study(StudyConfig(player="matrix_uniform", archetypes=("coordination",), ks=(5,), trials=500,
+                                 share_instance=True, level=0.99), None).cells[0]
+    assert cell.low <= 2 / 5 <= cell.high and cell.high < 1.0
+
+
 def test_max_own_payoff_known_answers():
     """Each copy picks the row with its own best payoff: BoS and chicken crash into the worst
     joint cell, stag hunt reaches the best, the PD lands on claims k, public goods on (0, 0)."""

@@ -308,17 +308,21 @@ class ReferencePoints:
     ceiling_strategy: tuple[float, ...] | None
     baseline: float
     baseline_rule: str
+    baseline_strategy: tuple[float, ...]  # the row strategy of the baseline's symmetric NE
     sensitivity: dict[str, float] = field(default_factory=dict)
 
     def normalise(self, value: float) -> float:
         """s = (value - worst cell) / (best cell - worst cell)."""
         return (value - self.worst_cell) / (self.best_cell - self.worst_cell)
 
-    def to_json(self) -> dict:
+    def to_json(self, *, max_listed: int | None = 16) -> dict:
+        """JSON-able; at most ``max_listed`` symmetric NE are listed (largest support first)."""
         out = asdict(self)
         out["worst_cells"] = [list(c) for c in self.worst_cells]
         out["best_cells"] = [list(c) for c in self.best_cells]
-        out["symmetric_ne"] = [{"strategy": list(p), "value": v} for p, v in self.symmetric_ne]
+        listed = self.symmetric_ne if max_listed is None else self.symmetric_ne[:max_listed]
+        out["symmetric_ne"] = [{"strategy": list(p), "value": v} for p, v in listed]
+        out["symmetric_ne_count"] = len(self.symmetric_ne)
         return out
 
 
@@ -350,7 +354,7 @@ def reference_points(archetype: str, k: int) -> ReferencePoints:
     sym_values = [(p, float(p @ W @ mirrored(archetype, k, p))) for p in sym]
     sym_values.sort(key=lambda pv: (-int(np.count_nonzero(pv[0] > DEDUPE_TOL)), pv[1]))
     largest = max(int(np.count_nonzero(p > DEDUPE_TOL)) for p, _ in sym_values)
-    baseline = min(v for p, v in sym_values if int(np.count_nonzero(p > DEDUPE_TOL)) == largest)
+    baseline_p, baseline = min(((p, v) for p, v in sym_values if int(np.count_nonzero(p > DEDUPE_TOL)) == largest), key=lambda pv: pv[1])
     if ARCHETYPES[archetype].role_symmetric:
         ceiling, ceiling_p = symmetric_ceiling(archetype, k)
         ceiling_tuple: tuple[float, ...] | None = tuple(float(v) for v in ceiling_p)
@@ -376,6 +380,7 @@ def reference_points(archetype: str, k: int) -> ReferencePoints:
         ceiling_strategy=ceiling_tuple,
         baseline=float(baseline),
         baseline_rule=BASELINE_RULE,
+        baseline_strategy=tuple(float(v) for v in baseline_p),
         sensitivity={
             "ne_mean": float(values.mean()),
             "ne_best": float(values.max()),

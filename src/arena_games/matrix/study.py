@@ -49,6 +49,11 @@ class StudyConfig(BaseModel):
     counterpart: Literal["copy", "other"] | None = Field(None, description="None: 'copy' in self-play, 'other' in cross-play")
     labels: Literal["letters", "numbers"] | tuple[str, ...] = "letters"
     policy: str = Field("penalize", description="illegal-answer policy (forfeited trials are excluded from welfare and counted)")
+    share_instance: bool = Field(
+        False,
+        description="self-play with ONE player instance in both seats (for heavy models); the copies then sample "
+        "independently only if the player draws from decision.rng (keyed by seat) or samples afresh per call",
+    )
     level: float = Field(0.95, gt=0, lt=1)
     resamples: int = Field(4000, ge=100)
 
@@ -124,6 +129,9 @@ def trial_seeds(seed: int, archetype: str, k: int, trials: int) -> list[int]:
 
 def _make_players(config: StudyConfig, player_factory: Callable[[str, int], Any]) -> tuple[Any, Any]:
     """Two instances, separately seeded: the copies never share a random stream."""
+    if config.share_instance and config.self_play:
+        one = player_factory(config.player, derive_seed(config.seed, "player", 0))
+        return one, one
     specs = (config.player, config.player if config.self_play else config.opponent)
     return tuple(player_factory(spec, derive_seed(config.seed, "player", copy)) for copy, spec in enumerate(specs))  # type: ignore[return-value]
 
@@ -223,7 +231,8 @@ CELL_FIELDS = ("player", "archetype", "k", "metric", "trials", "scored", "invali
 
 def write_outputs(result: StudyResult, *, plot: bool = True) -> dict[str, str]:
     out = result.out_dir
-    assert out is not None  # noqa: S101 - internal: run_study only calls this with a directory
+    if out is None:
+        raise ValueError("write_outputs needs a result with an output directory")
     files = {"cells": str(out / "cells.csv"), "summary": str(out / "summary.json")}
     with open(out / "cells.csv", "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
@@ -309,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--counterpart", choices=["copy", "other"], default=None, help="default: copy (self-play), other (cross-play)")
     p.add_argument("--labels", default="letters", help="letters, numbers, or a comma list of at least k labels")
     p.add_argument("--policy", default="penalize", help="illegal-answer policy: penalize, default, retry:K, ...")
+    p.add_argument("--share-instance", action="store_true", help="self-play with one player instance in both seats (heavy models)")
     p.add_argument("--level", type=float, default=0.95, help="bootstrap interval level")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--no-plot", action="store_true")
@@ -326,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             player=args.player, opponent=args.opponent, archetypes=_parse_archetypes(args.archetypes), ks=_parse_ks(args.k),
             trials=args.trials, seed=args.seed, independent_order=args.independent_order, prompt_variant=args.prompt_variant,
             counterpart=args.counterpart, labels=labels, policy=args.policy, level=args.level,
+            share_instance=args.share_instance,
         )
     except (ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
