@@ -144,26 +144,27 @@ def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
     same state object (the bidders of one round); each call returns a fresh array."""
     memo = game.encoding_memo
     if memo[0] is not state:
-        public, rows = _public_features(game, state)
-        memo = (state, np.array(public, dtype=np.float32), np.array(rows, dtype=np.float32))
+        memo = (state,) + _public_features(game, state)
         game.encoding_memo = memo
     _, public, rows = memo
     n = game.num_players
-    out = public.copy()
-    o = OFFSETS
-    out[o["seat"] + player] = 1.0
+    out = public[:]
+    out[_SEAT + player] = 1.0
     if state.phase == _BID:
-        out[o["bid_limit"]] = game.bid_limit(state, player) / COIN_SCALE
-    base_h = o["hand"]
-    out[base_h : base_h + NUM_COLOURS] = state.hands[player]
-    out[base_h : base_h + NUM_COLOURS] /= GEMS_PER_COLOUR
-    order = [(player + rel) % n for rel in range(n)]
-    base = o["players"]
-    out[base : base + 13 * n] = rows[order].ravel()
+        out[_BID_LIMIT] = game.bid_limit(state, player) / COIN_SCALE
+    hand = state.hands[player]
+    out[_HAND : _HAND + NUM_COLOURS] = [h / GEMS_PER_COLOUR for h in hand]
+    rotated: list[float] = []
+    for rel in range(n):
+        rotated += rows[(player + rel) % n]
+    out[_PLAYERS : _PLAYERS + 13 * n] = rotated
     if state.history:
         bids = state.history[-1].bids
-        out[o["last_bids"] : o["last_bids"] + n] = [bids[p] / COIN_SCALE for p in order]
-    return out
+        out[_LAST_BIDS : _LAST_BIDS + n] = [bids[(player + rel) % n] / COIN_SCALE for rel in range(n)]
+    return np.array(out, dtype=np.float32)
+
+
+_SEAT, _BID_LIMIT, _HAND, _PLAYERS, _LAST_BIDS = (OFFSETS[k] for k in ("seat", "bid_limit", "hand", "players", "last_bids"))
 
 
 def _public_features(game: "MegaGem", state: "MegaGemState") -> tuple[list[float], list[list[float]]]:
