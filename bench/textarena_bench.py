@@ -54,7 +54,7 @@ def record_games(title: str, n: int, games: int) -> tuple[object, list[tuple[int
 def run_raw(title, n, kwargs, recorded, isolate: bool) -> tuple[float, int]:
     ta = _ta()
     steps = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for _, ta_seed, actions in recorded:
         if isolate:
             outer = random.getstate()
@@ -82,12 +82,12 @@ def run_raw(title, n, kwargs, recorded, isolate: bool) -> tuple[float, int]:
                 env.step(a)
             env.close()
         steps += len(actions)
-    return time.perf_counter() - start, steps
+    return time.process_time() - start, steps
 
 
 def run_adapter(game, recorded) -> tuple[float, int]:
     steps = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for seed, _, actions in recorded:
         pos = game.start(seed)
         for a in actions:
@@ -95,7 +95,7 @@ def run_adapter(game, recorded) -> tuple[float, int]:
             game.observe(pos, p)
             pos = game.act(pos, p, a)
         steps += len(actions)
-    return time.perf_counter() - start, steps
+    return time.process_time() - start, steps
 
 
 def main() -> None:
@@ -136,7 +136,7 @@ def main() -> None:
         f"Written by `bench/textarena_bench.py`; rerun it to refresh. Machine: {machine()}. "
         f"{args.games} random-legal games per title, recorded through the adapter, then replayed as the same "
         "TextArena seed and action strings by every row; fastest of "
-        f"{args.repeats} interleaved runs. Per step = whole games (make/reset/start included) / steps. "
+        f"{args.repeats} interleaved runs. Per step = CPU time (process_time) of whole games (make/reset/start included) / steps. "
         f"Load average (1 min) {load_before:.1f} before and {load_after:.1f} after on a shared machine: absolute times "
         "are inflated, the ratios come from the same interleaved runs.",
         "",
