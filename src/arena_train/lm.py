@@ -110,11 +110,29 @@ def pad_batch(token_lists: Sequence[Sequence[int]], label_lists: Sequence[Sequen
 def menu_logprobs(model, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, temperature: float = 1.0) -> mx.array:
     """(B, A) log-probabilities over each menu (masked entries get ~-inf). Causal attention
     means right padding never reaches the last real position, so no attention mask is needed."""
-    logits = model(tokens)
-    last = logits[mx.arange(tokens.shape[0]), lengths - 1]  # (B, V)
+    last = last_logits(model, tokens, lengths)  # (B, V)
     chosen = mx.take_along_axis(last, labels, axis=-1).astype(mx.float32) / max(temperature, 1e-6)
     chosen = mx.where(mask, chosen, mx.array(NEG, dtype=mx.float32))
     return chosen - mx.logsumexp(chosen, axis=-1, keepdims=True)
+
+
+def last_logits(model, tokens: mx.array, lengths: mx.array) -> mx.array:
+    """Logits at each row's last real position. For mlx-lm models with the usual layout
+    (``model.model`` the transformer, a tied embedding or ``lm_head``) only those positions
+    are projected onto the vocabulary, which is most of the cost on a small model."""
+    rows = mx.arange(tokens.shape[0])
+    body = getattr(model, "model", None)
+    head = getattr(model, "lm_head", None)
+    embed = getattr(body, "embed_tokens", None)
+    if head is not None:
+        project = head
+    elif hasattr(embed, "as_linear"):
+        project = embed.as_linear
+    else:
+        project = None
+    if body is None or project is None:
+        return model(tokens)[rows, lengths - 1]
+    return project(body(tokens)[rows, lengths - 1])
 
 
 class LMPolicy:

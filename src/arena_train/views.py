@@ -51,9 +51,10 @@ class ActionTokens:
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
         self._cache: dict[str, int] = {}
+        self._special = _takes_special(tokenizer)
 
     def encode_text(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False)) if _takes_special(self.tokenizer) else list(self.tokenizer.encode(text))
+        return list(self.tokenizer.encode(text, add_special_tokens=False)) if self._special else list(self.tokenizer.encode(text))
 
     def token(self, label: str) -> int:
         tok = self._cache.get(label)
