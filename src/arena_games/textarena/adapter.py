@@ -499,7 +499,7 @@ class TextArenaGame(Game[TextArenaState, str]):
             "title": self.title.env_id,
             "player": player,
             "to_move": list(state.to_move),
-            "messages": list(map(list, messages)),
+            "messages": messages,  # a fresh list of (sender, kind, text) tuples (immutable: safe to share)
             "omitted_messages": omitted,
         }
         if state.outcome is not None:
@@ -564,7 +564,9 @@ class TextArenaGame(Game[TextArenaState, str]):
 def budget(messages: Sequence[Message], max_chars: int | None) -> tuple[list[Message], int]:
     """Keep the first message (the rules prompt) and the most recent ones within ``max_chars``."""
     msgs = list(messages)
-    if max_chars is None or sum(len(m.text) + 12 for m in msgs) <= max_chars:
+    if max_chars is None:
+        return msgs, 0
+    if sum(len(m.text) + 12 for m in msgs) <= max_chars:
         return msgs, 0
     head = msgs[:1] if msgs and msgs[0].kind == "PROMPT" and len(msgs[0].text) + 12 <= max_chars // 2 else []
     room = max_chars - sum(len(m.text) + 12 for m in head)

@@ -141,14 +141,7 @@ def high_society_hand(env: Any, player: int) -> tuple[str, ...]:
     return tuple(f"[{v}]" for v in sorted(_gs(env)["player_money"][player]))
 
 
-_BIDS: dict[tuple[int, int], str] = {}
-
-
-def _bid(q: int, f: int) -> str:
-    text = _BIDS.get((q, f))
-    if text is None:
-        text = _BIDS[(q, f)] = f"[Bid: {q}, {f}]"
-    return text
+_LIARS_LEGAL: dict[tuple[int, int, int, bool], tuple[str, ...]] = {}
 
 
 def liars_dice_legal(env: Any, player: int) -> tuple[str, ...]:
@@ -156,12 +149,14 @@ def liars_dice_legal(env: Any, player: int) -> tuple[str, ...]:
     identical), with quantity up to the dice still in play."""
     gs = _gs(env)
     bid = gs["current_bid"]
-    total = sum(gs["remaining_dice"].values())
-    q0, f0 = bid["quantity"], bid["face_value"]
-    out = ["[Call]"] if gs["last_bidder_id"] is not None and q0 > 0 else []
-    faces = range(max(1, f0), 7)
-    out += [_bid(q, f) for q in range(max(1, q0), total + 1) for f in faces if q != q0 or f != f0]
-    return tuple(out)
+    key = (bid["quantity"], bid["face_value"], sum(gs["remaining_dice"].values()), gs["last_bidder_id"] is not None)
+    legal = _LIARS_LEGAL.get(key)
+    if legal is None:
+        q0, f0, total, standing = key
+        out = ["[Call]"] if standing and q0 > 0 else []
+        out += [f"[Bid: {q}, {f}]" for q in range(max(1, q0), total + 1) for f in range(max(1, f0), 7) if q != q0 or f != f0]
+        legal = _LIARS_LEGAL[key] = tuple(out)
+    return legal
 
 
 def indian_poker_legal(env: Any, player: int) -> tuple[str, ...]:
