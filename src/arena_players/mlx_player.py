@@ -236,10 +236,14 @@ def load_model(model: str):
 class MLXEngine:
     """A loaded model and tokenizer: chat-template encoding and generation, one at a time or batched."""
 
-    def __init__(self, model, tokenizer, *, prefill_step: int = 2048):
+    def __init__(self, model, tokenizer, *, prefill_step: int = 2048, prefill_batch: int = 8, batch_prefill_step: int = 512):
         self.model = model
         self.tokenizer = tokenizer
         self.prefill_step = prefill_step
+        # batched prefill in groups of ``prefill_batch`` rows and ``batch_prefill_step``-token
+        # chunks: on a CPU, one padded prefill of 32 long prompts is slower than a few small ones
+        self.prefill_batch = prefill_batch
+        self.batch_prefill_step = batch_prefill_step
         self.eos_ids = frozenset(int(t) for t in tokenizer.eos_token_ids)
         if not self.eos_ids:
             raise ConfigError("the tokenizer names no end-of-sequence token; constrained decoding needs one")
@@ -330,6 +334,8 @@ class MLXEngine:
             if req.constraint is not None and req.constraint.completes(token):
                 finish = "complete"  # only EOS could follow: stop without the extra step
                 break
+            if len(out) == req.max_tokens:
+                break  # the budget is spent: no forward pass for a token nobody reads
             logits = self.model(y.reshape(1, 1).astype(mx.uint32), cache=cache)[:, -1, :]
         self._account(started, len(req.tokens), len(out))
         return Generated(out, finish)
@@ -350,8 +356,8 @@ class MLXEngine:
             self.model,
             stop_tokens=[[t] for t in sorted(self.eos_ids)],
             completion_batch_size=n,
-            prefill_batch_size=n,
-            prefill_step_size=self.prefill_step,
+            prefill_batch_size=min(n, self.prefill_batch),
+            prefill_step_size=min(self.prefill_step, self.batch_prefill_step),
         )
         try:
             uids = gen.insert(
