@@ -193,6 +193,18 @@ def test_reference_points_are_ordered():
         json.dumps(ref.to_json())
 
 
+@pytest.mark.parametrize("k", K_VALUES)
+def test_baseline_strategies(k):
+    stag = eq.reference_points("stag_hunt", k).baseline_strategy
+    # a 50/50 mix of effort 1 with a higher effort (all such mixes are worth 2(k + 1))
+    assert stag[0] == pytest.approx(0.5) and sorted(stag[1:])[-1] == pytest.approx(0.5) and sum(stag) == pytest.approx(1)
+    np.testing.assert_allclose(eq.reference_points("coordination", k).baseline_strategy, 1 / k)
+    ref = eq.reference_points("battle_of_sexes", k)
+    assert min(ref.baseline_strategy) > 0  # full support
+    listed = ref.to_json()
+    assert listed["symmetric_ne_count"] == len(ref.symmetric_ne) and len(listed["symmetric_ne"]) <= 16
+
+
 def test_disk_cache_round_trip_and_repair(tmp_path, solved):
     eq.clear_memory_cache()
     first = eq.extreme_equilibria("anti_coordination", 4, cache_dir=tmp_path)
@@ -216,13 +228,20 @@ def test_disk_cache_round_trip_and_repair(tmp_path, solved):
     eq.clear_memory_cache()
 
 
-@pytest.mark.parametrize("k", K_VALUES)
-def test_baseline_strategies(k):
-    stag = eq.reference_points("stag_hunt", k).baseline_strategy
-    # a 50/50 mix of effort 1 with a higher effort (all such mixes are worth 2(k + 1))
-    assert stag[0] == pytest.approx(0.5) and sorted(stag[1:])[-1] == pytest.approx(0.5) and sum(stag) == pytest.approx(1)
-    np.testing.assert_allclose(eq.reference_points("coordination", k).baseline_strategy, 1 / k)
-    ref = eq.reference_points("battle_of_sexes", k)
-    assert min(ref.baseline_strategy) > 0  # full support
-    listed = ref.to_json()
-    assert listed["symmetric_ne_count"] == len(ref.symmetric_ne) and len(listed["symmetric_ne"]) <= 16
+def test_a_study_does_not_re_solve(tmp_path, monkeypatch):
+    """The solver runs once per (archetype, k): later calls hit memory, a new process the disk."""
+    calls = []
+    real = eq.solve_extreme_equilibria
+    monkeypatch.setattr(eq, "solve_extreme_equilibria", lambda a, k: calls.append((a, k)) or real(a, k))
+    monkeypatch.setenv(eq.CACHE_ENV, str(tmp_path))
+    eq.clear_memory_cache()
+    from arena_games.matrix.study import StudyConfig, run_study
+
+    config = StudyConfig(player="matrix_uniform", archetypes=("chicken", "stag_hunt"), ks=(3, 4), trials=4)
+    run_study(config, None)
+    run_study(config, None)
+    assert sorted(calls) == [("chicken", 3), ("chicken", 4), ("stag_hunt", 3), ("stag_hunt", 4)]
+    eq.clear_memory_cache()  # as a fresh process would start
+    run_study(config, None)
+    assert len(calls) == 4 and len(list(tmp_path.glob("*.json"))) == 4
+    eq.clear_memory_cache()

@@ -49,10 +49,13 @@ def _dedupe(profiles: list[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndar
     if not profiles:
         return []
     stacked = np.array([np.concatenate([x, y]) for x, y in profiles])
+    kept = np.empty_like(stacked)
     kept_rows: list[int] = []
     for n, row in enumerate(stacked):
-        if kept_rows and np.min(np.max(np.abs(stacked[kept_rows] - row), axis=1)) <= DEDUPE_TOL:
+        m = len(kept_rows)
+        if m and np.abs(kept[:m] - row).max(axis=1).min() <= DEDUPE_TOL:
             continue
+        kept[m] = row
         kept_rows.append(n)
     return [profiles[n] for n in kept_rows]
 

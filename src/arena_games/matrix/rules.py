@@ -123,7 +123,7 @@ class MatrixGame(Game[MatrixState, int]):
                 "reward_bounds": (float(min(A.min(), B.min())), float(max(A.max(), B.max()))),
             }
         )
-        # seat_payoff[seat][own label, other label] -> (own payoff, other payoff) in label space
+        # in label space, indexed [own label, other's label]: _own[seat] is the seat's payoff, _other[seat] the other's
         underlying = (np.arange(p.k) + p.rotation) % p.k
         A_lab = A[np.ix_(underlying, underlying)]
         B_lab = B[np.ix_(underlying, underlying)]
