@@ -84,6 +84,14 @@ def chopsticks_moves() -> tuple[str, ...]:
 DIRECTIONS = ("[up]", "[down]", "[left]", "[right]")
 
 
+def battleship_cells(n: int = 5) -> tuple[str, ...]:
+    return tuple(f"[{chr(65 + r)}{c}]" for r in range(n) for c in range(n))
+
+
+def ultimate_cells() -> tuple[str, ...]:
+    return tuple(f"[{m} {k}]" for m in range(9) for k in range(9))
+
+
 # ------------------------------------------------------------------ printed lists
 def empty_cells(env: Any, player: int) -> tuple[str, ...]:
     """TicTacToe, ThreePlayerTicTacToe, SimpleTak: the 'Available Moves' list (empty cells)."""
@@ -199,6 +207,29 @@ def chopsticks_legal(env: Any, player: int) -> tuple[str, ...]:
     total = mine[0] + mine[1]
     out += [f"[split {a} {total - a}]" for a in range(total + 1) if [a, total - a] != list(mine)]
     return tuple(out)
+
+
+def battleship_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Cells of the player's tracking board not fired upon yet."""
+    board = _gs(env)["tracking_board"][player]
+    return tuple(f"[{chr(65 + r)}{c}]" for r in range(len(board)) for c in range(len(board[r])) if board[r][c] == "~")
+
+
+def ultimate_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Empty cells of the micro board the player is sent to (any micro board when free), never
+    in a micro board that is already won."""
+    gs = _gs(env)
+    nxt = gs["next_micro_board"]
+    boards = range(9) if nxt is None else (nxt,)
+    macro = gs["macro_board"]
+    return tuple(
+        f"[{m} {r * 3 + c}]"
+        for m in boards
+        if macro[m // 3][m % 3] == " "
+        for r in range(3)
+        for c in range(3)
+        if gs["board"][m][r][c] == " "
+    )
 
 
 def fixed(*actions: str):
