@@ -293,3 +293,20 @@ def test_tiny_model_cache_is_reused(tmp_path):
     stamp = (first / "model.safetensors").stat().st_mtime_ns
     assert ensure_tiny_model(tmp_path, game_ids=["kuhn_poker"]) == first
     assert (first / "model.safetensors").stat().st_mtime_ns == stamp
+
+
+def test_chat_encoding_equals_the_templates_own_tokenization(engine):
+    """The cached-system-turn fast path gives exactly the tokens of the chat template."""
+    from arena_core.match import Match
+    from arena_players.batched import make_decision
+
+    for game_id in ("kuhn_poker", "megagem"):
+        game = make_game(game_id)
+        for seed in range(3):
+            m = Match(game, seed)
+            messages = make_decision(m, m.to_act()).prompt().messages()
+            for msgs in (messages, messages + [{"role": "assistant", "content": "hmm"}, {"role": "user", "content": "again"}]):
+                tokens, prefix = engine.encode_chat(msgs)
+                assert tokens == list(engine.tokenizer.apply_chat_template(msgs, add_generation_prompt=True))
+                head = list(engine.tokenizer.apply_chat_template(msgs[:1], add_generation_prompt=False))
+                assert prefix == len(head) > 0 and tokens[:prefix] == head

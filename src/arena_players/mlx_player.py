@@ -252,31 +252,59 @@ class MLXEngine:
         self.stats = EngineStats()
         self._prefixes: "OrderedDict[tuple[int, ...], list]" = OrderedDict()
         self.prefix_cache_size = 8
-
-    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
-        """Prompt tokens through the tokenizer's chat template (system merged into the user
-        turn for templates without a system role; plain text for tokenizers without one)."""
-        tok = self.tokenizer
-        if getattr(tok, "has_chat_template", False):
-            try:
-                return list(tok.apply_chat_template(messages, add_generation_prompt=True))
-            except Exception:  # e.g. templates that reject a system role
-                merged = [{"role": "user", "content": "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user"))}]
-                merged += [m for m in messages if m["role"] == "assistant"]
-                return list(tok.apply_chat_template(merged, add_generation_prompt=True))
-        text = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant: "
-        return list(tok.encode(text))
-
-    def shared_prefix_len(self, messages: list[dict[str, str]], tokens: Sequence[int]) -> int:
-        """Length of the system turn's tokens when they are a prefix of ``tokens`` (0 otherwise)."""
-        if len(messages) < 2 or messages[0]["role"] != "system" or not getattr(self.tokenizer, "has_chat_template", False):
-            return 0
+        self._heads: dict[str, tuple[str, list[int]] | None] = {}
+        self._answers: dict[str, list[int]] = {}
         try:
-            head = list(self.tokenizer.apply_chat_template(messages[:1], add_generation_prompt=False))
-        except Exception:
-            return 0
-        n = len(head)
-        return n if 0 < n < len(tokens) and list(tokens[:n]) == head else 0
+            self._specials = tuple(sorted(tokenizer.get_added_vocab(), key=len, reverse=True))
+        except Exception:  # tokenizers without an added vocabulary: never split the encoding
+            self._specials = ()
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> tuple[list[int], int]:
+        """``(prompt tokens, shared prefix length)`` through the tokenizer's chat template.
+
+        The prefix is the system turn (the rules), identical at every decision: its tokens are
+        cached, and when the rest of the prompt starts with a special token (so tokenization
+        cannot merge across the boundary) only the rest is encoded. Templates without a system
+        role get it merged into the user turn; tokenizers without a template get plain text.
+        """
+        tok = self.tokenizer
+        if not getattr(tok, "has_chat_template", False):
+            text = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant: "
+            return list(tok.encode(text)), 0
+        try:
+            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        except Exception:  # e.g. templates that reject a system role
+            merged = [{"role": "user", "content": "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user"))}]
+            messages = merged + [m for m in messages if m["role"] == "assistant"]
+            text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        head = self._system_head(messages)
+        if head is not None:
+            head_text, head_tokens = head
+            rest = text[len(head_text) :]
+            if text.startswith(head_text) and rest and any(rest.startswith(s) for s in self._specials):
+                return head_tokens + self._encode(rest), len(head_tokens)
+        tokens = self._encode(text)
+        if head is not None and 0 < len(head[1]) < len(tokens) and tokens[: len(head[1])] == head[1]:
+            return tokens, len(head[1])
+        return tokens, 0
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _system_head(self, messages: list[dict[str, str]]) -> tuple[str, list[int]] | None:
+        """The rendered system turn and its tokens (cached by its text), or None."""
+        if len(messages) < 2 or messages[0]["role"] != "system":
+            return None
+        content = messages[0]["content"]
+        if content not in self._heads:
+            try:
+                head_text = self.tokenizer.apply_chat_template(messages[:1], add_generation_prompt=False, tokenize=False)
+                self._heads[content] = (head_text, self._encode(head_text))
+            except Exception:
+                self._heads[content] = None
+            while len(self._heads) > self.prefix_cache_size:
+                self._heads.pop(next(iter(self._heads)))
+        return self._heads[content]
 
     def _prefill(self, tokens: Sequence[int], cache: list) -> None:
         """Run ``tokens`` through the model into ``cache`` (logits are never computed)."""
@@ -302,7 +330,13 @@ class MLXEngine:
         return copy.deepcopy(cache)
 
     def encode_answer(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
+        """Tokens of an answer string (cached: the same legal strings recur every turn)."""
+        tokens = self._answers.get(text)
+        if tokens is None:
+            if len(self._answers) > 65536:
+                self._answers.clear()
+            tokens = self._answers[text] = self._encode(text)
+        return list(tokens)
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.tokenizer.decode(list(tokens))
@@ -512,8 +546,9 @@ class MLXPlayer(BasePlayer):
         if s.temperature > 0:
             seed = int(p.decision.rng("mlx", self.seed, p.attempt, p.rounds).integers(0, 2**62))
             sampler = KeyedSampler(seed, s.temperature, s.top_p)
-        tokens = self.engine.encode_chat(p.messages)
-        prefix = self.engine.shared_prefix_len(p.messages, tokens) if s.prefix_cache else 0
+        tokens, prefix = self.engine.encode_chat(p.messages)
+        if not s.prefix_cache:
+            prefix = 0
         if p.trie is not None:
             return Request(tokens, p.trie.depth + 1, sampler, TrieConstraint(p.trie, self.engine.eos), prefix)
         return Request(tokens, s.max_tokens, sampler, None, prefix)
