@@ -223,7 +223,7 @@ class GRPOTrainer:
         elif tokenizer is None:
             raise ConfigError("pass the tokenizer together with an injected model")
         self.model, self.tokenizer = model, tokenizer
-        prepare_trainable(model, cfg.model.finetune, lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
+        prepare_trainable(model, cfg.model.finetune, seed=derive_seed(cfg.seed, "init"), lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
         self.reference = trainables(model)  # frozen copy for the KL penalty and the 'initial' anchor
         self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
         self.reward = RewardSpec(cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty)

@@ -42,8 +42,12 @@ def load_lm(path: str):
         raise ConfigError(f"cannot load model {path!r} ({type(exc).__name__}: {exc}); pass 'tiny' or a local mlx-lm model directory") from exc
 
 
-def prepare_trainable(model, finetune: Literal["full", "lora"], *, lora_layers: int = 4, lora_rank: int = 8, lora_scale: float = 20.0) -> None:
-    """Full fine-tuning (every weight trains) or LoRA adapters via mlx-lm's tuner utilities."""
+def prepare_trainable(model, finetune: Literal["full", "lora"], *, seed: int, lora_layers: int = 4, lora_rank: int = 8, lora_scale: float = 20.0) -> None:
+    """Full fine-tuning (every weight trains) or LoRA adapters via mlx-lm's tuner utilities.
+
+    mlx-lm draws the adapters' A matrices from MLX's global random state (seeded from the
+    clock); we redraw them from ``make_rng(seed, "lora", name)`` with the same law (uniform in
+    +-1/sqrt(fan_in)), so a LoRA run is as reproducible as a full one."""
     if finetune == "full":
         model.unfreeze()
         return
@@ -51,6 +55,12 @@ def prepare_trainable(model, finetune: Literal["full", "lora"], *, lora_layers: 
 
     model.freeze()
     linear_to_lora_layers(model, lora_layers, {"rank": lora_rank, "scale": lora_scale, "dropout": 0.0})
+    redrawn = {}
+    for name, value in tree_flatten(model.trainable_parameters()):
+        if name.endswith("lora_a"):
+            bound = 1.0 / np.sqrt(value.shape[0])
+            redrawn[name] = mx.array(make_rng(seed, "lora", name).uniform(-bound, bound, size=value.shape).astype(np.float32))
+    load_trainables(model, redrawn)
 
 
 def trainables(model) -> dict[str, mx.array]:

@@ -9,14 +9,13 @@ counted, never raised -- a misbehaving player is data.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from arena_core.players import Decision, Move
 
-from .views import CompactView, Menu
 
 
 @dataclass(frozen=True)
@@ -279,28 +278,19 @@ def per_deal_means(results: Sequence[EpisodeResult], spec: RewardSpec | None = N
     return [float(np.mean(by_deal[d])) for d in order]
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlayerLearner:
-    """Wraps an ordinary arena player as a :class:`Learner` (for evaluating bots and anchors)."""
+    """An ordinary arena player as a :class:`Learner` (to evaluate bots and anchors on the same
+    deals). Episodes run in lockstep, so the player must not keep per-episode state."""
 
     player: Any
-    _counts: dict = field(default_factory=dict)
 
     def decide(self, requests: Sequence[Request]) -> list[Choice]:
         out = []
         for req in requests:
-            if req.episode not in self._counts:
-                self._counts[req.episode] = True
-                begin = getattr(self.player, "begin_episode", None)
-                if begin is not None:
-                    begin(req.game, req.seat, 0)
             action, bad = _opponent_action(req.game, req.pos, req.seat, self.player, req.key)
             out.append(Choice(action, illegal=bad))
         return out
-
-
-def menu_for(view: CompactView, req: Request, include_illegal: bool) -> Menu:
-    return view.menu(req.game, req.pos, req.seat, include_illegal=include_illegal)
 
 
 def expected_return(game, deal_seed: int, learner_seat: int, distribution, opponents: Mapping[int, Any]) -> float:
