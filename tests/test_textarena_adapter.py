@@ -155,7 +155,7 @@ def test_every_listed_move_is_accepted_by_textarena():
     """Each exact legal action, stepped on a copy of the raw env, passes TextArena's validation."""
     from arena_games.textarena.adapter import _invalid_reason
 
-    for title in ["IndianPoker-v0", "Poker-v0", "LiarsDice-v0", "Chopsticks-v0", "Nim-v0", "HighSociety-v0", "Battleship-v0", "UltimateTicTacToe-v0"]:
+    for title in ["IndianPoker-v0", "Poker-v0", "LiarsDice-v0", "Chopsticks-v0", "Nim-v0", "HighSociety-v0", "Battleship-v0", "UltimateTicTacToe-v0", "GermanWhist-v0"]:
         game = make_game(f"textarena/{title}")
         for pos in _random_walk(game, 2, 2, max_steps=12)[:-1]:
             p = game.current_player(pos)

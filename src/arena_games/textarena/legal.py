@@ -232,6 +232,22 @@ def ultimate_legal(env: Any, player: int) -> tuple[str, ...]:
     )
 
 
+def card_positions(n: int = 13) -> tuple[str, ...]:
+    return tuple(f"[play {i}]" for i in range(1, n + 1))
+
+
+def briscola_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Any card of the hand, by 1-based position."""
+    return tuple(f"[play {i}]" for i in range(1, len(_gs(env)["players"][player]["hand"]) + 1))
+
+
+def german_whist_legal(env: Any, player: int) -> tuple[str, ...]:
+    """Cards of the hand that follow suit (any card when void in the lead suit or leading),
+    decided by the title's own suit rule."""
+    hand = _gs(env)["players"][player]["hand"]
+    return tuple(f"[play {i}]" for i, card in enumerate(hand, 1) if env._is_valid_play(player, card))
+
+
 def fixed(*actions: str):
     """A title whose every move is always legal (rock-paper-scissors, directions, ...)."""
 
