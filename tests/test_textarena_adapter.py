@@ -341,3 +341,15 @@ def test_moves_collected_one_after_the_other_stay_hidden(title, first, second):
     assert other == game.current_player(b) != p
     assert game.observe(a, other) == game.observe(b, other)
     assert game.legal(a, other) == game.legal(b, other)
+
+
+def test_a_game_pickles_without_its_live_envs():
+    """Process pools send games to workers: the live-env cache is dropped and rebuilt by replay."""
+    import pickle
+
+    game = make_game("textarena/LiarsDice-v0", num_players=3)
+    mid = _random_walk(game, 4, 4, max_steps=10)[-1]
+    clone = pickle.loads(pickle.dumps(game))
+    p = game.current_player(mid)
+    action = game.legal(mid, p)[0]
+    assert clone.act(mid, p, action).state == game.act(mid, p, action).state

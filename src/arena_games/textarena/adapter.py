@@ -323,6 +323,13 @@ class TextArenaGame(Game[TextArenaState, str]):
     def default_num_players(self) -> int:
         return self.title.players[0]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the live envs (a cache: they are rebuilt by replay when needed)."""
+        state = dict(self.__dict__)
+        for cache in ("_live", "_free_legal", "rejections"):
+            state[cache] = OrderedDict()
+        return state
+
     # ------------------------------------------------------------------ live envs
     def _new_env(self, ta_seed: int) -> _LiveEnv:
         ta = _ta()
