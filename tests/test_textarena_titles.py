@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("textarena")
 
+from arena_core.match import Match  # noqa: E402
 from arena_core.policy import IllegalActionPolicy  # noqa: E402
 from arena_core.registry import availability, list_plugins, make_game  # noqa: E402
 from arena_core.runner import play_episode  # noqa: E402
@@ -52,6 +53,15 @@ def test_title_plays_to_the_end_deterministically(env_id, num_players):
         assert [s.action for s in again.steps] == [s.action for s in first.steps]
         assert [s.obs_digest for s in again.steps] == [s.obs_digest for s in first.steps]
         assert again.end.returns == first.end.returns
+    # the typed end: never a TextArena forfeit or a livelock on the canonical line; a dead end
+    # only in titles whose spec documents the upstream bug behind it
+    match = Match(game, SEEDS[0])
+    for step in _play(game, SEEDS[0]).steps:
+        match.submit(step.player, step.action)
+    kind = match.position.state.outcome.kind
+    assert kind not in (EndKind.FORFEIT, EndKind.PLAYER_ERROR)
+    if kind is EndKind.ENV_ERROR:
+        assert TITLES[env_id].known_bugs
 
 
 def test_different_seeds_give_different_deals():
