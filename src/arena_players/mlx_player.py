@@ -343,15 +343,8 @@ class MLXEngine:
 
     # -- one at a time
     def generate(self, req: Request) -> Generated:
-        from mlx_lm.models.cache import make_prompt_cache
-
         started = time.perf_counter()
-        if req.prefix_len:
-            cache = self._prefix_cache(req.tokens[: req.prefix_len])
-            self._prefill(req.tokens[req.prefix_len : -1], cache)
-        else:
-            cache = make_prompt_cache(self.model)
-            self._prefill(req.tokens[:-1], cache)
+        cache = self._prefilled(req)
         logits = self.model(mx.array(req.tokens[-1:])[None], cache=cache)[:, -1, :]
         out: list[int] = []
         finish = "length"
@@ -374,10 +367,27 @@ class MLXEngine:
         self._account(started, len(req.tokens), len(out))
         return Generated(out, finish)
 
+    def _prefilled(self, req: Request) -> list:
+        """A KV cache holding every prompt token but the last (prefix from the cache)."""
+        from mlx_lm.models.cache import make_prompt_cache
+
+        if req.prefix_len:
+            cache = self._prefix_cache(req.tokens[: req.prefix_len])
+            self._prefill(req.tokens[req.prefix_len : -1], cache)
+        else:
+            cache = make_prompt_cache(self.model)
+            self._prefill(req.tokens[:-1], cache)
+        return cache
+
     # -- batched
     def generate_batch(self, reqs: Sequence[Request]) -> list[Generated]:
-        """All requests in one ``BatchGenerator``: prompts prefilled together, one forward pass
-        per token for the whole batch, a per-row sampler and logits processor."""
+        """All requests in one ``BatchGenerator``: one forward pass per token for the whole
+        batch, a per-row sampler and logits processor.
+
+        Each prompt is prefilled on its own first (from the shared-prefix cache): on a CPU a
+        padded batch prefill of long prompts is slower than one prompt at a time, while the
+        token-by-token decode steps are where batching pays.
+        """
         from mlx_lm.generate import BatchGenerator
 
         if not reqs:
@@ -395,8 +405,9 @@ class MLXEngine:
         )
         try:
             uids = gen.insert(
-                [r.tokens[r.prefix_len :] for r in reqs],
-                caches=[self._prefix_cache(r.tokens[: r.prefix_len]) if r.prefix_len else None for r in reqs],
+                [r.tokens[-1:] for r in reqs],
+                caches=[self._prefilled(r) for r in reqs],
+                all_tokens=[r.tokens[:-1] for r in reqs],
                 max_tokens=[r.max_tokens for r in reqs],
                 samplers=[r.sampler for r in reqs],
                 logits_processors=[[r.constraint] if r.constraint is not None else [] for r in reqs],
