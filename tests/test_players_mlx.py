@@ -310,3 +310,34 @@ def test_chat_encoding_equals_the_templates_own_tokenization(engine):
                 assert tokens == list(engine.tokenizer.apply_chat_template(msgs, add_generation_prompt=True))
                 head = list(engine.tokenizer.apply_chat_template(msgs[:1], add_generation_prompt=False))
                 assert prefix == len(head) > 0 and tokens[:prefix] == head
+
+
+def test_a_row_that_cannot_be_prompted_fails_alone_in_a_batch(engine):
+    """Constrained mode needs listed legal strings; a decision without them is recorded as a
+    player error while the other games of the batch play on."""
+    from arena_core.text import Prompt
+    from arena_games.kuhn import KuhnPoker
+    from arena_players.batched import play_batch
+
+    class Unlisted(KuhnPoker):
+        def text_view(self):
+            base = super().text_view()
+
+            class View:
+                def prompt(self, game, pos, player):
+                    p = base.prompt(game, pos, player)
+                    return Prompt(p.system, p.user, () if pos.state.cards[player] == 0 else p.legal)
+
+                def parse(self, game, pos, player, text):
+                    return base.parse(game, pos, player, text)
+
+            return View()
+
+    game = Unlisted()
+    player = MLXPlayer(engine=engine)
+    records = play_batch(game, [player, player], list(range(6)), policy=IllegalActionPolicy(mode="default"))
+    failed = [e for r in records for e in r.events if e.type == "policy"]
+    played = [s for r in records for s in r.steps if not s.substituted]
+    assert failed and played
+    assert all(e.telemetry == {"error_type": "ConfigError"} and "lists no legal strings" in e.detail for e in failed)
+    assert all(s.telemetry["parse_method"] == "constrained" for s in played)

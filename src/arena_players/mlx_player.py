@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections import OrderedDict
 import json
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
@@ -31,7 +31,6 @@ from arena_core.errors import ConfigError, PlayerError
 from arena_core.players import BasePlayer, Decision, Move
 
 from .llm_common import NO_ACTION, TextRecord, legal_action_for, retry_feedback, text_record
-
 
 
 # ---------------------------------------------------------------------- settings
@@ -115,23 +114,21 @@ class TrieConstraint:
     def __init__(self, trie: TokenTrie, eos: int):
         self.trie = trie
         self.eos = int(eos)
-        self.node: TrieNode | None = trie.root
+        self.node: TrieNode = trie.root
         self.path: list[int] = []
         self._calls = 0
 
     @property
     def done(self) -> bool:
-        node = self.node
-        return node is None or (node.value is not None and not node.children)
+        return self.node.value is not None and not self.node.children
 
     def completes(self, token: int) -> bool:
         """Whether ``token`` (not yet seen by the processor) ends a string that cannot be extended."""
-        nxt = self.node.children.get(int(token)) if self.node is not None else None
+        nxt = self.node.children.get(int(token))
         return nxt is not None and nxt.value is not None and not nxt.children
 
     def advance(self, token: int) -> None:
-        if self.node is None:
-            return
+        """Move along the trie by ``token`` (EOS after a complete string leaves it in place)."""
         if token == self.eos and self.node.value is not None:
             return  # the string is complete; EOS ends generation
         nxt = self.node.children.get(token)
@@ -145,8 +142,6 @@ class TrieConstraint:
             self.advance(int(tokens[-1].item()))
         self._calls += 1
         node = self.node
-        if node is None:  # pragma: no cover - advance never sets None
-            return logits
         if node._mask is None or node._mask.shape[-1] != logits.shape[-1]:
             bias = np.full((logits.shape[-1],), -np.inf, dtype=np.float32)
             bias[self.trie.allowed(node, self.eos)] = 0.0
@@ -505,17 +500,26 @@ class MLXPlayer(BasePlayer):
 
     # -- the Player protocol
     def act(self, decision: Decision) -> Move:
-        return self._decide([decision], batched=False)[0]
+        answer = self._decide([decision], batched=False)[0]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
 
-    def act_batch(self, decisions: Sequence[Decision]) -> list[Move]:
-        """Decide every position in ``decisions`` with batched generation."""
+    def act_batch(self, decisions: Sequence[Decision]) -> list[Move | BaseException]:
+        """Decide every position in ``decisions`` with batched generation; a decision that
+        cannot be prompted comes back as its exception (the batched runner records it)."""
         return self._decide(list(decisions), batched=True)
 
     # -- internals
-    def _decide(self, decisions: list[Decision], *, batched: bool) -> list[Move]:
-        pending = [self._start(d) for d in decisions]
-        moves: list[Move | None] = [None] * len(pending)
-        todo = list(range(len(pending)))
+    def _decide(self, decisions: list[Decision], *, batched: bool) -> list[Move | BaseException]:
+        moves: list[Move | BaseException | None] = [None] * len(decisions)
+        pending: dict[int, _Pending] = {}
+        for i, decision in enumerate(decisions):
+            try:
+                pending[i] = self._start(decision)
+            except Exception as exc:  # this row fails; the others still play
+                moves[i] = exc
+        todo = sorted(pending)
         while todo:
             reqs = [self._request(pending[i]) for i in todo]
             gens = self.engine.generate_batch(reqs) if batched else [self.engine.generate(r) for r in reqs]
