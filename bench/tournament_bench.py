@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -28,13 +29,21 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def run(cfg, backend: str, workers: int, out: Path, games: int | None, **extra) -> tuple[float, list[dict]]:
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (pool workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run(cfg, backend: str, workers: int, out: Path, games: int | None, **extra) -> tuple[float, float, list[dict]]:
     options = cfg.run.model_copy(update={"backend": backend, "workers": workers, **extra})
+    cpu = cpu_seconds()
     started = time.perf_counter()
     run_tournament(cfg, results_path=out / "results.jsonl", quiet=True, options=options, max_games=games)
     seconds = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu
     _, results = load_results(out)
-    return seconds, sorted((g.outcome() for g in results), key=lambda o: o["key"])
+    return seconds, cpu, sorted((g.outcome() for g in results), key=lambda o: o["key"])
 
 
 def main() -> None:
@@ -55,16 +64,17 @@ def main() -> None:
             ("sequential", "sequential", 1, {}),
             ("sequential, no time limits", "sequential", 1, {"decision_time_limit_s": None, "game_time_limit_s": None}),
             (f"process pool ({args.workers} workers, spawn)", "process", args.workers, {}),
+            (f"process pool ({args.workers} workers, fork)", "process", args.workers, {"start_method": "fork"}),
             (f"Ray, local ({args.workers} CPUs)", "ray", args.workers, {}),
         ]
         reference = None
         same = {}
         for label, backend, workers, extra in runs:
-            seconds, outcomes = run(cfg, backend, workers, tmp / label.replace(" ", "_"), args.games, **extra)
-            if not extra:
+            seconds, cpu, outcomes = run(cfg, backend, workers, tmp / label.replace(" ", "_"), args.games, **extra)
+            if "decision_time_limit_s" not in extra:
                 reference = reference or outcomes
                 same[label] = outcomes == reference
-            rows.append((label, seconds))
+            rows.append((label, seconds, cpu))
             print(f"{label}: {seconds:.2f} s ({n_games / seconds:.1f} games/s)", flush=True)
         header, games = load_results(tmp / "sequential")
     outcomes = [Outcome(g.key, g.cluster, tuple(g.seats), tuple(g.returns)) for g in games if g.returns is not None]
@@ -79,24 +89,27 @@ def main() -> None:
     print(f"rating fit + 1000 bootstrap resamples: {fit_s:.2f} s; whole summary (+ head-to-head, openskill, tables): {summary_s:.2f} s")
 
     seq = rows[0][1]
-    table = "\n".join(f"| {label} | {s:.2f} | {n_games / s:.1f} | {seq / s:.2f}× |" for label, s in rows)
+    table = "\n".join(f"| {label} | {s:.2f} | {n_games / s:.1f} | {seq / s:.2f}× | {cpu:.1f} |" for label, s, cpu in rows)
     pool = rows[2][1]
+    fork = rows[3][1]
     body = f"""
 ## Tournaments
 
 Written by `bench/tournament_bench.py`; rerun it to refresh. Machine: {machine()}.
 Schedule: `examples/tournament_bots.toml`, MegaGem among 13 scripted bots, Steiner triple system
 (26 tables), 8 shared deals, 3 seat rotations: {n_games} games. Run options as in the example
-(policy `default`, a 30 s decision limit and a 600 s game limit, so every decision goes through the
-timeout thread) unless the row says otherwise. One run per row, wall clock including pool/Ray
-start-up. Load average (1 min) {load_before:.1f} before and {load_after:.1f} after on {os.cpu_count()} cores:
+(policy `default`, a 30 s decision limit and a 600 s game limit, so every decision runs under the
+decision timer) unless the row says otherwise. One run per row, wall clock including pool/Ray
+start-up; CPU seconds = this process plus its pool workers (Ray's workers are not its children,
+so that row shows only the driver). Load average (1 min) {load_before:.1f} before and {load_after:.1f} after on {os.cpu_count()} cores:
 other jobs shared the machine, so absolute times are inflated and ratios are noisy.
 
-| backend | seconds | games/s | vs sequential |
-|---|---:|---:|---:|
+| backend | seconds | games/s | vs sequential | CPU s |
+|---|---:|---:|---:|---:|
 {table}
 
-- Process pool vs sequential (goal ≥ 1.7×): **{seq / pool:.2f}×**.
+- Process pool vs sequential (goal ≥ 1.7×): **{seq / pool:.2f}×** with spawned workers (the default),
+  **{seq / fork:.2f}×** with forked ones.
 - Same results from every backend (games compared without their timings): {', '.join(f'{k}: {"yes" if v else "NO"}' for k, v in same.items())}.
 - Plackett–Luce fit plus 1,000 cluster-bootstrap resamples (goal < 10 s): **{fit_s:.2f} s**; the whole
   summary (also head-to-head intervals for 78 pairs, openskill, per-player and per-seat tables): {summary_s:.2f} s.

@@ -19,6 +19,7 @@ def config(out, backend: str):
     })
 
 
+@pytest.mark.slow  # Ray start-up alone takes 10-20 s here
 def test_ray_backend_gives_the_sequential_results(tmp_path):
     seq = run_tournament(config(tmp_path / "seq", "sequential"), quiet=True)
     on_ray = run_tournament(config(tmp_path / "ray", "ray"), quiet=True)

@@ -55,6 +55,20 @@ def test_process_pool_gives_the_sequential_results(tmp_path):
     assert outcomes(seq.path) == outcomes(pool.path)
 
 
+def test_four_player_tables_are_sampled_and_rotated(tmp_path):
+    ents = [skilled(f"s{i}", i / 8) for i in range(9)]
+    cfg = toy_config(tmp_path, ents, num_players=4, deals=1)
+    report = run_tournament(cfg, quiet=True)
+    header, games = load_results(report.path)
+    assert header.schedule.design == "sampled" and len(header.schedule.tables) == 6  # ceil(36 pairs / 6 per table)
+    assert report.played == 6 * 4
+    for table in {g.cluster for g in games}:
+        at = [g for g in games if g.cluster == table]
+        assert all(sorted(g.seats[s] for g in at) == sorted(at[0].seats) for s in range(4))  # everyone in every seat
+    summary = summarize(header, games, resamples=50)
+    assert summary["num_players"] == 4 and len(summary["seats"]) == 4
+
+
 def test_crashing_and_garbage_players_are_recorded_and_the_tournament_goes_on(tmp_path):
     ents = SEVEN[:5] + [{"name": "crash", "factory": "tournament_toys:Crashing"}, {"name": "junk", "factory": "tournament_toys:Garbage"}]
     report = run_tournament(toy_config(tmp_path, ents, run={"policy": "penalize"}), quiet=True)

@@ -108,7 +108,7 @@ def test_auto_design_small_nonsteiner_uses_all_triples():
 
 
 @given(st.integers(5, 10), st.integers(4, 5), st.integers(0, 50))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 def test_sampled_tables_keep_pair_counts_balanced(v, k, seed):
     if v < k:
         return

@@ -31,7 +31,7 @@ class DrawOrStand(Game[DrawState, str]):
     spec = GameSpec(
         id="draw_or_stand",
         min_players=3,
-        max_players=3,
+        max_players=6,
         chance=True,
         information=Information.IMPERFECT,
         utility=Utility.GENERAL_SUM,

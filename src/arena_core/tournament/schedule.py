@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+import numpy as np
+
 from ..seeding import make_rng
 
 Design = Literal["auto", "round_robin", "steiner", "all", "covering", "sampled"]
@@ -212,29 +214,74 @@ def greedy_covering(v: int, k: int) -> list[tuple[int, ...]]:
     return tables
 
 
-def sampled_tables(v: int, k: int, count: int, seed: int) -> list[tuple[int, ...]]:
-    """``count`` tables of size ``k`` built greedily: seat the least-used entrant, then add, among
-    the least-used, the entrant with the fewest meetings with those seated (ties broken by a
-    seeded draw). Table counts per entrant differ by at most one; pair counts stay close."""
+def sampled_tables(v: int, k: int, count: int, seed: int, *, candidates: int = 16) -> list[tuple[int, ...]]:
+    """``count`` tables of size ``k``: each table seats the least-used entrants (so table counts
+    per entrant differ by at most one) and, among ``candidates`` seeded draws of such tables,
+    the one whose pairs have met least (sum, then sum of squares of earlier meetings); then
+    seeded swaps between tables that lower the sum of squared pair counts."""
     rng = make_rng(seed, "tables")
-    used = [0] * v
-    meet = [[0] * v for _ in range(v)]
+    used = np.zeros(v, dtype=int)
+    meet = np.zeros((v, v), dtype=int)
     tables = []
     for _ in range(count):
-        noise = rng.random(v)
-        first = min(range(v), key=lambda i: (used[i], noise[i]))
-        table = [first]
-        while len(table) < k:
-            rest = [i for i in range(v) if i not in table]
-            nxt = min(rest, key=lambda i: (used[i], sum(meet[i][j] for j in table), noise[i]))
-            table.append(nxt)
-        for i in table:
+        low = int(used.min())
+        level0 = np.flatnonzero(used == low)
+        level1 = np.flatnonzero(used == low + 1)
+        if len(level0) >= k:
+            fixed, pool, need = np.array([], dtype=int), level0, k
+        else:
+            fixed, pool, need = level0, level1, k - len(level0)
+        best, best_score = None, None
+        for _ in range(candidates):
+            table = np.concatenate([fixed, rng.choice(pool, size=need, replace=False)])
+            sub = meet[np.ix_(table, table)][np.triu_indices(k, 1)]
+            score = (int(sub.sum()), int((sub * sub).sum()))
+            if best_score is None or score < best_score:
+                best, best_score = table, score
+        for i in best:
             used[i] += 1
-            for j in table:
-                if i != j:
-                    meet[i][j] += 1
-        tables.append(tuple(sorted(table)))
-    return tables
+        meet[np.ix_(best, best)] += 1
+        tables.append([int(i) for i in best])
+    _balance_pairs(tables, meet, rng, rounds=200 * count)
+    return [tuple(sorted(t)) for t in tables]
+
+
+def _balance_pairs(tables: list[list[int]], meet: np.ndarray, rng: np.random.Generator, rounds: int) -> None:
+    """Hill-climb on the sum of squared pair counts by swapping an entrant of one table with an
+    entrant of another (table counts per entrant do not change)."""
+    if len(tables) < 2:
+        return
+    counts = meet.tolist()  # plain lists: scalar access is much faster than numpy's
+    picks_a = rng.integers(len(tables), size=rounds)
+    picks_b = rng.integers(len(tables), size=rounds)
+    seats = rng.random((rounds, 2))
+    for r in range(rounds):
+        a, b = int(picks_a[r]), int(picks_b[r])
+        if a == b:
+            continue
+        ta, tb = tables[a], tables[b]
+        ia, ib = int(seats[r, 0] * len(ta)), int(seats[r, 1] * len(tb))
+        x, y = ta[ia], tb[ib]
+        if x == y or y in ta or x in tb:
+            continue
+        rest_a = [e for e in ta if e != x]
+        rest_b = [e for e in tb if e != y]
+        # pairs lost: (x, rest_a), (y, rest_b); pairs gained: (y, rest_a), (x, rest_b)
+        delta = 0
+        changes: dict[tuple[int, int], int] = {}
+        for u, rest, d in ((x, rest_a, -1), (y, rest_b, -1), (y, rest_a, 1), (x, rest_b, 1)):
+            for e in rest:
+                key = (min(u, e), max(u, e))
+                changes[key] = changes.get(key, 0) + d
+        for (u, e), d in changes.items():
+            if d:
+                old = counts[u][e]
+                delta += (old + d) ** 2 - old * old
+        if delta < 0:
+            for (u, e), d in changes.items():
+                counts[u][e] += d
+                counts[e][u] += d
+            ta[ia], tb[ib] = y, x
 
 
 def design_tables(v: int, k: int, design: Design = "auto", *, num_tables: int | None = None, seed: int = 0) -> tuple[list[tuple[int, ...]], str]:
