@@ -34,7 +34,6 @@ from pydantic import Field
 
 from arena_core.errors import ArenaError
 from arena_core.game import Game
-from arena_core.seeding import derive_seed
 from arena_core.spec import GameParams, GameSpec, Information, TurnStructure, Utility
 
 #: the index recorded for free text outside a title's vocabulary (free-text titles only):
