@@ -139,6 +139,14 @@ class Game(ABC, Generic[S, A]):
         """The substitute used by the 'default' illegal-action policy."""
         return self.legal_actions(state, player)[0]
 
+    def legal_mask(self, state: S, player: int) -> np.ndarray:
+        """Fast path for the mask of ``player`` (who is to move); must agree with
+        ``legal_actions`` (the kit checks it). Override when a game can vectorise it."""
+        m = np.zeros(self.num_actions, dtype=np.int8)
+        for a in self.legal_actions(state, player):
+            m[self.action_id(a)] = 1
+        return m
+
     def is_legal(self, state: S, player: int, action: A) -> bool:
         """Fast legality test; must agree with ``legal_actions`` (the kit checks it)."""
         return action in self.legal_actions(state, player)
@@ -205,10 +213,9 @@ class Game(ABC, Generic[S, A]):
 
     def mask(self, pos: Position[S], player: int) -> np.ndarray:
         """The legality mask over ``range(num_actions)``, derived from :meth:`legal`."""
-        m = np.zeros(self.num_actions, dtype=np.int8)
-        for a in self.legal(pos, player):
-            m[self.action_id(a)] = 1
-        return m
+        if player not in self.players_to_act(pos):
+            return np.zeros(self.num_actions, dtype=np.int8)
+        return self.legal_mask(pos.state, player)
 
     def act(self, pos: Position[S], player: int, action: A) -> Position[S]:
         """Apply one player's action; simultaneous moves are committed, then revealed at once."""
