@@ -3,7 +3,7 @@ pygambit's enummixed_solve) cold, from the disk cache and from memory, and a 10,
 scripted study (every trial a recorded episode). Writes the '## Matrix games' section of
 docs/benchmarks.md.
 
-    python bench/matrix_bench.py [--rounds R] [--skip-table]
+    python bench/matrix_bench.py [--rounds R] [--exact]
 """
 from __future__ import annotations
 
@@ -53,6 +53,23 @@ def bench_table(cache_dir: Path) -> dict:
     }
 
 
+def bench_exact() -> dict:
+    """Re-solve every cell with rational=True (exact arithmetic) and compare the counts."""
+    import pygambit as gbt
+
+    per_cell, mismatched = {}, []
+    for a in ARCHETYPE_NAMES:
+        for k in K_VALUES:
+            pm = eq.payoff_matrices(a, k)
+            s = pm.integer_scale()
+            game = gbt.Game.from_arrays((pm.A * s).astype(int), (pm.B * s).astype(int))
+            result, wall, _ = timed(lambda: gbt.nash.enummixed_solve(game, rational=True))
+            per_cell[a, k] = wall
+            if len(result.equilibria) != len(eq.extreme_equilibria(a, k)):
+                mismatched.append((a, k, len(result.equilibria), len(eq.extreme_equilibria(a, k))))
+    return {"per_cell": per_cell, "mismatched": mismatched, "total": sum(per_cell.values())}
+
+
 def bench_study(player: str, rounds: int, independent: bool) -> dict:
     config = StudyConfig(player=player, ks=(2, 4, 6, 8, 10), trials=250, seed=1, independent_order=independent)
     trials = len(config.archetypes) * len(config.ks) * config.trials
@@ -67,11 +84,12 @@ def bench_study(player: str, rounds: int, independent: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3, help="study runs per row (the fastest is kept)")
-    parser.add_argument("--skip-table", action="store_true")
+    parser.add_argument("--exact", action="store_true", help="also re-solve all 72 games with rational=True (minutes)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as cache:
         table = bench_table(Path(cache))
+        exact = bench_exact() if args.exact else None
         rows = [bench_study(p, args.rounds, ind) for p, ind in
                 (("matrix_first_label", False), ("matrix_uniform", False), ("matrix_uniform", True))]
     load_after = os.getloadavg()[0]
@@ -101,6 +119,17 @@ def main() -> None:
         "",
         f"- Full reference table under {TABLE_GOAL_S:.0f} s (cold): **{table['cold_wall']:.1f} s** wall — "
         + ("met." if table["cold_wall"] < TABLE_GOAL_S else "**not met**."),
+    ]
+    if exact is not None:
+        slow = max(exact["per_cell"], key=exact["per_cell"].get)
+        lines += [
+            f"- Exact cross-check (`rational=True`, all 72 games): {exact['total']:.0f} s wall in all, slowest "
+            f"{slow[0]} k={slow[1]} at {exact['per_cell'][slow]:.0f} s; k = 10: "
+            + ", ".join(f"{a} {exact['per_cell'][a, 10]:.0f} s" for a in ARCHETYPE_NAMES) + ". "
+            + ("Equilibrium counts equal the floating-point ones in every cell." if not exact["mismatched"]
+               else f"**Counts differ** in {exact['mismatched']}."),
+        ]
+    lines += [
         "",
         "### 10,000-trial scripted study",
         "",
