@@ -157,6 +157,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=3, help="decisions per game (turn cap)")
     parser.add_argument("--games", default="1,8,32")
+    parser.add_argument("--repeats", type=int, default=2, help="alternating sequential/batched runs per row (best kept)")
     parser.add_argument("--blas-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.blas_child:
@@ -168,9 +169,15 @@ def main() -> None:
     rows, results = [], {}
     for mode in ("constrained", "free"):
         for n in [int(x) for x in args.games.split(",")]:
-            seq = concurrent_games(engine, n, args.turns, mode=mode, batched=False)
-            bat = concurrent_games(engine, n, args.turns, mode=mode, batched=True)
-            same = seq["actions"] == bat["actions"]
+            # alternate sequential and batched runs and keep the best of each, so a burst of
+            # load from other jobs does not land on one side only
+            runs = {False: [], True: []}
+            for _ in range(args.repeats):
+                for batched in (False, True):
+                    runs[batched].append(concurrent_games(engine, n, args.turns, mode=mode, batched=batched))
+            seq = max(runs[False], key=lambda r: r["per_s"])
+            bat = max(runs[True], key=lambda r: r["per_s"])
+            same = all(r["actions"] == seq["actions"] for r in runs[False] + runs[True])
             results[(mode, n)] = (seq, bat)
             rows.append(
                 f"| {mode} | {n} | {seq['decisions']} | {seq['per_s']:.2f} | {bat['per_s']:.2f} | **{bat['per_s'] / seq['per_s']:.2f}×** "
@@ -197,12 +204,13 @@ def main() -> None:
         f"so absolute numbers are noisy; the ratios come from back-to-back runs). The tiny offline model "
         f"(`arena_players.tiny_model`: Llama-style, 2 layers, hidden 64, byte-level BPE), MLX on CPU, "
         f"{'OpenBLAS preloaded' if os.environ.get('LD_PRELOAD', '').endswith('libopenblas.so.0') else 'the wheel reference BLAS (no LD_PRELOAD)'} for the main table. "
-        f"MegaGem, 3 seats all played by one `MLXPlayer` (temperature 1.0, seeded), {args.turns} decisions per game (turn cap); "
+        f"MegaGem, 3 seats all played by one `MLXPlayer` (temperature 1.0, seeded), {args.turns} decisions per game (turn cap), "
+        f"best of {args.repeats} alternating runs per row; "
         "MegaGem prompts are about 1,400 tokens, of which the rules (about 1,100) are the shared system turn whose KV cache is reused. "
         "Free mode generates up to 16 tokens. Sequential = `play_batch(..., batched=False)` (one generation per decision); "
         "batched = one `BatchGenerator` batch per round. Framework share = wall time outside the engine's generation calls / wall time.",
         "",
-        "| mode | concurrent games | decisions | sequential decisions/s | batched decisions/s | batched / sequential | framework share (seq / batched) | same actions |",
+        "| mode | concurrent games | decisions per run | sequential decisions/s | batched decisions/s | batched / sequential | framework share (seq / batched) | same actions in every run |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
         *rows,
         "",
@@ -217,9 +225,10 @@ def main() -> None:
         r_free = top_free[1]["per_s"] / top_free[0]["per_s"]
         goals.append(
             f"- Batched ≥ 3× sequential at 32 games: constrained **{r_con:.2f}×**, free (16 tokens) **{r_free:.2f}×** — "
-            + ("met" if min(r_con, r_free) >= 3 else "met for free mode only" if r_free >= 3 else "**not met**")
-            + ". With ~1,400-token prompts and 2-4 answer tokens, a decision is mostly prompt prefill, which is compute-bound on "
-            "2 CPU cores, so batching it saves little; batching pays off in the token-by-token decode steps."
+            + ("met" if min(r_con, r_free) >= 3 else "met in constrained mode only" if r_con >= 3 else "met in free mode only" if r_free >= 3 else "**not met**")
+            + ". Each prompt's prefill (about 300 tokens after the cached rules) runs one prompt at a time in both modes, "
+            "because a padded batch prefill of long prompts was slower than that on this 2-core CPU; batching covers the "
+            "token-by-token decode steps and the per-step overheads."
         )
         fw = max(top_con[1]["framework_share"], top_free[1]["framework_share"])
         goals.append(f"- Framework share of wall time ≤ 5% (batched, 32 games): **{fw * 100:.1f}%** — {'met' if fw <= 0.05 else '**not met**'}.")

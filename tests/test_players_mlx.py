@@ -191,12 +191,12 @@ def test_sampling_depends_on_episode_seed_and_player_seed(engine):
     game = make_game("megagem")
 
     def bids(player_seed, episode_seed):
-        rec = play_episode(game, [MLXPlayer(seed=player_seed, engine=engine, temperature=2.0) for _ in range(3)], episode_seed, turn_cap=3)
+        rec = play_episode(game, [MLXPlayer(seed=player_seed, engine=engine, temperature=2.0) for _ in range(3)], episode_seed, turn_cap=2)
         return [s.action for s in rec.steps]
 
-    assert bids(0, 5) == bids(0, 5)
-    runs = {tuple(bids(ps, es)) for ps in (0, 1) for es in (5, 6)}
-    assert len(runs) > 1
+    base = bids(0, 5)
+    assert base == bids(0, 5)
+    assert base != bids(1, 5)  # another player seed, same deal: other draws
 
 
 def test_free_mode_garbage_goes_to_the_policy_with_retries_recorded(engine):
@@ -341,3 +341,13 @@ def test_a_row_that_cannot_be_prompted_fails_alone_in_a_batch(engine):
     assert failed and played
     assert all(e.telemetry == {"error_type": "ConfigError"} and "lists no legal strings" in e.detail for e in failed)
     assert all(s.telemetry["parse_method"] == "constrained" for s in played)
+
+
+def test_tiny_model_command_line(tmp_path, capsys):
+    from arena_players.tiny_model import main
+
+    assert main([str(tmp_path / "m"), "--games", "kuhn_poker", "--seed", "3"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["model_type"] == "llama" and config["arena_tiny_model"]["seed"] == 3
+    assert {"model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= {p.name for p in (tmp_path / "m").iterdir()}
