@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from arena_core.tournament.ratings import summarize
@@ -86,10 +87,30 @@ def test_sigkill_at_several_points_then_resume_gives_the_uninterrupted_results(t
     assert_same(results, tmp_path / "whole" / "results.jsonl")
 
 
-def test_sigkill_of_a_process_pool_run_then_resume(tmp_path):
+def processes_marked(marker: str) -> list[int]:
+    """Live processes whose environment holds ``marker`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_sigkill_of_a_process_pool_run_then_resume(tmp_path, monkeypatch):
+    marker = f"ARENA_KILL_TEST={uuid.uuid4().hex}"
+    monkeypatch.setenv("ARENA_KILL_TEST", marker.split("=")[1])
     cfg = write_config(tmp_path, "pool", backend="process")
     results = tmp_path / "pool" / "results.jsonl"
     run_and_kill_at(cfg, results, 15)
+    if Path("/proc/self/environ").exists():  # the orphaned pool workers notice and exit
+        deadline = time.monotonic() + 10
+        while processes_marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_marked(marker) == []
     subprocess.run(command(cfg), env=env(), check=True, capture_output=True)
     whole = write_config(tmp_path, "whole")
     subprocess.run(command(whole), env=env(), check=True, capture_output=True)

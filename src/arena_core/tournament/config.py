@@ -25,7 +25,9 @@ class RunOptions(_Strict):
 
     backend: Backend = "sequential"
     workers: int | None = Field(default=None, ge=1, description="process pool / Ray parallelism (default: CPU count)")
-    start_method: Literal["spawn", "forkserver", "fork"] = "spawn"
+    start_method: Literal["auto", "spawn", "forkserver", "fork"] = Field(
+        default="auto", description="process-pool workers: auto = fork on Linux when this process has no other threads, else spawn"
+    )
     ray_address: str | None = Field(default=None, description="Ray cluster address; None starts Ray on this machine")
     policy: str = Field(default="penalize", description="illegal-action policy: penalize, default, retry:K, retry:K:default")
     turn_cap: int | None = Field(default=None, ge=1, description="decisions after which a game is truncated")

@@ -425,17 +425,21 @@ def _decide(match: Match, seat: int, player: Any, caller: _TimedCaller, limit, g
 _WORKER_CONTEXT: GameContext | None = None
 
 
-def _init_worker(ctx: GameContext, path: list[str]) -> None:
+def _init_worker(ctx: GameContext, path: list[str], parent: int) -> None:
     global _WORKER_CONTEXT
+    _exit_with_parent(parent)
     for entry in reversed(path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
     _WORKER_CONTEXT = ctx
-    _exit_with_parent(os.getppid())
 
 
 def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
-    """A pool worker outliving its parent (killed with SIGKILL) would wait forever: watch and exit."""
+    """A pool worker outliving its parent (killed with SIGKILL) would wait forever: watch and exit.
+    ``parent`` comes from the parent itself: a worker started just as the parent died must not
+    take its new parent (init) for the real one."""
+    if os.getppid() != parent:
+        os._exit(1)
 
     def watch():
         while os.getppid() == parent:
@@ -459,8 +463,8 @@ def _run_process(ctx: GameContext, todo: list[ScheduledGame], options: RunOption
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     workers = options.workers or os.cpu_count() or 1
-    context = mp.get_context(options.start_method)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(ctx, list(sys.path))) as pool:
+    context = mp.get_context(_start_method(options.start_method))
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(ctx, list(sys.path), os.getpid())) as pool:
         window = 4 * workers
         pending = set()
         games = iter(todo)
@@ -475,6 +479,16 @@ def _run_process(ctx: GameContext, todo: list[ScheduledGame], options: RunOption
                 nxt = next(games, None)
                 if nxt is not None:
                     pending.add(pool.submit(_play_in_worker, nxt))
+
+
+def _start_method(requested: str) -> str:
+    """``auto``: fork (fast: workers inherit the loaded game and players) on Linux when this
+    process runs no other thread, where forking is safe; spawn otherwise."""
+    if requested != "auto":
+        return requested
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
 
 
 def _play_with_context(ctx: GameContext, sg: ScheduledGame) -> dict:
@@ -605,6 +619,8 @@ def check_entrants(schedule: Schedule) -> None:
     """Fail early, in the caller's process, on entrants whose player cannot be found."""
     from ..registry import plugin_info
 
+    from ..registry import load
+
     for e in schedule.entrants:
         if e.factory:
             _import(e.factory)
@@ -613,6 +629,7 @@ def check_entrants(schedule: Schedule) -> None:
         info = plugin_info("players", name)
         if not info.available:
             raise ConfigError(f"entrant {e.name!r}: player {name!r} is not usable here: {info.reason}")
+        load("players", name)  # import errors surface here, and forked workers inherit the module
 
 
 def run_tournament(
