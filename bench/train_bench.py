@@ -51,7 +51,8 @@ KUHN_GRPO = {
     "group_size": 8,
     "temperature": 3.0,
     "kl_beta": 0.0,
-    "optim": {"learning_rate": 1e-4},
+    "entropy_beta": 0.3,
+    "optim": {"learning_rate": 1e-4, "schedule": "linear"},
     "pool": {"players": ["kuhn_king_only"]},
     "eval": {"anchor": "kuhn_king_only", "every": 5, "deals": 64},
 }
@@ -209,7 +210,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one seed, fewer held-out deals (a smoke run; does not write docs)")
     parser.add_argument("--skip-megagem", action="store_true")
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else list(range(args.seeds))
     heldout = 400 if args.quick else 8000

@@ -127,13 +127,13 @@ def test_kuhn_grpo_learns_beyond_the_card_blind_value(tmp_path):
     """The issue's evidence, as a short seeded run with a loose threshold: from random weights,
     against 'bet or call with the king', the greedy policy's exact value over all deals must
     clear the best card-blind value 1/6 (the best response earns 1/4)."""
-    cfg = config(seed=0, steps=25, deals_per_step=8, group_size=8, kl_beta=0.0, optim=dict(learning_rate=1e-4, grad_accum=1), eval=dict(deals=8))
+    cfg = config(seed=0, steps=20, deals_per_step=8, group_size=8, kl_beta=0.0, entropy_beta=0.3, optim=dict(learning_rate=1e-4, grad_accum=1, schedule="linear"), eval=dict(deals=8))
     trainer = GRPOTrainer(cfg, tmp_path / "kuhn")
     start = kuhn_value(trainer)
     trainer.run()
     end = kuhn_value(trainer)
     assert start < 1 / 6
-    assert end > 1 / 6 + 0.04, f"greedy value {end:.3f} after 25 steps"
+    assert end > 1 / 6 + 0.04, f"greedy value {end:.3f} after 20 steps"
 
 
 # ---------------------------------------------------------------------- guards and configs
@@ -188,3 +188,18 @@ def test_lora_runs_are_reproducible(tmp_path):
     wa, wb = trainables(a.model), trainables(b.model)
     assert all(np.array_equal(np.array(wa[k]), np.array(wb[k])) for k in wa)
     assert a.run().metrics == b.run().metrics
+
+
+def test_megagem_step_with_the_full_menu_and_margin_reward(tmp_path):
+    """MegaGem through the compact view: illegal grid bids may be chosen (and are penalised),
+    per-decision advantages, margin reward."""
+    cfg = dict(
+        game="megagem", seed=1, steps=1, deals_per_step=1, seats="rotate", group_size=2, action_space="all", advantage="per_decision",
+        reward=dict(kind="margin", margin_scale=20.0, illegal_penalty=0.5), pool=dict(players=["megagem_heuristic"]),
+        eval=dict(anchor="megagem_heuristic", deals=1, bootstrap=100), plot=False,
+    )
+    trainer = GRPOTrainer(cfg, tmp_path / "mg")
+    row = trainer.train_step(1)
+    assert row["episodes"] == 2 and row["decisions"] > 10
+    assert math.isfinite(row["loss"]) and math.isfinite(row["kl"])
+    assert -2.0 - 0.5 * row["decisions"] <= row["reward_mean"] <= 1.1

@@ -151,7 +151,7 @@ def test_kuhn_view_puts_the_card_last():
     card = game.observe(pos, 0)["card"]
     assert menu.text.endswith(card) and menu.labels == ("p", "b")
     pos = game.act(pos, 0, KuhnAction.PASS)
-    assert KuhnCompactView().menu(game, pos, 1).text.startswith("kuhn 1 p ")
+    assert KuhnCompactView().menu(game, pos, 1).text.startswith("kuhn 1 c ")  # history tokens differ from answers
 
 
 def test_megagem_view_is_short_and_offers_grid_bids():
@@ -194,3 +194,33 @@ def test_manifest_ids_and_diffs():
     assert config_diff(None, b) == {}
     assert run_id(a, None) == run_id(a, None) != run_id(b, None)
     assert run_id(a, "p") != run_id(a, None)
+
+
+class IllegalLearner:
+    """Always names an illegal action."""
+
+    def decide(self, requests):
+        return [Choice(None, illegal=True) for _ in requests]
+
+
+def test_illegal_learner_answers_are_penalised_and_replaced_by_the_default():
+    game = make_game("kuhn_poker")
+    specs = rotated_specs(game, [11, 12], lambda seat: {1 - seat: make_player("kuhn_king_only")}, key_seed=0)
+    results = play_episodes(game, specs, IllegalLearner(), illegal_penalty=0.5)
+    for r in results:
+        assert r.steps and all(s.penalty == -0.5 for s in r.steps)
+        assert episode_return(r, RewardSpec("outcome")) == r.returns[r.learner_seat] - 0.5 * len(r.steps)
+    # the default action (pass) was played for the learner: as first player it checks
+    first = [r for r in results if r.learner_seat == 0]
+    assert all(len(r.steps) in (1, 2) for r in first)
+
+
+def test_crashing_opponent_is_recorded_not_raised():
+    class Crasher:
+        def act(self, decision):
+            raise RuntimeError("boom")
+
+    game = make_game("kuhn_poker")
+    specs = rotated_specs(game, [3], lambda seat: {1 - seat: Crasher()}, key_seed=0)
+    results = play_episodes(game, specs, PlayerLearner(make_player("kuhn_king_only")))
+    assert all(r.opponent_errors >= 1 for r in results)

@@ -28,6 +28,7 @@ class OptimConfig(_Strict):
     weight_decay: float = Field(0.0, ge=0)
     grad_accum: int = Field(1, ge=1, description="micro-batches whose gradients are summed per update")
     max_grad_norm: float = Field(1.0, gt=0)
+    schedule: Literal["constant", "linear"] = Field("constant", description="'linear': decay the learning rate to 0 over the run's updates")
 
 
 class RewardConfig(_Strict):
@@ -74,6 +75,7 @@ class GRPOConfig(_Strict):
     ppo_epochs: int = Field(1, ge=1)
     clip_eps: float = Field(0.2, gt=0)
     kl_beta: float = Field(0.01, ge=0)
+    entropy_beta: float = Field(0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied")
     advantage: Literal["group", "per_decision"] = Field("group", description="one return per episode, or per-decision returns (penalties after the decision)")
     advantage_scale: Literal["batch_std", "group_std", "none"] = Field(
         "batch_std",

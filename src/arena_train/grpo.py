@@ -80,7 +80,7 @@ class Sample:
     ref_logprobs: tuple[float, ...]  # over the menu, from the frozen reference
 
 
-def _loss(model, tokens, lengths, labels, mask, chosen, old_lp, ref_lp, adv, clip_eps, kl_beta, temperature):
+def _loss(model, tokens, lengths, labels, mask, chosen, old_lp, ref_lp, adv, clip_eps, kl_beta, temperature, entropy_beta):
     lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)
     lp = mx.take_along_axis(lp_all, chosen[:, None], axis=-1)[:, 0]
     ratio = mx.exp(lp - old_lp)
@@ -88,7 +88,8 @@ def _loss(model, tokens, lengths, labels, mask, chosen, old_lp, ref_lp, adv, cli
     surrogate = -mx.minimum(ratio * adv, clipped * adv)
     p = mx.exp(lp_all)
     kl = mx.sum(mx.where(mask, p * (lp_all - ref_lp), 0.0), axis=-1)
-    loss = mx.mean(surrogate + kl_beta * kl)
+    entropy = -mx.sum(mx.where(mask, p * lp_all, 0.0), axis=-1)
+    loss = mx.mean(surrogate + kl_beta * kl - entropy_beta * entropy)
     clip_frac = mx.mean((mx.abs(ratio - 1.0) > clip_eps).astype(mx.float32))
     return loss, (mx.mean(kl), clip_frac)
 
@@ -104,6 +105,7 @@ def grpo_update(
     clip_eps: float,
     kl_beta: float,
     temperature: float,
+    entropy_beta: float = 0.0,
 ) -> dict[str, float]:
     """One optimizer update over ``samples`` (in ``order``), split into ``grad_accum``
     micro-batches whose gradients are averaged, then clipped by global norm."""
@@ -131,6 +133,7 @@ def grpo_update(
             clip_eps,
             kl_beta,
             temperature,
+            entropy_beta,
         )
         weight = len(part) / len(order)
         grads = tree_map(lambda g: g * weight, grads)
@@ -225,7 +228,10 @@ class GRPOTrainer:
         self.model, self.tokenizer = model, tokenizer
         prepare_trainable(model, cfg.model.finetune, seed=derive_seed(cfg.seed, "init"), lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
         self.reference = trainables(model)  # frozen copy for the KL penalty and the 'initial' anchor
-        self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
+        lr = cfg.optim.learning_rate
+        if cfg.optim.schedule == "linear":
+            lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps * cfg.ppo_epochs)
+        self.optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
         self.reward = RewardSpec(cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty)
         # the learner's initial weights are the pool's first snapshot when snapshots are enabled
         self.pool = Pool(list(cfg.pool.players), [(0, self.reference)] if cfg.pool.snapshot_every else [])
@@ -358,6 +364,7 @@ class GRPOTrainer:
                         clip_eps=cfg.clip_eps,
                         kl_beta=cfg.kl_beta,
                         temperature=cfg.temperature,
+                        entropy_beta=cfg.entropy_beta,
                     )
                 )
             row.update({k: float(np.mean([s[k] for s in stats])) for k in stats[0]})

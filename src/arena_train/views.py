@@ -86,6 +86,7 @@ def _takes_special(tokenizer) -> bool:
 
 # ---------------------------------------------------------------------- Kuhn poker
 KUHN_LABELS = ("p", "b")  # pass, bet: single bytes are always single tokens of a byte-level BPE
+KUHN_HISTORY = ("c", "r")  # past actions (check/raise) in other tokens than the answers
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class KuhnCompactView:
 
     def menu(self, game, pos, player, *, include_illegal: bool = False) -> Menu:
         obs = game.observe(pos, player)
-        history = "".join(KUHN_LABELS[0] if h == "pass" else KUHN_LABELS[1] for h in obs["history"]) or "-"
+        history = "".join(KUHN_HISTORY[0] if h == "pass" else KUHN_HISTORY[1] for h in obs["history"]) or "-"
         actions = tuple(game.legal(pos, player))
         labels = tuple(KUHN_LABELS[game.action_id(a)] for a in actions)
         return Menu(f"kuhn {player} {history} {obs['card']}", actions, labels, (True,) * len(actions))
