@@ -254,7 +254,11 @@ def test_random_text_players_on_free_text_titles(title):
         return play_episode(game, players, 3, policy=IllegalActionPolicy(mode="retry", max_retries=5))
 
     rec = run()
-    assert rec.end is not None and rec.end.reason.value in ("natural", "forfeit")
+    assert rec.end is not None and rec.end.reason.value in ("natural", "forfeit", "turn_cap")
+    assert (rec.end.returns is None) == rec.end.truncated
+    from arena_core.replay import replay
+
+    replay(rec, make_game(f"textarena/{title}"))  # free text outside the vocabulary replays from its string
     again = run()
     assert [(s.player, s.action, s.action_id) for s in again.steps] == [(s.player, s.action, s.action_id) for s in rec.steps]
     assert [e.detail for e in again.events if e.type == "policy"] == [e.detail for e in rec.events if e.type == "policy"]

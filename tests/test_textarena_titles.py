@@ -44,10 +44,13 @@ def test_title_plays_to_the_end_deterministically(env_id, num_players):
     for seed in SEEDS:
         first = _play(game, seed)
         # the raise policy would have raised on any illegal move: random-legal play never forfeits
-        assert first.end is not None and first.end.reason.value == "natural"
+        assert first.end is not None and first.end.reason.value in ("natural", "turn_cap", "game_error")
         assert not [e for e in first.events if e.type == "policy"]
         assert len(first.steps) <= game.spec.max_length
-        assert all(lo <= r <= hi for r in first.end.returns)
+        if first.end.truncated:  # TextArena's own limit or an upstream dead end: no result, never a draw
+            assert first.end.returns is None
+        else:
+            assert all(lo <= r <= hi for r in first.end.returns)
         # a fresh instance (no shared cache) replays the same game from the same seed
         again = _play(make_game(f"textarena/{env_id}", num_players=num_players), seed)
         assert [s.action for s in again.steps] == [s.action for s in first.steps]
@@ -134,3 +137,22 @@ def test_turn_limit_draw_is_truncation_not_a_draw():
     assert limit.kind.truncated and len(set(limit.returns)) == 1 and "limit" in limit.reason.lower()
     if EndKind.NATURAL in kinds:
         assert not kinds[EndKind.NATURAL].kind.truncated
+
+
+def test_match_reports_the_turn_limit_as_truncation_without_a_result():
+    from arena_core.episode import EndReason
+    from arena_core.match import Match
+
+    game = make_game("textarena/Crusade-v0")
+    for seed in range(12):
+        match = Match(game, seed)
+        rng = random.Random(seed)  # a private generator for the test's choices
+        while not match.done:
+            p = match.to_act()
+            match.submit(p, rng.choice(match.legal_actions(p)))
+        if match.position.state.outcome.kind is EndKind.TURN_LIMIT:
+            assert match.end.reason is EndReason.TURN_CAP
+            assert match.end.truncated and not match.end.terminated and match.end.returns is None
+            return
+        assert match.end.reason is EndReason.NATURAL and match.end.returns is not None
+    pytest.fail("no seed reached TextArena's move limit")

@@ -34,7 +34,7 @@ def cmd_list(args) -> int:
         print(f"{kind} ({len(plugins)}):")
         for info in plugins:
             ok, reason = info.available, info.reason
-            if ok and args.check:
+            if ok and not args.no_check:
                 ok, reason = availability(kind, info.name)
             status = "available" if ok else f"unavailable: {reason}"
             print(f"  {info.name:<36} {info.distribution:<20} {status}")
@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list registered games, players and trainers")
     p.add_argument("kind", nargs="?", choices=["games", "players", "trainers"])
-    p.add_argument("--check", action="store_true", help="import each plugin to confirm it works here")
+    p.add_argument("--check", action="store_true", help="(the default) import each plugin to confirm it works here")
+    p.add_argument("--no-check", action="store_true", help="read package metadata only; import nothing")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("play", help="play one seeded game and print the transcript")

@@ -21,10 +21,12 @@ class EndReason(str, Enum):
     TIME_CAP = "time_cap"  # the harness cut it off on the wall clock (truncation)
     FORFEIT = "forfeit"  # a player forfeited under the illegal-action policy
     PLAYER_ERROR = "player_error"  # a player crashed, timed out or answered garbage, and forfeited
+    GAME_ERROR = "game_error"  # the game engine could not go on (a wrapped engine's dead end): no result
 
     @property
     def truncated(self) -> bool:
-        return self in (EndReason.TURN_CAP, EndReason.TIME_CAP)
+        """True for endings that give no result (the game was cut off, not decided)."""
+        return self in (EndReason.TURN_CAP, EndReason.TIME_CAP, EndReason.GAME_ERROR)
 
 
 class _Line(BaseModel):
@@ -50,7 +52,7 @@ class Step(_Line):
     ply: int
     player: int
     action: str
-    action_id: int
+    action_id: int  # -1: free text outside the game's action-index space (the string is the action)
     substituted: bool = False  # played by the policy in place of an illegal attempt
     obs_digest: str
     telemetry: dict[str, Any] = Field(default_factory=dict)

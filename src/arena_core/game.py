@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Generic, Mapping, Sequence, TypeVar
 import numpy as np
 from pydantic import ValidationError
 
+from .episode import EndReason
 from .errors import (
     GameOverError,
     IllegalActionError,
@@ -157,6 +158,16 @@ class Game(ABC, Generic[S, A]):
         if self.spec.information is Information.PERFECT:
             return state
         raise NotImplementedError(f"{self.spec.id} does not implement sample_hidden_state")
+
+    def end_reason(self, state: S) -> EndReason:
+        """Why a terminal state ended. Rules end games (``NATURAL``); a wrapped engine may also
+        end one by its own cap (``TURN_CAP``: no result), a forfeit or player error (with
+        :meth:`end_offender`), or a dead end (``GAME_ERROR``: no result)."""
+        return EndReason.NATURAL
+
+    def end_offender(self, state: S) -> int | None:
+        """The player responsible for a ``FORFEIT`` or ``PLAYER_ERROR`` ending, if any."""
+        return None
 
     def rules_text(self) -> str:
         """The rules as prose, for language-model players."""

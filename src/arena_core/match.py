@@ -211,12 +211,18 @@ class Match:
             self.check_clock()
 
     def _finish(self, reason: EndReason, *, offender: int | None = None, detail: str = "") -> None:
-        if reason is EndReason.NATURAL:
+        over = self.game.is_over(self.position)
+        if reason is EndReason.NATURAL:  # a terminal state: the game says why (usually its rules)
+            reason = self.game.end_reason(self.position.state)
+            if reason is not EndReason.NATURAL:
+                offender = self.game.end_offender(self.position.state)
+                detail = detail or f"ended by the game engine: {reason.value}"
+        if reason.truncated:
+            returns = None  # cut off, never a draw
+        elif over:
             returns = list(self.game.final_returns(self.position))
-        elif reason in (EndReason.FORFEIT, EndReason.PLAYER_ERROR):
+        else:  # the harness ended it: a forfeit under the policy
             returns = list(self.policy.forfeit_returns(self.game.spec, self.game.num_players, offender))
-        else:
-            returns = None
         self.end = End(
             reason=reason,
             terminated=not reason.truncated,

@@ -143,7 +143,7 @@ def _load_cached(kind: str, name: str) -> Any:
     try:
         obj = ep.load()
     except ImportError as exc:
-        fix = f"; fix: {info.install_hint}" if info.extras else ""
+        fix = f"; fix: {info.install_hint}" if info.missing else ""
         raise PluginUnavailableError(f"{kind[:-1]} {name!r} from {info.distribution} cannot be imported: {exc}{fix}") from exc
     _VALIDATORS[kind](name, obj)
     return obj

@@ -45,10 +45,13 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
         if isinstance(event, Step):
             if event.player != match.to_act():
                 raise ReplayDivergenceError(f"event {n} (ply {event.ply}): recorded player {event.player} acts, re-run expects player {match.to_act()}")
-            try:
-                action = game.action_from_id(event.action_id)
-            except Exception as exc:
-                raise ReplayDivergenceError(f"event {n}: recorded action id {event.action_id} is not an action: {exc}") from None
+            if event.action_id < 0:  # free text outside the game's index space: the string is the action
+                action = event.action
+            else:
+                try:
+                    action = game.action_from_id(event.action_id)
+                except Exception as exc:
+                    raise ReplayDivergenceError(f"event {n}: recorded action id {event.action_id} is not an action: {exc}") from None
             match.submit(event.player, action)
         else:
             match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal)

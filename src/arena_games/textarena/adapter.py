@@ -32,6 +32,7 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, NamedTuple, Sequen
 import numpy as np
 from pydantic import Field
 
+from arena_core.episode import EndReason
 from arena_core.errors import ArenaError
 from arena_core.game import Game
 from arena_core.spec import GameParams, GameSpec, Information, TurnStructure, Utility
@@ -88,6 +89,16 @@ class Message(NamedTuple):
 #: a message as the serialiser sees it (a Message is a tuple of these three)
 MessageData = tuple[int, str, str]
 _new_tuple = tuple.__new__  # builds a Message without NamedTuple's Python-level __new__
+
+
+_END_REASONS = {
+    EndKind.NATURAL: EndReason.NATURAL,
+    EndKind.TURN_LIMIT: EndReason.TURN_CAP,
+    EndKind.DECISION_CAP: EndReason.TURN_CAP,
+    EndKind.FORFEIT: EndReason.FORFEIT,
+    EndKind.PLAYER_ERROR: EndReason.PLAYER_ERROR,
+    EndKind.ENV_ERROR: EndReason.GAME_ERROR,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,6 +573,14 @@ class TextArenaGame(Game[TextArenaState, str]):
     def end_kind(self, state: TextArenaState) -> EndKind | None:
         """The typed end reason, or None while the game runs."""
         return None if state.outcome is None else state.outcome.kind
+
+    def end_reason(self, state: TextArenaState) -> EndReason:
+        """The core's end reason: TextArena's own turn limit and the adapter's cap are
+        truncations (no result), a livelock is a player error, an upstream dead end a game error."""
+        return _END_REASONS[state.outcome.kind]
+
+    def end_offender(self, state: TextArenaState) -> int | None:
+        return state.outcome.offender
 
     def text_view(self):
         return TranscriptTextView()
