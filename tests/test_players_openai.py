@@ -327,3 +327,20 @@ def test_real_mlx_server_plays_a_seeded_game_that_replays(mlx_server):
     # seeded sampling repeats exactly
     assert [e.model_dump(exclude={"telemetry"}) for e in first.events] == [e.model_dump(exclude={"telemetry"}) for e in second.events]
     assert [e.telemetry.get("response") for e in first.events] == [e.telemetry.get("response") for e in second.events]
+
+
+# ---------------------------------------------------------------- the cache key
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from arena_players.openai_player import ResponseCache  # noqa: E402
+
+bodies = st.dictionaries(st.sampled_from(["model", "seed", "temperature", "max_tokens", "messages"]), st.one_of(st.integers(), st.text(max_size=5)), min_size=1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(bodies, bodies)
+def test_cache_key_is_the_full_request(a, b):
+    assert ResponseCache.key("u", a) == ResponseCache.key("u", dict(reversed(list(a.items()))))  # order-free
+    assert (ResponseCache.key("u", a) == ResponseCache.key("u", b)) == (a == b)
+    assert ResponseCache.key("u", a) != ResponseCache.key("v", a)
