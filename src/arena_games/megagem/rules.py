@@ -226,6 +226,15 @@ class MegaGem(Game[MegaGemState, Action]):
             return tuple(self.reveal_actions[c] for c in range(NUM_COLOURS) if hand[c])
         return ()
 
+    def legal_mask(self, state: MegaGemState, player: int) -> np.ndarray:
+        """Vectorised mask: bids 0..limit, or the reveal colours in hand (checked by the kit)."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        if state.phase is Phase.BID:
+            mask[: self.bid_limit(state, player) + 1] = 1
+        elif state.phase is Phase.REVEAL and player == state.winner:
+            mask[self.max_bid + 1 :] = np.asarray(state.hands[player][:NUM_COLOURS], dtype=bool)
+        return mask
+
     def is_legal(self, state: MegaGemState, player: int, action: Action) -> bool:
         if state.phase is Phase.BID:
             return type(action) is Bid and type(action.amount) is int and 0 <= action.amount <= self.bid_limit(state, player)
