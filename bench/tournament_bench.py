@@ -119,6 +119,9 @@ other jobs shared the machine, so absolute times are inflated and ratios are noi
 
 - Process pool vs sequential (goal ≥ 1.7×): **{seq / pool:.2f}×** with forked workers (the default
   on Linux), **{seq / spawned:.2f}×** with spawned ones (each worker imports everything again).
+- The sequential run got {rows[0][2] / seq:.0%} of one core (CPU s / wall s): when that is far below 100%,
+  other jobs held the cores, and the pool's ratio says more about how the scheduler shared them
+  than about the pool.
 - Same results from every backend (games compared without their timings): {', '.join(f'{k}: {"yes" if v else "NO"}' for k, v in same.items())}.
 - Plackett–Luce fit plus 1,000 cluster-bootstrap resamples (goal < 10 s): **{fit_s:.2f} s**; the whole
   summary (also head-to-head intervals for 78 pairs, openskill, per-player and per-seat tables): {summary_s:.2f} s.
