@@ -78,13 +78,20 @@ def step_player(match: Match, seat: int, player: Player) -> None:
         answer = answer.action
     telemetry.setdefault("latency_s", round(time.perf_counter() - started, 6))
     action = resolve_answer(decision, answer, telemetry)
-    if action is _GARBAGE:
+    if action is NOT_AN_ACTION:
         match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
         return
     match.submit(seat, action, telemetry=telemetry)
 
 
-_GARBAGE = object()
+class _NotAnAction:
+    """Sentinel: the player's answer could not be read as an action."""
+
+    def __repr__(self) -> str:
+        return "NOT_AN_ACTION"
+
+
+NOT_AN_ACTION = _NotAnAction()
 
 
 def resolve_answer(decision: Decision, answer: Any, telemetry: dict[str, Any]) -> Any:
@@ -94,8 +101,8 @@ def resolve_answer(decision: Decision, answer: Any, telemetry: dict[str, Any]) -
         telemetry.update(parsed.telemetry())
         if parsed.default_used:
             telemetry["parse_detail"] = parsed.detail
-            return _GARBAGE
+            return NOT_AN_ACTION
         return parsed.action
     if answer is None:
-        return _GARBAGE
+        return NOT_AN_ACTION
     return answer

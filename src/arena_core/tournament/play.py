@@ -18,7 +18,7 @@ from ..episode import EndReason, PolicyEvent
 from ..errors import ConfigError
 from ..match import Match
 from ..players import Decision, Move
-from ..runner import _GARBAGE, resolve_answer
+from ..runner import NOT_AN_ACTION, resolve_answer
 from .results import GameResult, PlayerFault, Settings
 from .schedule import Entrant, Schedule, ScheduledGame
 
@@ -280,7 +280,7 @@ def _decide(match: Match, seat: int, player: Any, caller: _TimedCaller, limit, g
         telemetry.update(answer.telemetry)
         answer = answer.action
     action = resolve_answer(decision, answer, telemetry)
-    if action is _GARBAGE:
+    if action is NOT_AN_ACTION:
         match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
         return
     match.submit(seat, action, telemetry=telemetry)
