@@ -199,9 +199,11 @@ class Generated:
 
 @dataclass
 class EngineStats:
-    """Wall time spent inside generation (model forward passes, sampling, masks)."""
+    """Wall time spent inside generation (model forward passes, sampling, masks), and the part
+    of it spent prefilling prompts."""
 
     generate_s: float = 0.0
+    prefill_s: float = 0.0
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -366,12 +368,14 @@ class MLXEngine:
         """A KV cache holding every prompt token but the last (prefix from the cache)."""
         from mlx_lm.models.cache import make_prompt_cache
 
+        started = time.perf_counter()
         if req.prefix_len:
             cache = self._prefix_cache(req.tokens[: req.prefix_len])
             self._prefill(req.tokens[req.prefix_len : -1], cache)
         else:
             cache = make_prompt_cache(self.model)
             self._prefill(req.tokens[:-1], cache)
+        self.stats.prefill_s += time.perf_counter() - started
         return cache
 
     # -- batched
