@@ -21,7 +21,7 @@ from arena_core.game import Game
 from arena_core.match import Match
 from arena_core.players import Decision, Move, Player
 from arena_core.policy import RAISE, IllegalActionPolicy
-from arena_core.text import ParseResult
+from arena_core.runner import NOT_AN_ACTION, resolve_answer
 
 PlayersFor = Callable[[int], Sequence[Player]]
 
@@ -139,7 +139,7 @@ def _ask(player: Player, items: list[tuple[Match, Decision]], batched: bool, sta
 
 def apply_answer(match: Match, decision: Decision, answer: Any, elapsed_s: float) -> None:
     """Submit a player's answer (an action, text, a :class:`Move`, or the exception it raised)
-    the way :func:`arena_core.runner.step_player` does."""
+    the way :func:`arena_core.runner.step_player` does, through the same ``resolve_answer``."""
     seat = decision.seat
     if isinstance(answer, BaseException):
         match.fail(seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__})
@@ -149,18 +149,11 @@ def apply_answer(match: Match, decision: Decision, answer: Any, elapsed_s: float
         telemetry.update(answer.telemetry)
         answer = answer.action
     telemetry.setdefault("latency_s", round(elapsed_s, 6))
-    if answer is None:
-        match.fail(seat, "answer is not an action: None", attempted="None", telemetry=telemetry, illegal=True)
+    action = resolve_answer(decision, answer, telemetry)
+    if action is NOT_AN_ACTION:
+        match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
         return
-    if isinstance(answer, str):
-        parsed: ParseResult = decision.parse(answer)
-        telemetry.update(parsed.telemetry())
-        if parsed.default_used:
-            telemetry["parse_detail"] = parsed.detail
-            match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
-            return
-        answer = parsed.action
-    match.submit(seat, answer, telemetry=telemetry)
+    match.submit(seat, action, telemetry=telemetry)
 
 
 def _flush(matches: list[Match], written: list[bool], log_path: str | None) -> None:
