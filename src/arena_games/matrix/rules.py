@@ -77,6 +77,8 @@ class MatrixState:
     choices: tuple[int, ...] | None = None
 
 
+_RECENT_TABLES = 16
+
 #: the family's reward range: hide-and-seek's -1 to stag hunt's 2k = 20 at k = 10 (a test checks it)
 FAMILY_REWARD_BOUNDS = (-1.0, 20.0)
 
@@ -134,6 +136,7 @@ class MatrixGame(Game[MatrixState, int]):
         self._label_order_tables = {
             (seat, identity): (self._own[seat].tolist(), self._other[seat].tolist()) for seat in (0, 1)
         }
+        self._recent_tables: dict[tuple[int, tuple[int, ...]], tuple[list, list]] = {}
 
     # ------------------------------------------------------------------ rules
     def initial_state(self, rng: np.random.Generator) -> MatrixState:
@@ -174,12 +177,15 @@ class MatrixGame(Game[MatrixState, int]):
     # ------------------------------------------------------------------ observations
     def own_table(self, state: MatrixState, player: int) -> tuple[list[list[float]], list[list[float]]]:
         """(own payoffs, other's payoffs) with rows = own label, columns = other's label, in listing order."""
-        order = state.listings[player]
-        cached = self._label_order_tables.get((player, order))
-        if cached is not None:  # fresh copies: observations never share buffers
-            return [list(r) for r in cached[0]], [list(r) for r in cached[1]]
-        index = np.ix_(order, order)
-        return self._own[player][index].tolist(), self._other[player][index].tolist()
+        key = (player, state.listings[player])
+        cached = self._label_order_tables.get(key) or self._recent_tables.get(key)
+        if cached is None:
+            index = np.ix_(key[1], key[1])
+            cached = (self._own[player][index].tolist(), self._other[player][index].tolist())
+            if len(self._recent_tables) >= _RECENT_TABLES:  # a few recent listings: each is observed several times
+                self._recent_tables.pop(next(iter(self._recent_tables)))
+            self._recent_tables[key] = cached
+        return [list(r) for r in cached[0]], [list(r) for r in cached[1]]  # fresh copies, never shared buffers
 
     def observation(self, state: MatrixState, player: int) -> dict:
         own, other = self.own_table(state, player)
