@@ -151,25 +151,27 @@ def grpo_update(
 # ---------------------------------------------------------------------- evaluation
 @dataclass
 class EvalResult:
-    per_deal: list[float]
+    per_deal: list[float]  # the learner's own return, per deal averaged over its seats
     mean: float
     win_rate: float
     bad_answer_rate: float
+    margin: float  # own return minus the others' mean, averaged over every episode
 
 
 def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seeds: Sequence[int], key_seed: int) -> EvalResult:
     """The learner in every seat of every held-out deal against anchor players."""
     specs = rotated_specs(game, deal_seeds, lambda seat: {s: anchor_factory(s, seat) for s in range(game.num_players) if s != seat}, key_seed)
     results = play_episodes(game, specs, learner)
-    wins = []
+    wins, margins = [], []
     for r in results:
         own = r.returns[r.learner_seat]
-        best = max(v for i, v in enumerate(r.returns) if i != r.learner_seat)
-        wins.append(1.0 if own > best else (0.5 if own == best else 0.0))
+        others = [v for i, v in enumerate(r.returns) if i != r.learner_seat]
+        wins.append(1.0 if own > max(others) else (0.5 if own == max(others) else 0.0))
+        margins.append(own - float(np.mean(others)))
     decisions = sum(len(r.steps) for r in results)
     bad = sum(1 for r in results for s in r.steps if s.choice.illegal or s.choice.unparseable or s.choice.action is None)
     per_deal = per_deal_means(results)
-    return EvalResult(per_deal, float(np.mean(per_deal)), float(np.mean(wins)), bad / max(decisions, 1))
+    return EvalResult(per_deal, float(np.mean(per_deal)), float(np.mean(wins)), bad / max(decisions, 1), float(np.mean(margins)))
 
 
 def silent_status(bad_answer_rate: float, threshold: float) -> str:
@@ -383,6 +385,7 @@ class GRPOTrainer:
         return {
             "eval_mean": res.mean,
             "eval_win_rate": res.win_rate,
+            "eval_margin": res.margin,
             "eval_bad_answer_rate": res.bad_answer_rate,
             "eval_improvement": iv.mean,
             "eval_improvement_low": iv.low,
