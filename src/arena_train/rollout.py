@@ -73,21 +73,21 @@ class EpisodeSpec:
 
 
 def _opponent_action(game, pos, seat: int, player, deal_seed: int) -> tuple[Any, bool]:
-    """The opponent's action and whether it had to be substituted."""
+    """The opponent's action and whether it had to be substituted (crash, unreadable text or an
+    illegal action: the game's default is played instead)."""
+    from arena_core.runner import NOT_AN_ACTION, resolve_answer
+
     legal = game.legal(pos, seat)
     decision = Decision(game, seat, game.observe(pos, seat), legal, pos.ply, deal_seed, _position=pos)
     try:
         answer = player.act(decision)
+        if isinstance(answer, Move):
+            answer = answer.action
+        action = resolve_answer(decision, answer, {})
+        ok = action is not NOT_AN_ACTION and game.is_legal(pos.state, seat, action)
     except Exception:  # a crashing opponent is data: play the default and count it
-        return game.default_action(pos.state, seat), True
-    if isinstance(answer, Move):
-        answer = answer.action
-    if isinstance(answer, str):
-        parsed = decision.parse(answer)
-        return parsed.action, not (parsed.valid and parsed.legal)
-    if game.is_legal(pos.state, seat, answer):
-        return answer, False
-    return game.default_action(pos.state, seat), True
+        ok = False
+    return (action, False) if ok else (game.default_action(pos.state, seat), True)
 
 
 def play_episodes(
