@@ -150,7 +150,8 @@ class NumericPolicyPlayer(BasePlayer):
     def act(self, decision: Decision):
         game = decision.game
         x = decision.encoded_observation()[None, :].astype(np.float64)
-        mask = game.mask(decision._position, decision.seat)[None, :].astype(np.float64)
+        mask = np.zeros((1, game.num_actions))
+        mask[0, [game.action_id(a) for a in decision.legal_actions]] = 1.0
         p = self.policy.probabilities(x, mask)[0]
         a = int(np.argmax(p)) if self.greedy else int(decision.rng("numeric_policy", self.seed).choice(len(p), p=p))
         return game.action_from_id(a)
