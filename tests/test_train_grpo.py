@@ -230,3 +230,13 @@ def test_gradient_accumulation_matches_one_big_batch(tmp_path):
     assert moved > 1e-4
     for k in start:
         np.testing.assert_allclose(np.array(after[0][k]), np.array(after[1][k]), atol=1e-5, rtol=1e-4)
+
+
+def test_initial_anchor_and_ppo_epochs(tmp_path):
+    """Against its own frozen initial weights, in a zero-sum game with both seats of every deal,
+    the initial policy scores exactly 0; several PPO epochs on the same rollouts clip."""
+    cfg = config(steps=1, ppo_epochs=3, optim=dict(learning_rate=1e-3), eval=dict(anchor="initial"))
+    summary = GRPOTrainer(cfg, tmp_path / "self").run()
+    first, last = summary.metrics[0], summary.metrics[-1]
+    assert first["eval_mean"] == 0.0 and first["eval_improvement"] == 0.0
+    assert last["clip_frac"] > 0.0
