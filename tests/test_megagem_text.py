@@ -232,3 +232,22 @@ def test_any_text_parses_to_a_legal_action(text):
     assert r.default_used == (not r.legal)
     if r.default_used:
         assert r.action == Bid(0)
+
+
+def test_every_listed_legal_string_parses_to_its_action():
+    """The prompt's legal strings are answers the parser accepts (constrained decoding emits them)."""
+    from arena_core.registry import make_game
+
+    game = make_game("megagem")
+    view = game.text_view()
+    for seed in range(3):
+        pos = game.start(seed)
+        while not game.is_over(pos):
+            p = game.current_player(pos)
+            prompt = view.prompt(game, pos, p)
+            legal = game.legal(pos, p)
+            assert prompt.legal == tuple(game.action_to_str(a) for a in legal)
+            for text, action in zip(prompt.legal, legal):
+                result = view.parse(game, pos, p, f"  {text.upper()} ")
+                assert (result.action, result.method, result.legal) == (action, "exact", True)
+            pos = game.act(pos, p, legal[len(legal) // 3])

@@ -453,6 +453,11 @@ class MegaGemTextView:
 
     def parse(self, game: "MegaGem", pos: "Position", player: int, text: str) -> ParseResult:
         state = pos.state
+        if isinstance(text, str):  # an answer that is exactly one of the listed legal strings
+            key = " ".join(text.split()).lower()
+            for action in game.legal_actions(state, player):
+                if key == game.action_to_str(action).lower():
+                    return ParseResult(action, "exact", True, True, False)
         if state.phase is Phase.REVEAL and player == state.winner:
             return parse_reveal(game, state, player, text)
         if state.phase is Phase.BID:
