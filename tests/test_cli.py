@@ -65,3 +65,15 @@ def test_turn_cap_reports_no_result():
     out = run("play", "kuhn_poker", "--players", "random,random", "--turn-cap", "1", "--seed", "0")
     assert out.returncode == 0
     assert "no result: cut off by the harness (turn_cap)" in out.stdout
+
+
+@pytest.mark.parametrize("command,expected", [("tournament", "config"), ("ratings", "results"), ("study", "--player"), ("train", "config")])
+def test_delegated_sub_commands_are_reachable(command, expected):
+    out = run(command, "--help")
+    assert out.returncode == 0, out.stderr
+    assert expected in out.stdout
+
+
+def test_help_lists_plugin_commands():
+    out = run("--help")
+    assert "study" in out.stdout and "train" in out.stdout and "tournament" in out.stdout

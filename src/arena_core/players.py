@@ -28,6 +28,18 @@ class Decision:
     episode_seed: int
     _position: "Position" = field(repr=False, compare=False)
 
+    @classmethod
+    def at(cls, game: "Game", pos: "Position", seat: int, episode_seed: int) -> "Decision":
+        """The decision of ``seat`` at ``pos`` (what game loops hand to players)."""
+        return cls(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, episode_seed, pos)
+
+    def render(self, view) -> "Prompt":
+        """This decision through another text view (e.g. a compact one for small models)."""
+        return view.prompt(self.game, self._position, self.seat)
+
+    def parse_with(self, view, text: str):
+        return view.parse(self.game, self._position, self.seat, text)
+
     def prompt(self) -> "Prompt":
         return self.game.text_view().prompt(self.game, self._position, self.seat)
 

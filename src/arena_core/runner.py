@@ -57,15 +57,7 @@ def play_episode(
 def step_player(match: Match, seat: int, player: Player) -> None:
     """Ask ``player`` for one decision and submit it; failures go through the policy."""
     game, pos = match.game, match.position
-    decision = Decision(
-        game=game,
-        seat=seat,
-        observation=game.observe(pos, seat),
-        legal_actions=game.legal(pos, seat),
-        ply=pos.ply,
-        episode_seed=match.seed,
-        _position=pos,
-    )
+    decision = Decision.at(game, pos, seat, match.seed)
     started = time.perf_counter()
     try:
         answer = player.act(decision)

@@ -98,15 +98,7 @@ def play_batch(
 
 def make_decision(match: Match, seat: int) -> Decision:
     game, pos = match.game, match.position
-    return Decision(
-        game=game,
-        seat=seat,
-        observation=game.observe(pos, seat),
-        legal_actions=game.legal(pos, seat),
-        ply=pos.ply,
-        episode_seed=match.seed,
-        _position=pos,
-    )
+    return Decision.at(game, pos, seat, match.seed)
 
 
 def _ask(player: Player, items: list[tuple[Match, Decision]], batched: bool, stats: BatchStats) -> None:

@@ -44,7 +44,7 @@ class Labelled:
 def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: int) -> int:
     """The expert's answer at ``pos`` as an index into ``menu``: the same action if the menu
     offers it, else the legal menu action nearest by action id (a bid nearest in amount)."""
-    decision = Decision(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, episode_seed, _position=pos)
+    decision = Decision.at(game, pos, seat, episode_seed)
     answer = expert.act(decision)
     if isinstance(answer, Move):
         answer = answer.action

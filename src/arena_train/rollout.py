@@ -78,7 +78,7 @@ def _opponent_action(game, pos, seat: int, player, deal_seed: int) -> tuple[Any,
     from arena_core.runner import NOT_AN_ACTION, resolve_answer
 
     legal = game.legal(pos, seat)
-    decision = Decision(game, seat, game.observe(pos, seat), legal, pos.ply, deal_seed, _position=pos)
+    decision = Decision.at(game, pos, seat, deal_seed)
     try:
         answer = player.act(decision)
         if isinstance(answer, Move):

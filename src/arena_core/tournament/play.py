@@ -254,15 +254,7 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
 
 def _decide(match: Match, seat: int, player: Any, caller: _TimedCaller, limit, game_bound: bool, broken: dict, settings: Settings) -> None:
     game, pos = match.game, match.position
-    decision = Decision(
-        game=game,
-        seat=seat,
-        observation=game.observe(pos, seat),
-        legal_actions=game.legal(pos, seat),
-        ply=pos.ply,
-        episode_seed=match.seed,
-        _position=pos,
-    )
+    decision = Decision.at(game, pos, seat, match.seed)
     try:
         answer = caller.call(player.act, (decision,), limit)
     except TimeoutError:
