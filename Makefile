@@ -24,8 +24,11 @@ venv: $(STAMP)
 sysdeps:
 	@sh scripts/system-deps.sh
 
+# A seeded MegaGem tournament among the built-in bots and the tiny local LLM player:
+# leaderboard with 95% intervals, then runs/demo/report.html, summary.json and ratings.png.
 demo: venv
-	$(FAST_ENV) $(BIN)/arena play kuhn_poker --players random,first_legal --seed 1
+	rm -rf runs/demo
+	$(FAST_ENV) $(BIN)/arena tournament examples/tournament_demo.toml --out runs/demo
 
 test: venv sysdeps
 	$(FAST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile
