@@ -94,8 +94,9 @@ def ratings_png(summary: dict) -> bytes:
     y = list(range(len(rows)))
     x = [r["rating"] for r in rows]
     if rows and rows[0]["rating_low"] is not None:
-        err = [[r["rating"] - r["rating_low"] for r in rows], [r["rating_high"] - r["rating"] for r in rows]]
-        ax.errorbar(x, y, xerr=err, fmt="o", capsize=3, color="#1f4e79")
+        # drawn as segments: a percentile interval need not contain the point estimate
+        ax.hlines(y, [r["rating_low"] for r in rows], [r["rating_high"] for r in rows], color="#1f4e79", linewidth=1.5)
+        ax.plot(x, y, "o", color="#1f4e79")
     else:
         ax.plot(x, y, "o", color="#1f4e79")
     ax.set_yticks(y, [r["name"] for r in rows])
