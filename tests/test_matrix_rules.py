@@ -234,3 +234,17 @@ def test_conformance_every_cell(archetype, k):
 )
 def test_full_conformance_kit(params):
     assert_conformance(MatrixGame(params), max_examples=6)
+
+
+def test_golden_prompts():
+    """The full prompts of a few seeded games are checked in; regenerate on purpose with
+    ``python -m arena_games.matrix.golden --write``."""
+    import json
+
+    from arena_games.matrix.golden import GOLDEN, transcripts
+
+    expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    actual = json.loads(json.dumps(transcripts()))
+    assert len(actual) == len(expected)
+    for want, got in zip(expected, actual):
+        assert got == want, f"prompt for {want['params']} player {want['player']} changed (regenerate on purpose)"
