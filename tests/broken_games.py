@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from arena_core.game import Position
-from arena_core.spec import GameSpec, Information, TurnStructure, Utility
+from arena_core.spec import GameSpec
 from arena_games.kuhn import KuhnAction, KuhnPoker, KuhnState
 from toy_games import RepeatedPennies
 

@@ -1,5 +1,4 @@
 """PettingZoo and Gymnasium adapters pass the peers' own test suites."""
-import warnings
 
 import numpy as np
 import pytest

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, strategies as st
 
 from arena_core import IllegalActionError
-from arena_core.game import Position
 from arena_games.kuhn import KuhnAction, KuhnPoker, KuhnState, nash_policy
 
 P, B = KuhnAction.PASS, KuhnAction.BET

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .episode import EndReason, EpisodeRecord, PolicyEvent, Step, read_episodes
+from .episode import EndReason, EpisodeRecord, Step, read_episodes
 from .errors import ReplayDivergenceError
 from .game import Game
 from .match import Match

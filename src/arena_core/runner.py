@@ -62,13 +62,24 @@ def step_player(match: Match, seat: int, player: Player) -> None:
     try:
         answer = player.act(decision)
     except Exception as exc:  # a player's crash is data, never a crash of the loop
-        match.fail(seat, f"player raised {type(exc).__name__}: {exc}", telemetry={"error_type": type(exc).__name__})
+        answer = exc
+    submit_answer(match, decision, answer, latency_s=time.perf_counter() - started)
+
+
+def submit_answer(match: Match, decision: Decision, answer: Any, *, latency_s: float | None = None) -> None:
+    """Submit what a player answered -- an action, text, a :class:`Move`, or the exception it
+    raised -- recording any failure as data under the match's policy. Every game loop
+    (this runner, tournaments, batched play) goes through here."""
+    seat = decision.seat
+    if isinstance(answer, BaseException):
+        match.fail(seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__})
         return
     telemetry: dict[str, Any] = {}
     if isinstance(answer, Move):
         telemetry.update(answer.telemetry)
         answer = answer.action
-    telemetry.setdefault("latency_s", round(time.perf_counter() - started, 6))
+    if latency_s is not None:
+        telemetry.setdefault("latency_s", round(latency_s, 6))
     action = resolve_answer(decision, answer, telemetry)
     if action is NOT_AN_ACTION:
         match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)

@@ -19,9 +19,9 @@ from arena_core.episode import EpisodeRecord
 from arena_core.errors import ConfigError
 from arena_core.game import Game
 from arena_core.match import Match
-from arena_core.players import Decision, Move, Player
+from arena_core.players import Decision, Player
 from arena_core.policy import RAISE, IllegalActionPolicy
-from arena_core.runner import NOT_AN_ACTION, resolve_answer
+from arena_core.runner import submit_answer
 
 PlayersFor = Callable[[int], Sequence[Player]]
 
@@ -131,21 +131,8 @@ def _ask(player: Player, items: list[tuple[Match, Decision]], batched: bool, sta
 
 def apply_answer(match: Match, decision: Decision, answer: Any, elapsed_s: float) -> None:
     """Submit a player's answer (an action, text, a :class:`Move`, or the exception it raised)
-    the way :func:`arena_core.runner.step_player` does, through the same ``resolve_answer``."""
-    seat = decision.seat
-    if isinstance(answer, BaseException):
-        match.fail(seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__})
-        return
-    telemetry: dict[str, Any] = {}
-    if isinstance(answer, Move):
-        telemetry.update(answer.telemetry)
-        answer = answer.action
-    telemetry.setdefault("latency_s", round(elapsed_s, 6))
-    action = resolve_answer(decision, answer, telemetry)
-    if action is NOT_AN_ACTION:
-        match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
-        return
-    match.submit(seat, action, telemetry=telemetry)
+    exactly as :func:`arena_core.runner.step_player` does."""
+    submit_answer(match, decision, answer, latency_s=elapsed_s)
 
 
 def _flush(matches: list[Match], written: list[bool], log_path: str | None) -> None:

@@ -327,7 +327,7 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
         except ValueError:
             err.retry_after = None  # type: ignore[attr-defined]
         raise err from None
-    except (socket.timeout, TimeoutError) as exc:
+    except (socket.timeout, TimeoutError):
         raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
     except (urllib.error.URLError, ConnectionError, OSError) as exc:
         reason = getattr(exc, "reason", exc)

@@ -77,7 +77,6 @@ def _opponent_action(game, pos, seat: int, player, deal_seed: int) -> tuple[Any,
     illegal action: the game's default is played instead)."""
     from arena_core.runner import NOT_AN_ACTION, resolve_answer
 
-    legal = game.legal(pos, seat)
     decision = Decision.at(game, pos, seat, deal_seed)
     try:
         answer = player.act(decision)

@@ -17,8 +17,8 @@ from typing import Any, Callable
 from ..episode import EndReason, PolicyEvent
 from ..errors import ConfigError
 from ..match import Match
-from ..players import Decision, Move
-from ..runner import NOT_AN_ACTION, resolve_answer
+from ..players import Decision
+from ..runner import submit_answer
 from .results import GameResult, PlayerFault, Settings
 from .schedule import Entrant, Schedule, ScheduledGame
 
@@ -265,14 +265,5 @@ def _decide(match: Match, seat: int, player: Any, caller: _TimedCaller, limit, g
         match.fail(seat, broken[seat], telemetry={"error_type": "timeout"})
         return
     except Exception as exc:  # a crash is data
-        match.fail(seat, f"player raised {type(exc).__name__}: {exc}", telemetry={"error_type": type(exc).__name__})
-        return
-    telemetry: dict[str, Any] = {}
-    if isinstance(answer, Move):
-        telemetry.update(answer.telemetry)
-        answer = answer.action
-    action = resolve_answer(decision, answer, telemetry)
-    if action is NOT_AN_ACTION:
-        match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
-        return
-    match.submit(seat, action, telemetry=telemetry)
+        answer = exc
+    submit_answer(match, decision, answer)

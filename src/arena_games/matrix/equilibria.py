@@ -349,7 +349,6 @@ def pure_equilibria(archetype: str, k: int) -> list[tuple[int, int]]:
 def reference_points(archetype: str, k: int) -> ReferencePoints:
     """The reference points of (archetype, k); equilibria come from the cache."""
     check_archetype(archetype, k)
-    pm = payoff_matrices(archetype, k)
     name, W = metric_matrix(archetype, k)
     eqs = extreme_equilibria(archetype, k)
     values = np.array([x @ W @ y for x, y in eqs.profiles()])
