@@ -17,10 +17,7 @@ from ..match import Match
 from ..policy import RAISE, IllegalActionPolicy
 from ..seeding import derive_seed
 from . import spaces as sp
-
-
-def agent_name(player: int) -> str:
-    return f"player_{player}"
+from .spaces import agent_name
 
 
 class ArenaAECEnv(AECEnv):
@@ -46,11 +43,7 @@ class ArenaAECEnv(AECEnv):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
-        self.possible_agents = [agent_name(p) for p in range(game.num_players)]
-        self._index = {a: p for p, a in enumerate(self.possible_agents)}
-        obs_space, act_space = sp.observation_space(game), sp.action_space(game)
-        self._obs_spaces = {a: obs_space for a in self.possible_agents}
-        self._act_spaces = {a: act_space for a in self.possible_agents}
+        self.possible_agents, self._index, self._obs_spaces, self._act_spaces = sp.agent_spaces(game)
         self._last_seed: int | None = None
         self.match: Match | None = None
 

@@ -12,7 +12,7 @@ from ..policy import RAISE, IllegalActionPolicy
 from ..seeding import derive_seed
 from ..spec import TurnStructure
 from . import spaces as sp
-from .aec import agent_name
+from .spaces import agent_name
 
 
 class ArenaParallelEnv(ParallelEnv):
@@ -31,11 +31,7 @@ class ArenaParallelEnv(ParallelEnv):
         self.turn_cap = turn_cap
         self.render_mode = render_mode
         self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": [], "is_parallelizable": True}
-        self.possible_agents = [agent_name(p) for p in range(game.num_players)]
-        self._index = {a: p for p, a in enumerate(self.possible_agents)}
-        obs_space, act_space = sp.observation_space(game), sp.action_space(game)
-        self._obs_spaces = {a: obs_space for a in self.possible_agents}
-        self._act_spaces = {a: act_space for a in self.possible_agents}
+        self.possible_agents, self._index, self._obs_spaces, self._act_spaces = sp.agent_spaces(game)
         self._last_seed: int | None = None
         self.match: Match | None = None
         self.agents: list[str] = []

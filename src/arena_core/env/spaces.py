@@ -7,6 +7,18 @@ from gymnasium import spaces
 from ..game import Game, Position
 
 
+def agent_name(player: int) -> str:
+    return f"player_{player}"
+
+
+def agent_spaces(game: Game):
+    """Agent names, name -> seat, and one space object per agent (the same object every call,
+    as PettingZoo's tests require)."""
+    agents = [agent_name(p) for p in range(game.num_players)]
+    obs_space, act_space = observation_space(game), action_space(game)
+    return agents, {a: p for p, a in enumerate(agents)}, {a: obs_space for a in agents}, {a: act_space for a in agents}
+
+
 def observation_space(game: Game) -> spaces.Dict:
     low, high = getattr(game, "observation_bounds", (-np.inf, np.inf))
     return spaces.Dict(
