@@ -66,8 +66,8 @@ def ours_machinery(games: int, choices: np.ndarray):
     return run
 
 
-def ours_aec(games: int, choices: np.ndarray):
-    env = ArenaAECEnv(KuhnPoker())
+def aec_random_play(env, games: int, choices: np.ndarray):
+    """The same masked random loop for every AEC env (ours and PettingZoo's)."""
 
     def run():
         n = 0
@@ -84,6 +84,10 @@ def ours_aec(games: int, choices: np.ndarray):
         return n
 
     return run
+
+
+def ours_aec(games: int, choices: np.ndarray):
+    return aec_random_play(ArenaAECEnv(KuhnPoker()), games, choices)
 
 
 def openspiel(games: int, choices: np.ndarray):
@@ -109,23 +113,7 @@ def openspiel(games: int, choices: np.ndarray):
 
 
 def pettingzoo_classic(module, games: int, choices: np.ndarray):
-    env = module.env()
-
-    def run():
-        n = 0
-        for g in range(games):
-            env.reset(seed=g)
-            for agent in env.agent_iter():
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                legal = np.flatnonzero(obs["action_mask"])
-                env.step(int(legal[choices[n] % len(legal)]))
-                n += 1
-        return n
-
-    return run
+    return aec_random_play(module.env(), games, choices)
 
 
 def main() -> None:
