@@ -218,6 +218,25 @@ def symmetric_equilibria(archetype: str, k: int, *, extreme: EquilibriumSet | No
     pm = payoff_matrices(archetype, k)
     M = _symmetric_payoff_matrix(pm)
     found: list[np.ndarray] = []
+    for s, weights in _support_solutions(M):
+        if np.min(weights) < -1e-12 or not np.all(np.isfinite(weights)):
+            continue
+        p = np.zeros(k)
+        p[s] = weights
+        p = _clean(p)
+        if regret(pm, p, mirrored(archetype, k, p)) <= REGRET_TOL:
+            found.append(p)
+    if extreme is not None:
+        for x, y in extreme.profiles():
+            if np.max(np.abs(mirrored(archetype, k, x) - y)) <= DEDUPE_TOL:
+                found.append(x)
+    kept = _dedupe([(p, p) for p in found])
+    return [p for p, _ in kept]
+
+
+def _support_solutions(M: np.ndarray):
+    """For every support S with a nonsingular system M_SS p = lambda 1, sum p = 1: (S, p_S)."""
+    k = M.shape[0]
     for size in range(1, k + 1):
         for support in itertools.combinations(range(k), size):
             s = list(support)
@@ -231,19 +250,7 @@ def symmetric_equilibria(archetype: str, k: int, *, extreme: EquilibriumSet | No
                 sol = np.linalg.solve(system, rhs)
             except np.linalg.LinAlgError:
                 continue
-            if np.min(sol[:size]) < -1e-12 or not np.all(np.isfinite(sol)):
-                continue
-            p = np.zeros(k)
-            p[s] = sol[:size]
-            p = _clean(p)
-            if regret(pm, p, mirrored(archetype, k, p)) <= REGRET_TOL:
-                found.append(p)
-    if extreme is not None:
-        for x, y in extreme.profiles():
-            if np.max(np.abs(mirrored(archetype, k, x) - y)) <= DEDUPE_TOL:
-                found.append(x)
-    kept = _dedupe([(p, p) for p in found])
-    return [p for p, _ in kept]
+            yield s, sol[:size]
 
 
 def symmetric_play_value(pm: PayoffMatrices, p: np.ndarray, metric: np.ndarray) -> float:
@@ -261,27 +268,15 @@ def symmetric_ceiling(archetype: str, k: int) -> tuple[float, np.ndarray]:
     Q = pm.welfare[:, np.argsort(m)]
     Q = (Q + Q.T) / 2
     best_value, best_p = -np.inf, np.zeros(k)
-    for size in range(1, k + 1):
-        for support in itertools.combinations(range(k), size):
-            s = list(support)
-            system = np.zeros((size + 1, size + 1))
-            system[:size, :size] = Q[np.ix_(s, s)]
-            system[:size, size] = -1.0
-            system[size, :size] = 1.0
-            rhs = np.zeros(size + 1)
-            rhs[size] = 1.0
-            try:
-                sol = np.linalg.solve(system, rhs)
-            except np.linalg.LinAlgError:
-                continue
-            if np.min(sol[:size]) < -1e-12:
-                continue
-            p = np.zeros(k)
-            p[s] = np.clip(sol[:size], 0, None)
-            p /= p.sum()
-            value = float(p @ Q @ p)
-            if value > best_value + 1e-12:
-                best_value, best_p = value, p
+    for s, weights in _support_solutions(Q):
+        if np.min(weights) < -1e-12:
+            continue
+        p = np.zeros(k)
+        p[s] = np.clip(weights, 0, None)
+        p /= p.sum()
+        value = float(p @ Q @ p)
+        if value > best_value + 1e-12:
+            best_value, best_p = value, p
     return best_value, best_p
 
 
