@@ -59,6 +59,15 @@ def make_handler(script: Script):
                 script.auth.append(self.headers.get("Authorization"))
                 script.in_flight += 1
                 script.max_in_flight = max(script.max_in_flight, script.in_flight)
+            left = []
+
+            def leave():  # counted out before the reply is written: once the client has it, this request is over
+                if not left:
+                    left.append(True)
+                    with script.lock:
+                        script.in_flight -= 1
+
+            self._leave = leave
             try:
                 kind, *args = script.next()
                 if kind == "ok":
@@ -79,10 +88,10 @@ def make_handler(script: Script):
                     time.sleep(args[0])
                     self._send(200, b"{}")
             finally:
-                with script.lock:
-                    script.in_flight -= 1
+                leave()
 
         def _send(self, code, payload, headers=None):
+            self._leave()
             try:
                 self.send_response(code)
                 for k, v in (headers or {}).items():
