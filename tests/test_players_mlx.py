@@ -18,6 +18,7 @@ from arena_core.runner import play_episode  # noqa: E402
 from arena_players.mlx_player import (  # noqa: E402
     KeyedSampler,
     MLXEngine,
+    RowSampling,
     MLXPlayer,
     TokenTrie,
     TrieConstraint,
@@ -156,6 +157,33 @@ def test_keyed_sampler_is_reproducible_and_leaves_global_state_alone():
     assert a == [b[0]] * 3  # a fresh sampler with the same seed draws the same first token
     assert len(set(b)) > 5  # the key is split every token
     assert np.array(mx.random.state[0]).tolist() == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 2**40), st.sampled_from([0.3, 1.0, 1.7]), st.sampled_from([0.5, 0.9, 1.0]))),
+             min_size=1, max_size=6),
+    st.integers(0, 2**32 - 1),
+    st.lists(st.integers(0, 5), max_size=4),
+)
+def test_row_sampling_draws_what_each_row_sampler_draws(rows, seed, drops):
+    """A batch of greedy and sampled rows (mixed temperatures and top-p) drawn in one step
+    gives, step after step and as rows leave the batch, exactly the tokens each row's own
+    sampler (or argmax) gives one row at a time."""
+    vocab = 40
+    rng = np.random.default_rng(seed)
+    make = lambda r: None if r is None else KeyedSampler(r[0], r[1], r[2])  # noqa: E731
+    singles, batch = [make(r) for r in rows], RowSampling([make(r) for r in rows])
+    alive = list(range(len(rows)))
+    for step in range(5):
+        logprobs = mx.array(rng.normal(size=(len(alive), vocab)).astype(np.float32) * 3)
+        logprobs = logprobs - mx.logsumexp(logprobs, axis=-1, keepdims=True)
+        one = [int((singles[i](logprobs[j : j + 1]) if singles[i] else mx.argmax(logprobs[j : j + 1], axis=-1)).item()) for j, i in enumerate(alive)]
+        assert batch(logprobs).tolist() == one
+        if step < len(drops) and len(alive) > 1:
+            kept = [j for j in range(len(alive)) if j != drops[step] % len(alive)]
+            batch.keep(kept)
+            alive = [alive[j] for j in kept]
 
 
 # ---------------------------------------------------------------- playing

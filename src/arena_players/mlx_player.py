@@ -10,7 +10,8 @@
 Every random draw comes from a key derived from (episode seed, seat, ply, player seed,
 attempt) through :meth:`Decision.rng`, never from MLX's global random state, so a seeded game
 with a sampled model replays exactly. :meth:`MLXPlayer.act_batch` decides many positions in one
-batched generation (``mlx_lm``'s ``BatchGenerator`` with a per-row logits processor); the
+batched generation (one forward pass per token for the whole batch over ``mlx_lm``'s
+``BatchKVCache``, the rows' trie masks and samplers applied in one vectorised step); the
 runner in :mod:`arena_players.batched` uses it.
 """
 from __future__ import annotations
@@ -137,16 +138,20 @@ class TrieConstraint:
         self.path.append(token)
         self.node = nxt
 
+    def bias(self, vocab: int) -> mx.array:
+        """``(vocab,)``: 0 for the tokens allowed at the current node, -inf elsewhere (cached per node)."""
+        node = self.node
+        if node._mask is None or node._mask.shape[-1] != vocab:
+            bias = np.full((vocab,), -np.inf, dtype=np.float32)
+            bias[self.trie.allowed(node, self.eos)] = 0.0
+            node._mask = mx.array(bias)
+        return node._mask
+
     def __call__(self, tokens: mx.array, logits: mx.array) -> mx.array:
         if self._calls:
             self.advance(int(tokens[-1].item()))
         self._calls += 1
-        node = self.node
-        if node._mask is None or node._mask.shape[-1] != logits.shape[-1]:
-            bias = np.full((logits.shape[-1],), -np.inf, dtype=np.float32)
-            bias[self.trie.allowed(node, self.eos)] = 0.0
-            node._mask = mx.array(bias)
-        return logits + node._mask
+        return logits + self.bias(logits.shape[-1])
 
 
 # ---------------------------------------------------------------------- sampling
@@ -160,9 +165,27 @@ def top_p_filter(logprobs: mx.array, top_p: float) -> mx.array:
     return mx.where(keep, logprobs, mx.array(-np.inf, dtype=logprobs.dtype))
 
 
+def _gumbel_argmax(scaled: mx.array, key: mx.array) -> mx.array:
+    """One draw from softmax(``scaled``) over the last axis (Gumbel-max) with ``key``."""
+    return mx.argmax(scaled + mx.random.gumbel(scaled.shape, key=key), axis=-1)
+
+
+def _row_noise(key: mx.array, vocab: int) -> mx.array:
+    """The Gumbel noise :class:`KeyedSampler` draws for one ``(1, vocab)`` row, as ``(vocab,)``."""
+    return mx.random.gumbel((1, vocab), key=key)[0]
+
+
+_split_rows = mx.vmap(lambda key: mx.random.split(key, 2))
+
+
 class KeyedSampler:
     """Temperature / top-p sampling from an explicit PRNG key that is split at every token;
-    MLX's global random state is never read or changed."""
+    MLX's global random state is never read or changed.
+
+    A draw is Gumbel-max over the row's scaled log-probabilities, so :class:`RowSampling`
+    can draw a whole batch at once (the noise vectorised over the rows' keys) and get exactly
+    the tokens these samplers draw one row at a time.
+    """
 
     def __init__(self, seed: int, temperature: float, top_p: float = 1.0):
         if temperature <= 0:
@@ -172,11 +195,58 @@ class KeyedSampler:
         self.top_p = float(top_p)
 
     def __call__(self, logprobs: mx.array) -> mx.array:
+        """``logprobs``: ``(1, vocab)``; returns ``(1,)``."""
         keys = mx.random.split(self._key, 2)
         self._key, sub = keys[0], keys[1]
         if self.top_p < 1.0:
             logprobs = top_p_filter(logprobs, self.top_p)
-        return mx.random.categorical(logprobs * (1.0 / self.temperature), key=sub)
+        return _gumbel_argmax(logprobs * (1.0 / self.temperature), sub)
+
+
+class RowSampling:
+    """The next token of every row of a batch in one vectorised draw: greedy rows take the
+    argmax, sampled rows draw exactly what their own :class:`KeyedSampler` would (same key
+    schedule, same top-p filter, same noise), so a batched game replays its one-at-a-time twin.
+    The rows' samplers are consumed: their keys live here while the batch runs."""
+
+    def __init__(self, samplers: Sequence[KeyedSampler | None]):
+        self.rows = [i for i, s in enumerate(samplers) if s is not None]
+        self.size = len(samplers)
+        picked = [samplers[i] for i in self.rows]
+        if picked:
+            self.keys = mx.stack([s._key for s in picked])
+            self.inv_temperature = mx.array([1.0 / s.temperature for s in picked])[:, None]
+            self.top_p = mx.array([s.top_p for s in picked])[:, None]
+            self.any_top_p = any(s.top_p < 1.0 for s in picked)
+
+    def __call__(self, logprobs: mx.array) -> mx.array:
+        """``logprobs``: ``(rows, vocab)``; returns ``(rows,)`` tokens."""
+        if not self.rows:
+            return mx.argmax(logprobs, axis=-1)
+        split = _split_rows(self.keys)
+        self.keys, subs = split[:, 0], split[:, 1]
+        everyone = len(self.rows) == self.size
+        lp = logprobs if everyone else logprobs[mx.array(self.rows)]
+        if self.any_top_p:
+            lp = mx.where(self.top_p < 1.0, top_p_filter(lp, self.top_p), lp)
+        vocab = lp.shape[-1]
+        noise = mx.vmap(lambda key: _row_noise(key, vocab))(subs)
+        drawn = mx.argmax(lp * self.inv_temperature + noise, axis=-1)
+        if everyone:
+            return drawn
+        out = mx.argmax(logprobs, axis=-1)
+        out[mx.array(self.rows)] = drawn
+        return out
+
+    def keep(self, kept: list[int]) -> None:
+        """Drop the rows not in ``kept`` (indices into the current rows, in order)."""
+        where = {row: j for j, row in enumerate(self.rows)}
+        mine = [where[i] for i in kept if i in where]
+        self.rows = [kept.index(self.rows[j]) for j in mine]
+        self.size = len(kept)
+        if mine:
+            index = mx.array(mine)
+            self.keys, self.inv_temperature, self.top_p = self.keys[index], self.inv_temperature[index], self.top_p[index]
 
 
 # ---------------------------------------------------------------------- the engine
@@ -233,14 +303,10 @@ def load_model(model: str):
 class MLXEngine:
     """A loaded model and tokenizer: chat-template encoding and generation, one at a time or batched."""
 
-    def __init__(self, model, tokenizer, *, prefill_step: int = 2048, prefill_batch: int = 8, batch_prefill_step: int = 512):
+    def __init__(self, model, tokenizer, *, prefill_step: int = 2048):
         self.model = model
         self.tokenizer = tokenizer
         self.prefill_step = prefill_step
-        # batched prefill in groups of ``prefill_batch`` rows and ``batch_prefill_step``-token
-        # chunks: on a CPU, one padded prefill of 32 long prompts is slower than a few small ones
-        self.prefill_batch = prefill_batch
-        self.batch_prefill_step = batch_prefill_step
         self.eos_ids = frozenset(int(t) for t in tokenizer.eos_token_ids)
         if not self.eos_ids:
             raise ConfigError("the tokenizer names no end-of-sequence token; constrained decoding needs one")
@@ -380,65 +446,64 @@ class MLXEngine:
 
     # -- batched
     def generate_batch(self, reqs: Sequence[Request]) -> list[Generated]:
-        """All requests in one ``BatchGenerator``: one forward pass per token for the whole
-        batch, a per-row sampler and logits processor.
+        """All requests decoded together: one forward pass per token for the whole batch
+        (``mlx_lm``'s left-padded ``BatchKVCache``), every row's constraint applied as one
+        mask, every row's sampler drawn in one vectorised step (:class:`RowSampling`), and
+        finished rows dropped from the batch as they end. The tokens are exactly those of
+        :meth:`generate` row by row.
 
-        Each prompt is prefilled on its own first (from the shared-prefix cache): on a CPU a
-        padded batch prefill of long prompts is slower than one prompt at a time, while the
-        token-by-token decode steps are where batching pays.
+        Each prompt is prefilled on its own first (from the shared-prefix cache): prefill is
+        compute-bound, so padding prompts into one batch saves nothing on a CPU and wastes
+        the padding, while the token-by-token decode steps are where batching pays.
         """
-        from mlx_lm.generate import BatchGenerator
-
         if not reqs:
             return []
         if len(reqs) == 1:
             return [self.generate(reqs[0])]
         started = time.perf_counter()
-        n = len(reqs)
-        gen = BatchGenerator(
-            self.model,
-            stop_tokens=[[t] for t in sorted(self.eos_ids)],
-            completion_batch_size=n,
-            prefill_batch_size=min(n, self.prefill_batch),
-            prefill_step_size=min(self.prefill_step, self.batch_prefill_step),
-        )
-        try:
-            uids = gen.insert(
-                [r.tokens[-1:] for r in reqs],
-                caches=[self._prefilled(r) for r in reqs],
-                all_tokens=[r.tokens[:-1] for r in reqs],
-                max_tokens=[r.max_tokens for r in reqs],
-                samplers=[r.sampler for r in reqs],
-                logits_processors=[[r.constraint] if r.constraint is not None else [] for r in reqs],
-            )
-            row = {uid: i for i, uid in enumerate(uids)}
-            outs: list[list[int]] = [[] for _ in reqs]
-            finish: list[str | None] = [None] * n
-            while any(f is None for f in finish):
-                responses = gen.next_generated()
-                if not responses:
-                    break
-                complete = []
-                for r in responses:
-                    i = row[r.uid]
-                    if finish[i] is not None:
-                        continue
-                    if r.finish_reason == "stop":
-                        finish[i] = "stop"
-                        continue
-                    outs[i].append(int(r.token))
-                    c = reqs[i].constraint
-                    if r.finish_reason is not None:
-                        finish[i] = r.finish_reason
-                    elif c is not None and c.done:
+        rows = [self._prefilled(r) for r in reqs]
+        cache = [rows[0][layer].merge([row[layer] for row in rows]) for layer in range(len(rows[0]))]
+        del rows
+        sampling = RowSampling([r.sampler for r in reqs])
+        active = list(range(len(reqs)))
+        outs: list[list[int]] = [[] for _ in reqs]
+        finish = ["length"] * len(reqs)
+        inputs = mx.array([r.tokens[-1:] for r in reqs])
+        while active:
+            logits = self.model(inputs, cache=cache)[:, -1, :]
+            constraints = [reqs[i].constraint for i in active]
+            if any(c is not None for c in constraints):
+                vocab = logits.shape[-1]
+                free = mx.zeros((vocab,), dtype=logits.dtype)
+                logits = logits + mx.stack([free if c is None else c.bias(vocab) for c in constraints])
+            logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+            tokens = sampling(logprobs).tolist()
+            kept: list[int] = []
+            for j, (i, token) in enumerate(zip(active, tokens)):
+                if token in self.eos_ids:
+                    finish[i] = "stop"
+                    continue
+                outs[i].append(token)
+                c = constraints[j]
+                if c is not None:
+                    done = c.completes(token)
+                    c.advance(token)
+                    if done:  # only EOS could follow
                         finish[i] = "complete"
-                        complete.append(r.uid)
-                if complete:
-                    gen.remove(complete)
-        finally:
-            gen.close()
+                        continue
+                if len(outs[i]) >= reqs[i].max_tokens:
+                    continue
+                kept.append(j)
+            if len(kept) < len(active):
+                if not kept:
+                    break
+                for layer in cache:
+                    layer.filter(kept)
+                sampling.keep(kept)
+            active = [active[j] for j in kept]
+            inputs = mx.array([[outs[i][-1]] for i in active])
         self._account(started, sum(len(r.tokens) for r in reqs), sum(len(o) for o in outs))
-        return [Generated(o, f or "length") for o, f in zip(outs, finish)]
+        return [Generated(o, f) for o, f in zip(outs, finish)]
 
     def _account(self, started: float, tokens_in: int, tokens_out: int) -> None:
         self.stats.generate_s += time.perf_counter() - started
