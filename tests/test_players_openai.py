@@ -87,6 +87,19 @@ def make_handler(script: Script):
                 elif kind == "hang":
                     time.sleep(args[0])
                     self._send(200, b"{}")
+                elif kind == "trickle":  # headers at once, then one byte of the body at a time
+                    body, every = args
+                    self._leave()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(body)):
+                            self.wfile.write(body[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(every)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
             finally:
                 leave()
 
@@ -201,6 +214,20 @@ def test_a_hanging_server_times_out(fake, api_key):
     assert time.perf_counter() - started < 2.5  # two attempts of 0.3 s, not the 3 s hang
     assert record.end.reason.value == "player_error" and record.end.offender == 0
     assert "timed out" in record.end.detail and len(script.requests) == 2
+
+
+def test_the_timeout_bounds_the_whole_request_not_each_read(fake, api_key):
+    """A server that trickles its reply a byte at a time, each byte well within the timeout,
+    is still cut off when the request as a whole runs past ``timeout_s``."""
+    reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "pass"}, "finish_reason": "stop"}]}).encode()
+    _, url = fake(("trickle", reply, 0.05))  # about 4 s for the whole body
+    p = player(url, api_key, timeout_s=0.5, max_retries=0)
+    started = time.perf_counter()
+    with pytest.raises(ProviderError, match="timed out after 0.5 s"):
+        p.complete([{"role": "user", "content": "hi"}])
+    assert time.perf_counter() - started < 1.5
+    _, url = fake(("trickle", reply, 0.001))  # the same reply, fast enough: it arrives whole
+    assert player(url, api_key, timeout_s=5, max_retries=0).complete([{"role": "user", "content": "hi"}]).text == "pass"
 
 
 def test_connection_refused_is_retried_then_recorded(api_key):

@@ -56,7 +56,7 @@ class OpenAISettings(BaseModel):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=512, ge=1)
     send_seed: bool = Field(default=True, description="send a per-decision seed (servers that honour it replay)")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, description="the whole request: connect, wait, and read the reply")
     max_retries: int = Field(default=3, ge=0, description="HTTP retries on 429, 5xx, timeouts and connection errors")
     backoff_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
@@ -308,12 +308,30 @@ def _scrub(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
 
 
+def _read_until(resp: Any, deadline: float) -> bytes:
+    """The reply body, read in pieces so that a server trickling bytes cannot hold the request
+    past ``deadline`` (each wait on the socket is cut to the time left)."""
+    sock = getattr(getattr(getattr(resp, "fp", None), "raw", None), "_sock", None)
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        if sock is not None:
+            sock.settimeout(left)
+        chunk = resp.read1(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
 def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: float, secret: str | None) -> dict:
     """POST and decode JSON; every failure becomes a :class:`ProviderError` without the key."""
     req = urllib.request.Request(url, data=payload, headers=headers, method="POST")
+    deadline = time.monotonic() + timeout_s
     try:
         with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            raw = resp.read()
+            raw = _read_until(resp, deadline)
     except urllib.error.HTTPError as exc:
         try:
             detail = exc.read().decode("utf-8", "replace")[:300]
