@@ -280,8 +280,7 @@ def test_livelock_after_elimination_ends_as_player_error():
         rng.call(env.step, "[99]")
     assert 0 in env.state.elimination_order and env.state.current_player_id == 0  # ...and asked again
     live = _LiveEnv(env, rng)
-    inbox = live.inbox_after(((), (), ()))
-    state = game._after_step(live, 1, ("x",) * 11, (0,) * 11, inbox)
+    state = game._after_step(live, 1, ("x",) * 11, (0,) * 11)
     assert isinstance(state, TextArenaState) and state.outcome.kind is EndKind.PLAYER_ERROR
     assert state.outcome.offender == 0 and state.to_move == ()
     # and through the adapter the same text is refused before TextArena sees it
@@ -357,3 +356,58 @@ def test_a_game_pickles_without_its_live_envs():
     p = game.current_player(mid)
     action = game.legal(mid, p)[0]
     assert clone.act(mid, p, action).state == game.act(mid, p, action).state
+
+
+@settings(max_examples=10, deadline=None)
+@given(title=st.sampled_from(["TicTacToe-v0", "KuhnPoker-v0", "LiarsDice-v0", "Othello-v0", "Poker-v0"]),
+       seed=st.integers(0, 2**20), choice=st.integers(0, 2**20))
+def test_a_legal_set_asked_for_late_equals_the_one_asked_for_at_the_time(title, seed, choice):
+    """Titles with a check build the legal set on demand; asked for after the live env has moved
+    on (or on a fresh game instance), it is rebuilt by replay and is the same set."""
+    game = make_game(f"textarena/{title}")
+    rng = random.Random(choice)
+    pos = game.start(seed)
+    line, asked = [pos], []
+    while not game.is_over(pos) and len(line) < 40:
+        p = game.current_player(pos)
+        legal = game.legal(pos, p)
+        asked.append(legal)
+        pos = game.act(pos, p, rng.choice(legal))
+        line.append(pos)
+    silent = make_game(f"textarena/{title}")  # played without ever asking for a legal set
+    pos = silent.start(seed)
+    replayed = [pos]
+    for before, after in zip(line, line[1:]):
+        pos = silent.act(pos, game.current_player(before), after.state.actions[-1])
+        replayed.append(pos)
+    for a, b, legal in zip(line, replayed, asked):
+        assert a.state == b.state
+        assert silent.legal(b, silent.current_player(b)) == legal
+
+
+def test_states_are_data_equal_hashable_and_pickle_without_live_references():
+    import copy
+    import pickle
+
+    game = make_game("textarena/KuhnPoker-v0")
+    line = _random_walk(game, 3, 3)
+    for pos in line:
+        clone = pickle.loads(pickle.dumps(pos.state))
+        assert clone == pos.state and hash(clone) == hash(pos.state) and clone.inbox == pos.state.inbox
+        assert copy.deepcopy(pos.state) == pos.state
+        assert game.observe(pos, 0) == game.observe(type(pos)(clone, (), pos.ply), 0)
+    plain = TextArenaState(line[-1].state.ta_seed, line[-1].state.actions, line[-1].state.actors, (),
+                           line[-1].state.outcome, line[-1].state.inbox)
+    assert plain == line[-1].state and plain != line[-2].state
+    assert "inbox" not in repr(plain) and len({pos.state for pos in line}) == len(line)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 2))
+def test_the_private_generator_is_seeded_once_and_equals_randoms_stream(seed):
+    from arena_games.textarena.adapter import _ModuleLikeRandom
+
+    ours, theirs = _ModuleLikeRandom(seed), random.Random(seed)
+    assert ours.getstate() == theirs.getstate()
+    assert [ours.gauss(0, 1) for _ in range(3)] + [ours.randrange(1000) for _ in range(5)] == \
+        [theirs.gauss(0, 1) for _ in range(3)] + [theirs.randrange(1000) for _ in range(5)]

@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("textarena")
 
@@ -156,3 +158,27 @@ def test_match_reports_the_turn_limit_as_truncation_without_a_result():
             return
         assert match.end.reason is EndReason.NATURAL and match.end.returns is not None
     pytest.fail("no seed reached TextArena's move limit")
+
+
+CHECKED = sorted(t for t, spec in TITLES.items() if spec.check is not None)
+
+
+@settings(max_examples=25, deadline=None)
+@given(env_id=st.sampled_from(CHECKED), seed=st.integers(0, 2**20), choice=st.integers(0, 2**20))
+def test_a_titles_check_agrees_with_its_legal_set_on_the_whole_vocabulary(env_id, seed, choice):
+    """The check that judges a submitted move (the legal set is then built only on demand) says
+    yes exactly to the strings of the legal set, at every position of a random-legal game."""
+    spec = TITLES[env_id]
+    game = make_game(f"textarena/{env_id}")
+    rng = random.Random(choice)  # the test's own generator
+    pos = game.start(seed)
+    while not game.is_over(pos):
+        p = game.current_player(pos)
+        env = game._live_at(pos.state, take=False).env
+        legal = set(spec.legal(env, p))
+        assert legal, (env_id, pos.ply)  # titles with a check never have an empty legal set in play
+        assert {a for a in spec.vocabulary if spec.check(env, p, a)} == legal, (env_id, pos.ply)
+        if env_id == "Othello-v0":  # read from the title's stored list: the same as its own computation
+            valid = env._valid_moves("B" if p == 0 else "W")
+            assert legal == ({f"[{r}, {c}]" for r, c in valid} or {"[pass]"})
+        pos = game.act(pos, p, rng.choice(sorted(legal)))

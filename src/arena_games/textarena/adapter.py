@@ -1,11 +1,17 @@
 """Any TextArena env id as an arena game, with none of TextArena's defects showing through.
 
 The arena state of a TextArena title is data: TextArena's seed, the action strings played so
-far, the messages each player has received in this episode, the legal set of the player to
-move and, at the end, the outcome. The live TextArena env is a *cache* of that data: the
-adapter keeps the env it last stepped, keyed by (seed, history), so forward play costs one
-TextArena step per action; any other state (a branch, a restored position, a deserialised
-one) is rebuilt by replaying the history on a fresh ``-raw`` env.
+far, who played them, who is to move and, at the end, the outcome. Everything else is a view of
+that history, derived when first asked for and memoised on the state (never part of its
+equality): the messages each player has received in this episode (read from TextArena's
+append-only queues, converted once per message) and the legal set of the player to move.
+
+The live TextArena env is a *cache*: the adapter remembers which env is at which state (the
+state it last stepped each env to), so forward play costs one TextArena step per action plus a
+few dictionary operations; any other state (a branch, a restored position, a deserialised one)
+is rebuilt by replaying the history on a fresh ``-raw`` env. A submitted move is checked with
+the title's cheap check where it has one (see :mod:`.legal`), so the legal set is built only
+when someone asks for it (``legal``, ``mask``, a prompt).
 
 Every TextArena call runs with the env's own ``random`` stream: by default
 (:class:`SwappedRandom`) the title's TextArena modules draw from a private generator while the
@@ -21,20 +27,22 @@ read without draining TextArena's queues, with an optional length budget. The
 from __future__ import annotations
 
 import copy
-import dataclasses
+import _random
 import random
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
+from operator import itemgetter
 from typing import Any, Callable, ClassVar, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from pydantic import Field
 
 from arena_core.episode import EndReason
-from arena_core.errors import ArenaError
+from arena_core.errors import ArenaError, SerializationError
 from arena_core.game import Game
+from arena_core.serial import from_jsonable, to_jsonable
 from arena_core.spec import GameParams, GameSpec, Information, TurnStructure, Utility
 
 #: the index recorded for free text outside a title's vocabulary (free-text titles only):
@@ -86,8 +94,6 @@ class Message(NamedTuple):
         return f"[{who}] {self.text}"
 
 
-#: a message as the serialiser sees it (a Message is a tuple of these three)
-MessageData = tuple[int, str, str]
 _new_tuple = tuple.__new__  # builds a Message without NamedTuple's Python-level __new__
 
 
@@ -111,17 +117,118 @@ class Outcome:
     offender: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TextArenaState:
-    """Everything an arena game needs to know about a TextArena episode, as data."""
+class _Transcript:
+    """The message queues of one live env, read without draining and converted to
+    :class:`Message` once per message, on demand. TextArena only appends to a player's queue
+    (the adapter never calls ``get_observation``), so the first ``k`` messages of a queue never
+    change and every state on this env's line reads its inbox as a prefix."""
 
-    ta_seed: int
-    actions: tuple[str, ...]
-    actors: tuple[int, ...]
-    to_move: tuple[int, ...]
-    legal: tuple[str, ...]  # exact legal set of the player to move (empty for free-text titles)
-    inbox: tuple[tuple[MessageData, ...], ...]  # per player, every message (a Message) received this episode
-    outcome: Outcome | None = None
+    __slots__ = ("queues", "converted")
+
+    def __init__(self, queues: Sequence[list], converted: list[list[Message]] | None = None):
+        self.queues = tuple(queues)
+        self.converted = converted if converted is not None else [[] for _ in self.queues]
+
+    @classmethod
+    def of(cls, env: Any, num_players: int) -> "_Transcript":
+        observations = env.state.observations
+        return cls([observations[p] for p in range(num_players)])
+
+    def counts(self) -> tuple[int, ...]:
+        return tuple(map(len, self.queues))
+
+    def messages(self, player: int, count: int) -> list[Message]:
+        """A fresh list of the first ``count`` messages of ``player``."""
+        done = self.converted[player]
+        if len(done) < count:
+            done.extend([_new_tuple(Message, (s, t._name_, m)) for s, m, t in self.queues[player][len(done):count]])
+        return done[:count]
+
+    def fork(self, env: Any) -> "_Transcript":
+        """The transcript of a deep copy of this env (same messages so far, its own queues)."""
+        observations = env.state.observations
+        return _Transcript([observations[p] for p in range(len(self.queues))], [list(c) for c in self.converted])
+
+
+class TextArenaState(tuple):
+    """Everything an arena game needs to know about a TextArena episode, as data: TextArena's
+    seed, the action strings played, who played them, who is to move, and the outcome.
+
+    ``inbox`` (per player, every :class:`Message` received this episode) is derived from that
+    history: read from the episode's transcript on first use, then memoised, as is the legal set
+    of the player to move. The memo is never part of equality, hashing, pickling or JSON; two
+    states are equal when their data and inboxes are.
+
+    A tuple underneath (fields by name only, please) so that the adapter builds one per step in
+    a single C call; ``TextArenaState(ta_seed, actions, actors, to_move, outcome, inbox)`` builds
+    one from plain data.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, ta_seed: int, actions: Sequence[str], actors: Sequence[int], to_move: Sequence[int],
+                outcome: Outcome | None = None, inbox: Sequence[Sequence[Message]] = ()) -> "TextArenaState":
+        inbox = tuple(tuple(Message._make(m) for m in box) for box in inbox)
+        return _new_tuple(cls, (int(ta_seed), tuple(actions), tuple(actors), tuple(to_move), outcome, None, None, [inbox, None]))
+
+    ta_seed: int = property(itemgetter(0), doc="TextArena's seed (derived from the arena seed)")  # type: ignore[assignment]
+    actions: tuple[str, ...] = property(itemgetter(1), doc="the action strings played so far")  # type: ignore[assignment]
+    actors: tuple[int, ...] = property(itemgetter(2), doc="who played each of them")  # type: ignore[assignment]
+    to_move: tuple[int, ...] = property(itemgetter(3), doc="the player to move (empty at the end)")  # type: ignore[assignment]
+    outcome: Outcome | None = property(itemgetter(4), doc="how the episode ended (None while it runs)")  # type: ignore[assignment]
+    # 5: the transcript the inbox is read from, 6: the message counts per player (None when the
+    # inbox is plain data), 7: the memo [inbox, legal set of the player to move]
+
+    @property
+    def inbox(self) -> tuple[tuple[Message, ...], ...]:
+        memo = self[7]
+        if memo[0] is None:
+            transcript = self[5]
+            memo[0] = tuple(tuple(transcript.messages(p, c)) for p, c in enumerate(self[6]))
+        return memo[0]
+
+    def messages(self, player: int) -> list[Message]:
+        """A fresh list of the messages ``player`` has received this episode."""
+        known = self[7][0]
+        if known is not None:
+            return list(known[player])
+        return self[5].messages(player, self[6][player])
+
+    def _data(self) -> tuple:
+        return self[:5]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextArenaState):
+            return NotImplemented
+        return self is other or (self[:5] == other[:5] and self.inbox == other.inbox)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:4])
+
+    def __repr__(self) -> str:
+        return (f"TextArenaState(ta_seed={self[0]!r}, actions={self[1]!r}, actors={self[2]!r}, "
+                f"to_move={self[3]!r}, outcome={self[4]!r})")
+
+    def __reduce__(self):
+        """Pickle (and copy) as plain data: the inbox materialised, no live references."""
+        return (TextArenaState, (*self[:5], self.inbox))
+
+    def __copy__(self) -> "TextArenaState":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "TextArenaState":
+        return self
+
+
+def _state(ta_seed: int, actions: tuple[str, ...], actors: tuple[int, ...], to_move: tuple[int, ...],
+           outcome: Outcome | None, transcript: _Transcript, legal: tuple[str, ...] | None) -> TextArenaState:
+    """A state on a live env's line: the inbox is read from ``transcript`` at today's counts."""
+    counts = tuple(map(len, transcript.queues))
+    return _new_tuple(TextArenaState, (ta_seed, actions, actors, to_move, outcome, transcript, counts, [None, legal]))
 
 
 @dataclass(frozen=True)
@@ -134,6 +241,9 @@ class TitleSpec:
     vocabulary: tuple[str, ...]  # the fixed action-index space (canonical strings)
     legal: Callable[[Any, int], tuple[str, ...]] | None  # exact legal set (None for free-text titles)
     decision_cap: int  # upper bound on decisions at max players (the adapter ends the game there)
+    #: ``(env, player, action) -> bool``: is the vocabulary string ``action`` in the legal set? With a
+    #: check the legal set is built only when asked for; only for titles whose set is never empty in play
+    check: Callable[[Any, int, str], bool] | None = None
     reward_bounds: tuple[float, float] = (-1.0, 1.0)
     utility: Utility = Utility.ZERO_SUM
     chance: bool = True
@@ -196,6 +306,12 @@ class _ModuleLikeRandom(random.Random):
 
     Random = random.Random
     SystemRandom = random.SystemRandom
+
+    def __init__(self, x: int | None = None):
+        # random.Random(x) seeds twice (in the C constructor and again in __init__); for an int or
+        # None, random.Random.seed(x) is the C seed plus ``gauss_next = None``, so do just that once
+        _random.Random.seed(self, x)
+        self.gauss_next = None
 
 
 class SwappedRandom:
@@ -265,30 +381,19 @@ def _title_modules(env_id: str) -> tuple[Any, ...] | None:
 
 
 class _LiveEnv:
-    """A raw TextArena env at some history, with its private ``random`` stream."""
+    """A raw TextArena env at some history, with its private ``random`` stream and its transcript."""
 
-    __slots__ = ("env", "rng")
+    __slots__ = ("env", "rng", "transcript")
 
-    def __init__(self, env: Any, rng: PrivateRandom | SwappedRandom):
+    def __init__(self, env: Any, rng: PrivateRandom | SwappedRandom, transcript: _Transcript | None = None):
         self.env = env
         self.rng = rng
+        self.transcript = transcript if transcript is not None else _Transcript.of(env, len(env.state.observations))
 
     def clone(self) -> "_LiveEnv":
         twin = self.rng.copy()
-        return _LiveEnv(twin.call(copy.deepcopy, self.env), twin)
-
-    def inbox_after(self, inbox: tuple[tuple[Message, ...], ...]) -> tuple[tuple[Message, ...], ...]:
-        """``inbox`` extended with what each player received since. TextArena's queues are read,
-        never drained (the adapter never calls get_observation), so a player's queue holds every
-        message of the episode and ``len(inbox[p])`` is the read position."""
-        queues = self.env.state.observations
-        out = []
-        for pid, old in enumerate(inbox):
-            q = queues[pid]
-            if len(q) > len(old):
-                old = old + tuple([_new_tuple(Message, (s, t._name_, m)) for s, m, t in q[len(old):]])
-            out.append(old)
-        return tuple(out)
+        env = twin.call(copy.deepcopy, self.env)
+        return _LiveEnv(env, twin, self.transcript.fork(env))
 
 
 def _ta():
@@ -326,8 +431,18 @@ class TextArenaGame(Game[TextArenaState, str]):
         self._index = {a: i for i, a in enumerate(vocab)}
         if len(self._index) != len(vocab):
             raise AdapterError(f"{self.spec.id}: duplicate strings in the vocabulary")
-        self._live: OrderedDict[tuple, _LiveEnv] = OrderedDict()
-        self._free_legal: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
+        self._raw_id = f"{self.title.env_id}-raw"
+        self._env_kwargs = dict(self.title.env_kwargs)
+        self._free_text = self.title.free_text
+        self._check = None if self._free_text else self.title.check
+        self._eager = not self._free_text and self._check is None  # the legal set is derived at every step
+        self._decision_cap = self.title.decision_cap
+        self._max_chars = self.params.max_observation_chars
+        #: id(state) -> (state, the live env at that state), least recently stepped first; the
+        #: entry holds the state, so its id cannot be reused while the entry exists
+        self._at: dict[int, tuple[TextArenaState, _LiveEnv]] = {}
+        #: free-text titles: envs already stepped by a probe, keyed by (seed, history + text)
+        self._probed: OrderedDict[tuple, _LiveEnv] = OrderedDict()
         self.rejections: OrderedDict[tuple, str] = OrderedDict()
 
     def default_num_players(self) -> int:
@@ -336,7 +451,8 @@ class TextArenaGame(Game[TextArenaState, str]):
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the live envs (a cache: they are rebuilt by replay when needed)."""
         state = dict(self.__dict__)
-        for cache in ("_live", "_free_legal", "rejections"):
+        state["_at"] = {}
+        for cache in ("_probed", "rejections"):
             state[cache] = OrderedDict()
         return state
 
@@ -345,66 +461,83 @@ class TextArenaGame(Game[TextArenaState, str]):
         ta = _ta()
         modules = _title_modules(self.title.env_id) if self.params.random_isolation == "swap" else None
         rng = PrivateRandom(ta_seed) if modules is None else SwappedRandom(ta_seed, modules)
-        env = rng.call(ta.make, f"{self.title.env_id}-raw", **dict(self.title.env_kwargs))
+        env = rng.call(ta.make, self._raw_id, **self._env_kwargs)
         rng.call(env.reset, num_players=self.num_players, seed=ta_seed)
-        return _LiveEnv(env, rng)
+        return _LiveEnv(env, rng, _Transcript.of(env, self.num_players))
 
-    def _remember(self, key: tuple, live: _LiveEnv) -> None:
-        self._live[key] = live
-        self._live.move_to_end(key)
-        while len(self._live) > self.cache_size:
-            self._live.popitem(last=False)
+    def _remember(self, state: TextArenaState, live: _LiveEnv) -> None:
+        at = self._at
+        at[id(state)] = (state, live)
+        if len(at) > self.cache_size:
+            del at[next(iter(at))]
 
     def _live_at(self, state: TextArenaState, *, take: bool) -> _LiveEnv:
-        """The live env at ``state`` (taken out of the cache when it is about to be stepped)."""
-        key = (state.ta_seed, state.actions)
-        live = self._live.pop(key, None) if take else self._live.get(key)
-        if live is not None:
-            return live
+        """The live env at ``state``: the one last stepped to it (taken out of the cache when it
+        is about to be stepped), else a fresh env that replays the history."""
+        entry = self._at.pop(id(state), None) if take else self._at.get(id(state))
+        if entry is not None and entry[0] is state:
+            return entry[1]
         live = self._new_env(state.ta_seed)
         for text in state.actions:
             live.rng.call(live.env.step, text)
         if not take:
-            self._remember(key, live)
+            self._remember(state, live)
         return live
 
     # ------------------------------------------------------------------ rules hooks
     def initial_state(self, rng: np.random.Generator) -> TextArenaState:
         ta_seed = int(rng.integers(0, 2**31 - 1))
-        live = self._new_env(ta_seed)
-        inbox = live.inbox_after(tuple(() for _ in range(self.num_players)))
-        state = self._after_step(live, ta_seed, (), (), inbox)
-        self._remember((ta_seed, ()), live)
-        return state
+        return self._after_step(self._new_env(ta_seed), ta_seed, (), ())
+
+    def state_to_json(self, state: TextArenaState) -> Any:
+        out = {"__type__": "TextArenaState"}
+        for name, value in zip(("ta_seed", "actions", "actors", "to_move", "outcome"), state._data()):
+            out[name] = to_jsonable(value)
+        out["inbox"] = to_jsonable(state.inbox)
+        return out
 
     def state_from_json(self, data: Any) -> TextArenaState:
-        state = super().state_from_json(data)
-        inbox = tuple(tuple(Message._make(m) for m in box) for box in state.inbox)
-        return dataclasses.replace(state, inbox=inbox)
+        try:  # a "legal" entry (records written before the legal set became derived) is not read
+            outcome = None if data.get("outcome") is None else from_jsonable(Outcome, data["outcome"])
+            return TextArenaState(data["ta_seed"], data["actions"], data["actors"], data["to_move"], outcome, data["inbox"])
+        except (KeyError, TypeError, ValueError, SerializationError) as exc:
+            raise SerializationError(f"{self.spec.id}: not a TextArena state ({type(exc).__name__}: {exc})") from None
 
     def to_move(self, state: TextArenaState) -> tuple[int, ...]:
-        return state.to_move
+        return state[3]
 
     def legal_actions(self, state: TextArenaState, player: int) -> tuple[str, ...]:
         if state.outcome is not None or player not in state.to_move:
             return ()
-        if not self.title.free_text:
-            return state.legal
-        key = (state.ta_seed, state.actions)
-        cached = self._free_legal.get(key)
-        if cached is None:
+        memo = state[7]
+        legal = memo[1]
+        if legal is None:  # a title with a check (or free text): derived on first use
             live = self._live_at(state, take=False)
-            cached = tuple(c for c in self.title.vocabulary if self._probe(state, live, c))
-            self._free_legal[key] = cached
-            while len(self._free_legal) > 64:
-                self._free_legal.popitem(last=False)
-        return cached
+            if self.title.free_text:
+                legal = tuple(c for c in self.title.vocabulary if self._probe(state, live, c))
+            else:
+                legal = tuple(self.title.legal(live.env, player))
+                if not legal:
+                    raise AdapterError(f"{self.spec.id}: no legal move for player {player} in a running game; "
+                                       "a title with a check must never reach this -- please report it with the seed and history")
+            memo[1] = legal
+        return legal
 
     def is_legal(self, state: TextArenaState, player: int, action: str) -> bool:
-        if state.outcome is not None or player not in state.to_move or not isinstance(action, str):
+        if state[4] is not None or player not in state[3] or not isinstance(action, str):
             return False
+        check = self._check
+        if check is not None:
+            legal = state[7][1]
+            if legal is not None:
+                return action in legal
+            if action not in self._index:
+                return False
+            entry = self._at.get(id(state))
+            live = entry[1] if entry is not None and entry[0] is state else self._live_at(state, take=False)
+            return check(live.env, player, action)
         if not self.title.free_text:
-            return action in state.legal
+            return action in self.legal_actions(state, player)
         if not action.strip() or len(action) > MAX_ACTION_CHARS:
             return False
         if action in self._index:  # the vocabulary's legal subset is computed once per position
@@ -414,8 +547,10 @@ class TextArenaGame(Game[TextArenaState, str]):
     def _probe(self, state: TextArenaState, live: _LiveEnv, text: str) -> bool:
         """Would TextArena accept ``text`` here? Steps a copy; keeps it for the forward step."""
         new_key = (state.ta_seed, state.actions + (text,))
-        if new_key in self._live:
+        if new_key in self._probed:
             return True
+        if new_key in self.rejections:
+            return False
         clone = live.clone()
         try:
             clone.rng.call(clone.env.step, text)
@@ -427,8 +562,9 @@ class TextArenaGame(Game[TextArenaState, str]):
             while len(self.rejections) > 64:
                 self.rejections.popitem(last=False)
             return False
-        self._remember(new_key, clone)
-        self._remember((state.ta_seed, state.actions), live)
+        self._probed[new_key] = clone
+        while len(self._probed) > self.cache_size:
+            self._probed.popitem(last=False)
         return True
 
     def rejection_reason(self, state: TextArenaState, text: str) -> str | None:
@@ -437,53 +573,57 @@ class TextArenaGame(Game[TextArenaState, str]):
 
     def next_state(self, state: TextArenaState, joint: Mapping[int, str]) -> TextArenaState:
         ((player, text),) = joint.items()
-        new_key = (state.ta_seed, state.actions + (text,))
-        ahead = self._live.pop(new_key, None)
-        actions, actors = state.actions + (text,), state.actors + (player,)
-        if ahead is not None:  # already stepped (a free-text probe, or an earlier episode)
-            return self._finish_step(ahead, state, actions, actors)
-        live = self._live_at(state, take=True)
+        actions, actors = state[1] + (text,), state[2] + (player,)
+        if self._free_text:
+            ahead = self._probed.pop((state[0], actions), None)
+            if ahead is not None:  # already stepped by the probe that admitted the text
+                return self._after_step(ahead, state[0], actions, actors)
+        entry = self._at.pop(id(state), None)  # the env last stepped to this state, if it is still kept
+        live = entry[1] if entry is not None and entry[0] is state else self._live_at(state, take=True)
         try:
             live.rng.call(live.env.step, text)
         except Exception as exc:  # TextArena crashed: the episode cannot go on
-            inbox = live.inbox_after(state.inbox)
             detail = f"TextArena raised {type(exc).__name__} on {text!r}: {exc}"
             zero = tuple(0.0 for _ in range(self.num_players))
-            return TextArenaState(state.ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.ENV_ERROR, zero, detail, player))
-        reason = _invalid_reason(live.env, player)
-        if reason is not None:
-            raise AdapterError(
-                f"{self.spec.id}: TextArena rejected {text!r}, which the adapter listed as legal ({reason}); "
-                "this is a bug in arena_games.textarena.legal -- please report it with the seed and history"
-            )
-        return self._finish_step(live, state, actions, actors)
+            return _state(state[0], actions, actors, (), Outcome(EndKind.ENV_ERROR, zero, detail, player), live.transcript, ())
+        ta_state = live.env.state
+        # TextArena flags a first invalid move in error_count (every title allows one) and a final one by ending
+        if getattr(ta_state, "error_count", 0) or ta_state.done:
+            reason = _invalid_reason(live.env, player)
+            if reason is not None:
+                raise AdapterError(
+                    f"{self.spec.id}: TextArena rejected {text!r}, which the adapter listed as legal ({reason}); "
+                    "this is a bug in arena_games.textarena.legal -- please report it with the seed and history"
+                )
+        return self._after_step(live, state[0], actions, actors)
 
-    def _finish_step(self, live: _LiveEnv, state: TextArenaState, actions, actors) -> TextArenaState:
-        inbox = live.inbox_after(state.inbox)
-        result = self._after_step(live, state.ta_seed, actions, actors, inbox)
-        if result.outcome is None:
-            self._remember((state.ta_seed, actions), live)
-        return result
-
-    def _after_step(self, live: _LiveEnv, ta_seed: int, actions, actors, inbox) -> TextArenaState:
+    def _after_step(self, live: _LiveEnv, ta_seed: int, actions, actors) -> TextArenaState:
+        """The state after a step of ``live`` (remembered as the env at that state while the game runs)."""
         ta_state = live.env.state
         if ta_state.done:
-            return TextArenaState(ta_seed, actions, actors, (), (), inbox, self._outcome(live))
-        pid = int(ta_state.current_player_id)
-        if _eliminated(ta_state, pid):
+            return _state(ta_seed, actions, actors, (), self._outcome(live), live.transcript, ())
+        pid = ta_state.current_player_id
+        legal = None
+        end = None
+        if pid in (getattr(ta_state, "elimination_order", None) or ()):
             detail = f"TextArena asks eliminated player {pid} to move again (livelock); ended by the adapter"
             returns = _rank_returns(self.num_players, pid, self.spec.reward_bounds)
-            return TextArenaState(ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.PLAYER_ERROR, returns, detail, pid))
-        if len(actions) >= self.title.decision_cap:
+            end = Outcome(EndKind.PLAYER_ERROR, returns, detail, pid)
+        elif len(actions) >= self._decision_cap:
             zero = tuple(0.0 for _ in range(self.num_players))
-            detail = f"no end after {self.title.decision_cap} decisions (the adapter's cap for {self.title.env_id})"
-            return TextArenaState(ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.DECISION_CAP, zero, detail))
-        legal = () if self.title.free_text else tuple(self.title.legal(live.env, pid))
-        if not self.title.free_text and not legal:  # TextArena would refuse every move: an upstream dead end
-            zero = tuple(0.0 for _ in range(self.num_players))
-            detail = f"TextArena accepts no move from player {pid} here (upstream bug); ended by the adapter"
-            return TextArenaState(ta_seed, actions, actors, (), (), inbox, Outcome(EndKind.ENV_ERROR, zero, detail, pid))
-        return TextArenaState(ta_seed, actions, actors, (pid,), legal, inbox, None)
+            detail = f"no end after {self._decision_cap} decisions (the adapter's cap for {self.title.env_id})"
+            end = Outcome(EndKind.DECISION_CAP, zero, detail)
+        elif self._eager:
+            legal = tuple(self.title.legal(live.env, pid))
+            if not legal:  # TextArena would refuse every move: an upstream dead end
+                zero = tuple(0.0 for _ in range(self.num_players))
+                detail = f"TextArena accepts no move from player {pid} here (upstream bug); ended by the adapter"
+                end = Outcome(EndKind.ENV_ERROR, zero, detail, pid)
+        if end is not None:
+            return _state(ta_seed, actions, actors, (), end, live.transcript, ())
+        state = _state(ta_seed, actions, actors, (int(pid),), None, live.transcript, legal)
+        self._remember(state, live)
+        return state
 
     def _outcome(self, live: _LiveEnv) -> Outcome:
         rewards, info = live.rng.call(live.env.close)
@@ -502,7 +642,7 @@ class TextArenaGame(Game[TextArenaState, str]):
         return Outcome(EndKind.NATURAL, returns, reason)
 
     def is_terminal(self, state: TextArenaState) -> bool:
-        return state.outcome is not None
+        return state[4] is not None
 
     def returns(self, state: TextArenaState) -> tuple[float, ...]:
         if state.outcome is None:
@@ -511,21 +651,24 @@ class TextArenaGame(Game[TextArenaState, str]):
 
     # ------------------------------------------------------------------ views
     def observation(self, state: TextArenaState, player: int) -> dict[str, Any]:
-        messages, omitted = budget(state.inbox[player], self.params.max_observation_chars)
+        messages, omitted = state.messages(player), 0
+        if self._max_chars is not None:
+            messages, omitted = budget(messages, self._max_chars)
         obs: dict[str, Any] = {
             "title": self.title.env_id,
             "player": player,
-            "to_move": list(state.to_move),
+            "to_move": list(state[3]),
             "messages": messages,  # a fresh list of (sender, kind, text) tuples (immutable: safe to share)
             "omitted_messages": omitted,
         }
-        if state.outcome is not None:
-            obs["end"] = {"kind": state.outcome.kind.value, "reason": state.outcome.reason}
+        outcome = state[4]
+        if outcome is not None:
+            obs["end"] = {"kind": outcome.kind.value, "reason": outcome.reason}
         return obs
 
     def transcript(self, state: TextArenaState, player: int) -> str:
         """The player's messages as one text (``[GAME] ...`` / ``[Player k] ...`` lines), within budget."""
-        messages, omitted = budget(state.inbox[player], self.params.max_observation_chars)
+        messages, omitted = budget(state.messages(player), self.params.max_observation_chars)
         lines = [m.render() for m in messages]
         if omitted:
             lines.insert(1 if messages and messages[0].kind == "PROMPT" else 0, f"[... {omitted} earlier messages omitted ...]")
@@ -621,10 +764,6 @@ def _last_admin(ta_state: Any, player: int) -> str | None:
         if kind.name == "GAME_ADMIN" and _INVALID_MOVE.search(str(text)):
             return str(text)
     return None
-
-
-def _eliminated(ta_state: Any, pid: int) -> bool:
-    return pid in (getattr(ta_state, "elimination_order", None) or ())
 
 
 def _rank_returns(n: int, offender: int, bounds: tuple[float, float]) -> tuple[float, ...]:

@@ -5,9 +5,15 @@ state the title itself uses to validate moves -- and returns canonical action st
 ``player``, the player to move. Extractors never write to the env. Printed legal lists are
 read from the same state the title prints them from, so the set is the one the player sees.
 
-Every extractor is checked against TextArena itself in tests/test_textarena_legal.py: each
+A *check* ``(env, player, action) -> bool`` answers "is this vocabulary string in the legal
+set?" without building the set; a title that has one gets its legal set only when it is asked
+for (the adapter checks a submitted move with the check). Checks are given only to titles whose
+legal set is never empty while the game runs.
+
+Every extractor is checked against TextArena itself in tests/test_textarena_adapter.py: each
 listed action is accepted by the title (stepped on a copy), and random-legal play never
-triggers TextArena's invalid-move handling.
+triggers TextArena's invalid-move handling; every check agrees with its extractor on the whole
+vocabulary (tests/test_textarena_titles.py).
 """
 from __future__ import annotations
 
@@ -21,8 +27,13 @@ def _gs(env: Any) -> dict:
 
 
 # ------------------------------------------------------------------ vocabularies
+#: "[k]" for k in 0..100, and the reverse map (the cell and number tokens of several titles)
+_CELLS = tuple(f"[{i}]" for i in range(101))
+_CELL_INDEX = {c: i for i, c in enumerate(_CELLS)}
+
+
 def cells(n: int) -> tuple[str, ...]:
-    return tuple(f"[{i}]" for i in range(n))
+    return _CELLS[:n]
 
 
 def wild_cells() -> tuple[str, ...]:
@@ -97,7 +108,16 @@ def empty_cells(env: Any, player: int) -> tuple[str, ...]:
     """TicTacToe, ThreePlayerTicTacToe, SimpleTak: the 'Available Moves' list (empty cells)."""
     board = _gs(env)["board"]
     n = len(board[0])
-    return tuple(f"[{r * n + c}]" for r in range(len(board)) for c in range(n) if board[r][c] == "")
+    return tuple([_CELLS[r * n + c] for r, row in enumerate(board) for c, v in enumerate(row) if v == ""])
+
+
+def empty_cell_check(env: Any, player: int, action: str) -> bool:
+    i = _CELL_INDEX.get(action)
+    if i is None:
+        return False
+    board = _gs(env)["board"]
+    n = len(board[0])
+    return i < n * len(board) and board[i // n][i % n] == ""
 
 
 def wild_empty_cells(env: Any, player: int) -> tuple[str, ...]:
@@ -111,11 +131,27 @@ def kuhn_actions(env: Any, player: int) -> tuple[str, ...]:
     return tuple(f"[{k}]" for k in tree)
 
 
+def kuhn_check(env: Any, player: int, action: str) -> bool:
+    return action[:1] == "[" and action[-1:] == "]" and action[1:-1] in _gs(env)["current_legal_action_tree"]
+
+
+_OTHELLO = {f"[{r}, {c}]": [r, c] for r in range(8) for c in range(8)}
+_OTHELLO_STR = {(r, c): s for s, (r, c) in _OTHELLO.items()}
+
+
 def othello_moves(env: Any, player: int) -> tuple[str, ...]:
-    """'Valid moves: ...'; with none, any text passes the turn (canonically '[pass]')."""
-    piece = "B" if player == 0 else "W"
-    valid = env._valid_moves(piece)
-    return tuple(f"[{r}, {c}]" for r, c in valid) or ("[pass]",)
+    """'Valid moves: ...' (the list the title keeps in ``game_state['valid_moves']`` for the
+    player to move and prints); with none, any text passes the turn (canonically '[pass]')."""
+    valid = _gs(env)["valid_moves"]
+    return tuple([_OTHELLO_STR[r, c] for r, c in valid]) or ("[pass]",)
+
+
+def othello_check(env: Any, player: int, action: str) -> bool:
+    valid = _gs(env)["valid_moves"]
+    if action == "[pass]":
+        return not valid
+    cell = _OTHELLO.get(action)
+    return cell is not None and cell in valid
 
 
 def crusade_legal(env: Any, player: int) -> tuple[str, ...]:
@@ -129,19 +165,34 @@ def pig_actions(env: Any, player: int) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------ derived from the rules
+_COLUMNS = tuple(f"[col {c}]" for c in range(20))
+_COLUMN_INDEX = {s: c for c, s in enumerate(_COLUMNS)}
+
+
 def connect_four_legal(env: Any, player: int) -> tuple[str, ...]:
     """Columns whose top cell is empty."""
-    board = _gs(env)["board"]
-    return tuple(f"[col {c}]" for c in range(len(board[0])) if board[0][c] == ".")
+    top = _gs(env)["board"][0]
+    return tuple([_COLUMNS[c] for c, v in enumerate(top) if v == "."])
 
 
-def _face(v: int) -> str:
-    return FACES[v - 1]
+def connect_four_check(env: Any, player: int, action: str) -> bool:
+    c = _COLUMN_INDEX.get(action)
+    top = _gs(env)["board"][0]
+    return c is not None and c < len(top) and top[c] == "."
+
+
+_FACE_TOKENS = tuple(f"[{f}]" for f in FACES)
+_FACE_VALUE = {t: v for v, t in enumerate(_FACE_TOKENS, 1)}
 
 
 def gops_hand(env: Any, player: int) -> tuple[str, ...]:
     """GameOfPureStrategy and ThreePlayerGOPS: the cards left in the player's hand."""
-    return tuple(f"[{_face(v)}]" for v in sorted(_gs(env)["player_hands"][player]))
+    return tuple([_FACE_TOKENS[v - 1] for v in sorted(_gs(env)["player_hands"][player])])
+
+
+def gops_check(env: Any, player: int, action: str) -> bool:
+    v = _FACE_VALUE.get(action)
+    return v is not None and v in _gs(env)["player_hands"][player]
 
 
 def high_society_hand(env: Any, player: int) -> tuple[str, ...]:
@@ -149,22 +200,30 @@ def high_society_hand(env: Any, player: int) -> tuple[str, ...]:
     return tuple(f"[{v}]" for v in sorted(_gs(env)["player_money"][player]))
 
 
-_LIARS_LEGAL: dict[tuple[int, int, int, bool], tuple[str, ...]] = {}
+_LIARS_LEGAL: dict[tuple[int, int, int, bool], tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _liars_dice(env: Any) -> tuple[tuple[str, ...], frozenset[str]]:
+    gs = _gs(env)
+    bid = gs["current_bid"]
+    key = (bid["quantity"], bid["face_value"], sum(gs["remaining_dice"].values()), gs["last_bidder_id"] is not None)
+    known = _LIARS_LEGAL.get(key)
+    if known is None:
+        q0, f0, total, standing = key
+        out = ["[Call]"] if standing and q0 > 0 else []
+        out += [f"[Bid: {q}, {f}]" for q in range(max(1, q0), total + 1) for f in range(max(1, f0), 7) if q != q0 or f != f0]
+        known = _LIARS_LEGAL[key] = (tuple(out), frozenset(out))
+    return known
 
 
 def liars_dice_legal(env: Any, player: int) -> tuple[str, ...]:
     """'[Call]' once a bid stands; bids that beat the current one (neither number lower, not
     identical), with quantity up to the dice still in play."""
-    gs = _gs(env)
-    bid = gs["current_bid"]
-    key = (bid["quantity"], bid["face_value"], sum(gs["remaining_dice"].values()), gs["last_bidder_id"] is not None)
-    legal = _LIARS_LEGAL.get(key)
-    if legal is None:
-        q0, f0, total, standing = key
-        out = ["[Call]"] if standing and q0 > 0 else []
-        out += [f"[Bid: {q}, {f}]" for q in range(max(1, q0), total + 1) for f in range(max(1, f0), 7) if q != q0 or f != f0]
-        legal = _LIARS_LEGAL[key] = tuple(out)
-    return legal
+    return _liars_dice(env)[0]
+
+
+def liars_dice_check(env: Any, player: int, action: str) -> bool:
+    return action in _liars_dice(env)[1]
 
 
 def indian_poker_legal(env: Any, player: int) -> tuple[str, ...]:
@@ -184,14 +243,33 @@ def indian_poker_legal(env: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+_POKER_LEGAL: dict[tuple[bool, Any], tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _poker(env: Any, player: int) -> tuple[tuple[str, ...], frozenset[str]]:
+    gs = _gs(env)
+    mine = gs["player_bets"][player]
+    key = (gs["current_bet"] - mine <= 0, mine)
+    known = _POKER_LEGAL.get(key)
+    if known is None:
+        if key[0]:
+            out = ("[check]", "[fold]") + tuple(f"[bet {x}]" for x in POKER_SIZES if x > mine)
+        else:
+            out = ("[call]", "[fold]") + tuple(f"[raise {x}]" for x in POKER_SIZES)
+        if len(_POKER_LEGAL) > 4096:  # bets are chip amounts: keep the table small
+            _POKER_LEGAL.clear()
+        known = _POKER_LEGAL[key] = (out, frozenset(out))
+    return known
+
+
 def poker_legal(env: Any, player: int) -> tuple[str, ...]:
     """Hold'em: check when nothing is due, call when something is, fold always; bets when
     nothing is due and raises when something is, at the sizes in :data:`POKER_SIZES`."""
-    gs = _gs(env)
-    due = gs["current_bet"] - gs["player_bets"][player]
-    if due <= 0:
-        return ("[check]", "[fold]") + tuple(f"[bet {x}]" for x in POKER_SIZES if x > gs["player_bets"][player])
-    return ("[call]", "[fold]") + tuple(f"[raise {x}]" for x in POKER_SIZES)
+    return _poker(env, player)[0]
+
+
+def poker_check(env: Any, player: int, action: str) -> bool:
+    return action in _poker(env, player)[1]
 
 
 def nim_legal(env: Any, player: int) -> tuple[str, ...]:
@@ -256,3 +334,13 @@ def fixed(*actions: str):
 
     legal.__doc__ = f"Always {', '.join(actions)}."
     return legal
+
+
+def fixed_check(*actions: str):
+    """The check of :func:`fixed`."""
+    allowed = frozenset(actions)
+
+    def check(env: Any, player: int, action: str) -> bool:
+        return action in allowed
+
+    return check

@@ -22,37 +22,38 @@ _CHAT = "I am happy to cooperate if you are."
 
 TITLES: dict[str, TitleSpec] = {
     # ---------------------------------------------------------------- printed legal lists
-    "TicTacToe-v0": TitleSpec("TicTacToe-v0", (2, 2), P, L.cells(9), L.empty_cells, 9, chance=False, information=PERFECT,
+    "TicTacToe-v0": TitleSpec("TicTacToe-v0", (2, 2), P, L.cells(9), L.empty_cells, 9, chance=False, information=PERFECT, check=L.empty_cell_check,
                               description="3x3 tic-tac-toe; moves '[k]' for cell k."),
     "ThreePlayerTicTacToe-v0": TitleSpec("ThreePlayerTicTacToe-v0", (3, 3), P, L.cells(25), L.empty_cells, 25, chance=False,
-                                         information=PERFECT, utility=GEN, description="Three players on a 5x5 board."),
+                                         information=PERFECT, check=L.empty_cell_check, utility=GEN, description="Three players on a 5x5 board."),
     "WildTicTacToe-v0": TitleSpec("WildTicTacToe-v0", (2, 2), P, L.wild_cells(), L.wild_empty_cells, 9, chance=False,
                                   information=PERFECT, description="Either mark may be placed: '[X k]' or '[O k]'."),
-    "KuhnPoker-v0": TitleSpec("KuhnPoker-v0", (2, 2), P, ("[check]", "[bet]", "[call]", "[fold]"), L.kuhn_actions, 12,
+    "KuhnPoker-v0": TitleSpec("KuhnPoker-v0", (2, 2), P, ("[check]", "[bet]", "[call]", "[fold]"), L.kuhn_actions, 12, check=L.kuhn_check,
                               env_kwargs={"max_rounds": 3},
                               description="Three rounds of Kuhn poker; the result is +-1 by chip total.",
                               known_bugs=("Bets and calls never reach the pot (upstream PR #189), so folding and losing "
                                           "a called showdown cost the same; the round-1 card message is duplicated for "
                                           "the second player.",)),
-    "Othello-v0": TitleSpec("Othello-v0", (2, 2), P, L.othello_cells(8), L.othello_moves, 130, chance=False, information=PERFECT,
+    "Othello-v0": TitleSpec("Othello-v0", (2, 2), P, L.othello_cells(8), L.othello_moves, 130, chance=False, information=PERFECT, check=L.othello_check,
                             description="8x8 Othello; moves '[r, c]'; '[pass]' when the title makes the player skip."),
     "Crusade-v0": TitleSpec("Crusade-v0", (2, 2), P, L.crusade_moves(), L.crusade_legal, 45, chance=False, information=PERFECT,
                             description="Knight-move captures on 8x8, 40 moves, most captures wins."),
-    "SimpleTak-v0": TitleSpec("SimpleTak-v0", (2, 2), P, L.cells(16), L.empty_cells, 16, chance=False, information=PERFECT,
+    "SimpleTak-v0": TitleSpec("SimpleTak-v0", (2, 2), P, L.cells(16), L.empty_cells, 16, chance=False, information=PERFECT, check=L.empty_cell_check,
                               description="Connect opposite edges of a 4x4 board."),
     "PigDice-v0": TitleSpec("PigDice-v0", (2, 2), P, ("[roll]", "[hold]"), L.pig_actions, 102, env_kwargs={"max_turns": 100},
                             information=PERFECT, description="Pig to 100 points, 100 turns."),
     # ---------------------------------------------------------------- derived from the rules
-    "ConnectFour-v0": TitleSpec("ConnectFour-v0", (2, 2), D, L.connect_four_columns(7), L.connect_four_legal, 42, chance=False,
+    "ConnectFour-v0": TitleSpec("ConnectFour-v0", (2, 2), D, L.connect_four_columns(7), L.connect_four_legal, 42, chance=False, check=L.connect_four_check,
                                 information=PERFECT, description="6x7 Connect Four; moves '[col c]'."),
-    "GameOfPureStrategy-v0": TitleSpec("GameOfPureStrategy-v0", (2, 2), D, L.faces(), L.gops_hand, 26,
+    "GameOfPureStrategy-v0": TitleSpec("GameOfPureStrategy-v0", (2, 2), D, L.faces(), L.gops_hand, 26, check=L.gops_check,
                                        turn_structure=TurnStructure.SEQUENTIAL,
                                        description="GOPS: bid a card from your hand for each prize card (bids collected one after the other, hidden)."),
-    "ThreePlayerGOPS-v0": TitleSpec("ThreePlayerGOPS-v0", (3, 3), D, L.faces(), L.gops_hand, 39, utility=GEN,
+    "ThreePlayerGOPS-v0": TitleSpec("ThreePlayerGOPS-v0", (3, 3), D, L.faces(), L.gops_hand, 39, utility=GEN, check=L.gops_check,
                                     description="Three-player GOPS."),
     "HighSociety-v0": TitleSpec("HighSociety-v0", (2, 2), D, tuple(f"[{v}]" for v in range(1, 12)), L.high_society_hand, 400,
                                 description="Bid money cards 1-11 for prestige cards."),
     "LiarsDice-v0": TitleSpec("LiarsDice-v0", (2, 6), D, L.liars_dice_bids(30), L.liars_dice_legal, 3000, env_kwargs={"num_dice": 5},
+                              check=L.liars_dice_check,
                               description="Liar's dice, 5 dice each; '[Bid: q, f]' must beat the current bid, '[Call]' challenges it; "
                                           "bid quantities are offered up to the dice in play. Rank-based returns."),
     "IndianPoker-v0": TitleSpec("IndianPoker-v0", (2, 2), D, L.chip_moves(200), L.indian_poker_legal, 1100,
@@ -60,7 +61,7 @@ TITLES: dict[str, TitleSpec] = {
                                 description="You see only the opponent's card; 5 rounds; every bet/raise amount your chips cover.",
                                 known_bugs=("The ante is taken even from a player with no chips, who then has negative chips and "
                                             "no move TextArena accepts; the adapter ends that game as env_error (a truncation).",)),
-    "Poker-v0": TitleSpec("Poker-v0", (2, 6), D, L.poker_moves(), L.poker_legal, 3000,
+    "Poker-v0": TitleSpec("Poker-v0", (2, 6), D, L.poker_moves(), L.poker_legal, 3000, check=L.poker_check,
                           env_kwargs={"num_rounds": 10, "starting_chips": 1000, "small_blind": 10, "big_blind": 20}, utility=GEN,
                           description="No-limit hold'em, 10 hands. The typed action space offers bet/raise sizes "
                                       f"{', '.join(map(str, L.POKER_SIZES))} (TextArena accepts any positive amount; "
@@ -71,9 +72,9 @@ TITLES: dict[str, TitleSpec] = {
                                information=PERFECT, env_kwargs={"max_turns": 40},
                                description="Chopsticks, 40 turns; a draw at the turn limit is reported as truncation."),
     "Snake-v0": TitleSpec("Snake-v0", (2, 6), D, L.DIRECTIONS, L.fixed(*L.DIRECTIONS), 500, utility=GEN,
-                          description="Multi-snake on 5x5; moves collected one player at a time, resolved together."),
+                          check=L.fixed_check(*L.DIRECTIONS), description="Multi-snake on 5x5; moves collected one player at a time, resolved together."),
     "Surround-v0": TitleSpec("Surround-v0", (2, 6), D, L.DIRECTIONS, L.fixed(*L.DIRECTIONS), 500, utility=GEN,
-                             description="Tron-like survival on 5x5; moves collected one player at a time."),
+                             check=L.fixed_check(*L.DIRECTIONS), description="Tron-like survival on 5x5; moves collected one player at a time."),
     "Battleship-v0": TitleSpec("Battleship-v0", (2, 2), D, L.battleship_cells(5), L.battleship_legal, 50,
                                env_kwargs={"grid_size": 5}, description="Battleship on a 5x5 grid; fire with '[B3]'."),
     "UltimateTicTacToe-v0": TitleSpec("UltimateTicTacToe-v0", (2, 2), D, L.ultimate_cells(), L.ultimate_legal, 81, chance=False,
@@ -88,12 +89,14 @@ TITLES: dict[str, TitleSpec] = {
                                 description="German Whist; '[play X]' by position, following suit when able."),
     "IteratedRockPaperScissors-v0": TitleSpec("IteratedRockPaperScissors-v0", (2, 2), D, ("[rock]", "[paper]", "[scissors]"),
                                               L.fixed("[rock]", "[paper]", "[scissors]"), 18, chance=False,
+                                              check=L.fixed_check("[rock]", "[paper]", "[scissors]"),
                                               description="9 rounds of rock-paper-scissors (moves collected one after the other)."),
     "IteratedMatchingPennies-v0": TitleSpec("IteratedMatchingPennies-v0", (2, 2), D, ("[heads]", "[tails]"),
                                             L.fixed("[heads]", "[tails]"), 20, chance=False,
+                                            check=L.fixed_check("[heads]", "[tails]"),
                                             description="10 rounds of matching pennies."),
     "IteratedTwoThirdsAverage-v0": TitleSpec("IteratedTwoThirdsAverage-v0", (2, 2), D, L.cells(101), L.fixed(*L.cells(101)), 20,
-                                             chance=False,
+                                             chance=False, check=L.fixed_check(*L.cells(101)),
                                              description="10 rounds of guess-2/3-of-the-average; whole-number guesses 0-100."),
     # ---------------------------------------------------------------- free text
     "SimpleNegotiation-v0": TitleSpec(
