@@ -220,7 +220,10 @@ def test_free_text_invalid_moves_go_through_our_policy_with_textarenas_reason():
     assert reason and "Invalid contribution 99" in reason
     assert not match.submit(p, "[42]").accepted  # second failure: forfeit under our policy
     assert match.end.reason.value == "forfeit" and match.end.offender == p
-    assert [e.type for e in match.record.events].count("policy") == 2
+    events = [e for e in match.record.events if e.type == "policy"]
+    assert len(events) == 2  # each carries what TextArena said was wrong
+    assert "reason: TextArena: Invalid contribution 99" in events[0].detail and "42" in events[1].detail
+    assert match.end.detail == events[1].detail
     # free text outside the vocabulary is recorded without an index
     assert game.action_id("{hello there, friends}") == NO_INDEX
 
@@ -411,3 +414,27 @@ def test_the_private_generator_is_seeded_once_and_equals_randoms_stream(seed):
     assert ours.getstate() == theirs.getstate()
     assert [ours.gauss(0, 1) for _ in range(3)] + [ours.randrange(1000) for _ in range(5)] == \
         [theirs.gauss(0, 1) for _ in range(3)] + [theirs.randrange(1000) for _ in range(5)]
+
+
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("[4]", "TextArena: cell 4 is already occupied."),
+        ("the middle please", "TextArena: The submitted move does not follow the correct format."),
+        ("I take [0]", "TextArena would accept this text, but it is not one of the title's canonical legal actions"),
+    ],
+)
+def test_an_exact_titles_policy_event_carries_textarenas_reason(text, reason):
+    """TextArena never sees an illegal move in play; on the rejection path the text is stepped on
+    a copy so the record says what the title would have objected to, and play goes on unchanged."""
+    game = make_game("textarena/TicTacToe-v0")
+    match = Match(game, 0, policy=IllegalActionPolicy(mode="retry", max_retries=2))
+    match.submit(match.to_act(), "[4]")
+    p = match.to_act()
+    before = match.position
+    assert not match.submit(p, text).accepted
+    (event,) = [e for e in match.record.events if e.type == "policy"]
+    assert event.detail.endswith("; reason: " + reason) and event.attempted == repr(text)
+    fresh = make_game("textarena/TicTacToe-v0")
+    assert match.position is before and game.observe(before, p) == fresh.observe(fresh.act(fresh.start(0), 1 - p, "[4]"), p)
+    assert match.submit(p, "[0]").accepted

@@ -152,6 +152,11 @@ class Game(ABC, Generic[S, A]):
         """Fast legality test; must agree with ``legal_actions`` (the kit checks it)."""
         return action in self.legal_actions(state, player)
 
+    def illegal_reason(self, state: S, player: int, action: Any) -> str | None:
+        """Why ``action`` (just rejected) is illegal, in the game's own words, if it can say;
+        the match records it with the illegal-action policy event. Called only on rejections."""
+        return None
+
     def sample_hidden_state(self, state: S, player: int, rng: np.random.Generator) -> S:
         """A complete state consistent with everything ``player`` has observed, hidden parts
         drawn from ``rng``. Perfect-information games return the state itself."""

@@ -142,7 +142,11 @@ class Match:
         try:
             new_pos = self.game.act(self.position, player, action)
         except IllegalActionError as exc:
-            return self._apply_policy(player, self.game._describe(action), str(exc), telemetry, obs_digest)
+            detail = str(exc)
+            why = self.game.illegal_reason(self.position.state, player, action) if exc.player == player else None
+            if why:
+                detail = f"{detail}; reason: {why}"
+            return self._apply_policy(player, self.game._describe(action), detail, telemetry, obs_digest)
         self._accept(player, action, new_pos, obs_digest, telemetry, substituted=False)
         return Submission(True, None, action)
 

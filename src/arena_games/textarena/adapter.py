@@ -52,6 +52,7 @@ NO_INDEX = -1
 MAX_ACTION_CHARS = 4000
 
 _INVALID_MOVE = re.compile(r"attempted an invalid move", re.IGNORECASE)
+_NOTICE_REASON = re.compile(r"Reason:\s*(.*?)\s*(?:Please resubmit|$)", re.DOTALL)
 _TURN_LIMIT = re.compile(r"turn limit|maximum number of turns|move limit", re.IGNORECASE)
 
 
@@ -571,6 +572,25 @@ class TextArenaGame(Game[TextArenaState, str]):
         """TextArena's reason for rejecting ``text`` at ``state`` (free-text titles), if probed."""
         return self.rejections.get((state.ta_seed, state.actions + (text,)))
 
+    def illegal_reason(self, state: TextArenaState, player: int, action: Any) -> str | None:
+        """What TextArena itself says is wrong with a rejected ``action`` (recorded with the policy
+        event): the probe's reason on free-text titles; on exact titles the text is stepped on a
+        copy of the env (only on this rejection path) and TextArena's complaint, if any, returned."""
+        if not isinstance(action, str) or state[4] is not None or player not in state[3]:
+            return None
+        if self._free_text:
+            why = self.rejection_reason(state, action)
+        else:
+            clone = self._live_at(state, take=False).clone()
+            try:
+                clone.rng.call(clone.env.step, action[:MAX_ACTION_CHARS])
+                why = _invalid_reason(clone.env, player)
+            except Exception as exc:  # TextArena crashed on the text: that is its answer
+                why = f"TextArena raised {type(exc).__name__}: {exc}"
+            if why is None:
+                return "TextArena would accept this text, but it is not one of the title's canonical legal actions"
+        return None if why is None else f"TextArena: {why}"
+
     def next_state(self, state: TextArenaState, joint: Mapping[int, str]) -> TextArenaState:
         ((player, text),) = joint.items()
         actions, actors = state[1] + (text,), state[2] + (player,)
@@ -760,9 +780,11 @@ def _invalid_reason(env: Any, player: int) -> str | None:
 
 
 def _last_admin(ta_state: Any, player: int) -> str | None:
+    """The reason in TextArena's last invalid-move notice to ``player`` ("... Reason: X Please resubmit ...")."""
     for _, text, kind in reversed(ta_state.observations.get(player, ())):
         if kind.name == "GAME_ADMIN" and _INVALID_MOVE.search(str(text)):
-            return str(text)
+            found = _NOTICE_REASON.search(str(text))
+            return found.group(1).strip() if found else str(text)
     return None
 
 
