@@ -38,9 +38,12 @@ def chromium_dom(path) -> str:
     args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--in-process-gpu", "--disable-dev-shm-usage",
             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
             f"--user-data-dir={profile}", "--dump-dom", path.resolve().as_uri()]
+    # not LD_PRELOAD: the OpenBLAS that `make test` preloads for MLX starts threads in every
+    # Chromium process, and its forked zygote children then hang
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     failures = []
     for _ in range(3):  # the browser itself can crash or hang at start-up under load; the page is what we test
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
         try:
             out, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
