@@ -225,7 +225,7 @@ def test_the_timeout_bounds_the_whole_request_not_each_read(fake, api_key):
     started = time.perf_counter()
     with pytest.raises(ProviderError, match="timed out after 0.5 s"):
         p.complete([{"role": "user", "content": "hi"}])
-    assert time.perf_counter() - started < 1.5
+    assert time.perf_counter() - started < 3.0  # the whole body would take about 4 s
     _, url = fake(("trickle", reply, 0.001))  # the same reply, fast enough: it arrives whole
     assert player(url, api_key, timeout_s=5, max_retries=0).complete([{"role": "user", "content": "hi"}]).text == "pass"
 
@@ -273,7 +273,7 @@ def test_spending_caps(fake, api_key):
 
 
 def test_concurrency_limit_in_batched_play(fake, api_key):
-    script, url = fake(ok("pass", delay=0.15))
+    script, url = fake(ok("pass", delay=0.3))
     p = player(url, api_key, concurrency=3)
     records = play_batch(make_game("kuhn_poker"), [p, FirstLegalPlayer()], list(range(8)))
     assert all(r.steps[0].telemetry["parse_method"] == "exact" for r in records)
