@@ -6,8 +6,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Debian's OpenBLAS makes MLX's CPU matmul much faster; used when present, never required.
+# FAST_ENV is expanded when a recipe runs, so `make test` sees the library sysdeps just installed.
 OPENBLAS := /usr/lib/x86_64-linux-gnu/libopenblas.so.0
-FAST_ENV := $(if $(wildcard $(OPENBLAS)),LD_PRELOAD=$(OPENBLAS),)
+FAST_ENV = $(shell test -e $(OPENBLAS) && echo LD_PRELOAD=$(OPENBLAS))
 
 .PHONY: demo test venv sysdeps bench clean
 
