@@ -226,6 +226,7 @@ def main() -> None:
         blas_child()
         return
 
+    load_before = os.getloadavg()[0]
     engine = engine_and_players()
     concurrent_games(engine, 2, 1, mode="constrained", batched=True)  # load, warm the prefix cache
     rows, results = [], {}
@@ -269,6 +270,7 @@ def main() -> None:
         blas = {"reference": run_child(False), "openblas": run_child(True)}
         print(blas, flush=True)
 
+    load_after = os.getloadavg()[0]
     top_con = results.get(("constrained", 32))
     top_free = results.get(("free, ≤16 tokens", 32))
     top_long = results.get(("free, ≤64 tokens", 32))
@@ -276,8 +278,9 @@ def main() -> None:
     lines = [
         "## LLM players",
         "",
-        f"Written by `bench/players_bench.py`; rerun it to refresh. Machine: {machine()} (shared with other jobs while measured, "
-        f"so absolute numbers are noisy; the ratios come from back-to-back runs). The tiny offline model "
+        f"Written by `bench/players_bench.py`; rerun it to refresh. Machine: {machine()}; load average (1 min) "
+        f"{load_before:.1f} before and {load_after:.1f} after (the benchmark itself keeps one to two cores busy); "
+        "the ratios come from back-to-back runs. The tiny offline model "
         f"(`arena_players.tiny_model`: Llama-style, 2 layers, hidden 64, byte-level BPE), MLX on CPU, "
         f"{'OpenBLAS preloaded' if os.environ.get('LD_PRELOAD', '').endswith('libopenblas.so.0') else 'the wheel reference BLAS (no LD_PRELOAD)'} for the main table. "
         f"MegaGem, 3 seats all played by one `MLXPlayer` (temperature 1.0, seeded), {args.turns} decisions per game (turn cap), "
@@ -304,7 +307,7 @@ def main() -> None:
         "",
         f"Prompt prefill ({prefill['prompts']} MegaGem prompts, their first {prefill['tokens']} tokens after the "
         f"{prefill['prefix']}-token cached rules, best of 3): one at a time {prefill['one_ms']:.1f} ms per prompt, "
-        f"one padded batch {prefill['batch_ms']:.1f} ms per prompt ({prefill['one_ms'] / prefill['batch_ms']:.2f}× faster). "
+        f"one padded batch {prefill['batch_ms']:.1f} ms per prompt ({prefill['one_ms'] / prefill['batch_ms']:.2f}× the speed of one at a time). "
         "Every new token attends to every earlier one, so the work is the same either way.",
         "",
     ]
