@@ -200,7 +200,7 @@ def time_expert(game: MegaGem, games: int) -> tuple[float, float, int]:
         pos = game.start(20_000 + g)
         while not game.is_over(pos):
             p = game.current_player(pos)
-            d = Decision(game, p, game.observe(pos, p), game.legal(pos, p), pos.ply, g, pos)
+            d = Decision.at(game, pos, p, g)
             if p == 0:
                 decisions.append(d)
             pos = game.act(pos, p, players[p].act(d))
@@ -211,8 +211,7 @@ def time_expert(game: MegaGem, games: int) -> tuple[float, float, int]:
     act_only = len(decisions) / (time.process_time() - start)
     start = time.process_time()
     for d in decisions:
-        pos = d._position
-        d2 = Decision(game, d.seat, game.observe(pos, d.seat), game.legal(pos, d.seat), d.ply, d.episode_seed, pos)
+        d2 = d.view_with(lambda game, pos, seat: Decision.at(game, pos, seat, d.episode_seed))
         expert.act(d2)
     with_obs = len(decisions) / (time.process_time() - start)
     return act_only, with_obs, len(decisions)

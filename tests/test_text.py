@@ -57,3 +57,19 @@ def test_kuhn_prose_answer():
     game = KuhnPoker()
     r = VIEW.parse(game, game.start(0), 0, "With a king I bet.")
     assert r.action is KuhnAction.BET
+
+
+def test_a_decision_renders_and_parses_through_another_view():
+    """``Decision.view_with`` hands a view the game, the position and the seat; ``render`` and
+    ``parse_with`` go through it, and the default view gives the same prompt as ``prompt()``."""
+    from arena_core.players import Decision
+
+    game = KuhnPoker()
+    pos = game.start(3)
+    seat = game.current_player(pos)
+    decision = Decision.at(game, pos, seat, 3)
+    seen = decision.view_with(lambda g, p, s: (g, p, s))
+    assert seen == (game, pos, seat)
+    view = game.text_view()
+    assert decision.render(view) == decision.prompt()
+    assert decision.parse_with(view, "bet").action == decision.parse("bet").action

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar, runtime_checkable
 
 from .seeding import make_rng
 
@@ -11,6 +11,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .game import Game, Position
     from .text import Prompt
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,16 @@ class Decision:
         """The decision of ``seat`` at ``pos`` (what game loops hand to players)."""
         return cls(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, episode_seed, pos)
 
+    def view_with(self, fn: "Callable[[Game, Position, int], T]") -> "T":
+        """``fn(game, position, seat)``: this decision through a view beyond the game's own text
+        view (a compact prompt, a training menu). Like a text view, ``fn`` must read the position
+        only through the game's per-seat hooks (``observe``, ``legal``): the position also holds
+        what this seat may not see."""
+        return fn(self.game, self._position, self.seat)
+
     def render(self, view) -> "Prompt":
         """This decision through another text view (e.g. a compact one for small models)."""
-        return view.prompt(self.game, self._position, self.seat)
+        return self.view_with(view.prompt)
 
     def parse_with(self, view, text: str):
         return view.parse(self.game, self._position, self.seat, text)

@@ -80,9 +80,11 @@ class GridExpert:
         self.expert, self.view = expert, view
 
     def act(self, decision: Decision):
-        game, pos = decision.game, decision._position
-        menu = self.view.menu(game, pos, decision.seat)
-        return menu.actions[expert_menu_index(game, pos, decision.seat, self.expert, menu, decision.episode_seed)]
+        def choose(game, pos, seat):
+            menu = self.view.menu(game, pos, seat)
+            return menu.actions[expert_menu_index(game, pos, seat, self.expert, menu, decision.episode_seed)]
+
+        return decision.view_with(choose)
 
 
 def sft_update(model, optimizer, batch: Sequence[Labelled], max_grad_norm: float) -> float:

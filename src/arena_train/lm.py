@@ -211,7 +211,7 @@ class SnapshotPlayer(BasePlayer):
 
     def act(self, decision: Decision):
         key = int(decision.rng("snapshot", self.seed).integers(0, 2**62))
-        req = Request(decision.game, decision._position, decision.seat, 0, key)
+        req = decision.view_with(lambda game, pos, seat: Request(game, pos, seat, 0, key))
         choice = self.policy.decide([req])[0]
         return choice.action if choice.action is not None else decision.legal_actions[0]
 
