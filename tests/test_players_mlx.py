@@ -309,6 +309,38 @@ def test_batched_generation_matches_one_at_a_time(engine):
         assert [m.telemetry["tokens_out"] for m in one] == [m.telemetry["tokens_out"] for m in many]
 
 
+def test_free_batched_decoding_equals_one_at_a_time_as_rows_end_at_different_steps():
+    """Free (pipelined) decoding, batched and one request at a time, gives the same tokens and
+    finish reasons while rows leave the batch at different steps: by their own token budgets
+    and by end-of-sequence (two tokens that two sampled rows produce mid-answer are made to
+    count as EOS, so those rows stop early)."""
+    from arena_core.match import Match
+    from arena_players.batched import make_decision
+    from arena_players.mlx_player import Request
+
+    model, tokenizer = load_model("tiny")
+    engine = MLXEngine(model, tokenizer)
+    game = make_game("megagem")
+    player = MLXPlayer(engine=engine, mode="free")
+    prompts = []
+    for seed in range(6):
+        m = Match(game, seed)
+        prompts.append(player._request(player._start(make_decision(m, m.to_act()))))
+
+    def requests():
+        budgets = [1, 3, 9, 20, 20, 20]
+        samplers = [None, KeyedSampler(1, 1.5), KeyedSampler(2, 1.5, 0.9), None, KeyedSampler(4, 2.0), KeyedSampler(5, 1.5)]
+        return [Request(p.tokens, n, s, None, p.prefix_len) for p, n, s in zip(prompts, budgets, samplers)]
+
+    plain = [engine.generate(r) for r in requests()]
+    engine.eos_ids = engine.eos_ids | {plain[4].tokens[6], plain[5].tokens[11]}
+    one = [engine.generate(r) for r in requests()]
+    many = engine.generate_batch(requests())
+    assert [(g.tokens, g.finish_reason) for g in many] == [(g.tokens, g.finish_reason) for g in one]
+    assert one[4].finish_reason == one[5].finish_reason == "stop" and one[3].finish_reason == "length"
+    assert len({len(g.tokens) for g in one}) >= 4  # rows really left at different steps
+
+
 def test_prefix_cache_does_not_change_answers(engine):
     game = make_game("kuhn_poker")
     with_cache = play_episode(game, [MLXPlayer(engine=engine, temperature=1.0, seed=s) for s in (1, 2)], 7)

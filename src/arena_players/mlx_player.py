@@ -409,6 +409,10 @@ class MLXEngine:
         started = time.perf_counter()
         cache = self._prefilled(req)
         logits = self.model(mx.array(req.tokens[-1:])[None], cache=cache)[:, -1, :]
+        if req.constraint is None:
+            out, finish = self._decode_free(req, logits, cache)
+            self._account(started, len(req.tokens), len(out))
+            return Generated(out, finish)
         out: list[int] = []
         finish = "length"
         for _ in range(req.max_tokens):
@@ -430,6 +434,31 @@ class MLXEngine:
         self._account(started, len(req.tokens), len(out))
         return Generated(out, finish)
 
+    def _decode_free(self, req: Request, logits: mx.array, cache: list) -> tuple[list[int], str]:
+        """Unconstrained decoding, pipelined: the next token's forward pass and draw are queued
+        before this token is read back, so Python's bookkeeping overlaps the model (the same
+        draws in the same order as one token at a time; at most one queued step is discarded)."""
+
+        def draw(logits: mx.array) -> mx.array:
+            logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+            return req.sampler(logprobs) if req.sampler is not None else mx.argmax(logprobs, axis=-1)
+
+        y = draw(logits)
+        mx.async_eval(y)
+        out: list[int] = []
+        while True:
+            queued = None
+            if len(out) + 1 < req.max_tokens:
+                queued = draw(self.model(y.reshape(1, 1).astype(mx.uint32), cache=cache)[:, -1, :])
+                mx.async_eval(queued)
+            token = int(y.item())
+            if token in self.eos_ids:
+                return out, "stop"
+            out.append(token)
+            if queued is None:
+                return out, "length"
+            y = queued
+
     def _prefilled(self, req: Request) -> list:
         """A KV cache holding every prompt token but the last (prefix from the cache)."""
         from mlx_lm.models.cache import make_prompt_cache
@@ -449,8 +478,9 @@ class MLXEngine:
         """All requests decoded together: one forward pass per token for the whole batch
         (``mlx_lm``'s left-padded ``BatchKVCache``), every row's constraint applied as one
         mask, every row's sampler drawn in one vectorised step (:class:`RowSampling`), and
-        finished rows dropped from the batch as they end. The tokens are exactly those of
-        :meth:`generate` row by row.
+        finished rows dropped from the batch as they end; without constraints the next step is
+        queued before this one is read back, as in :meth:`generate`. The tokens are exactly
+        those of :meth:`generate` row by row.
 
         Each prompt is prefilled on its own first (from the shared-prefix cache): prefill is
         compute-bound, so padding prompts into one batch saves nothing on a CPU and wastes
@@ -468,16 +498,23 @@ class MLXEngine:
         active = list(range(len(reqs)))
         outs: list[list[int]] = [[] for _ in reqs]
         finish = ["length"] * len(reqs)
-        inputs = mx.array([r.tokens[-1:] for r in reqs])
+        # without constraints the next step's forward pass is queued before this step's tokens
+        # are read back (rows that end meanwhile are dropped from its result)
+        pipelined = all(r.constraint is None for r in reqs)
+        logits = self.model(mx.array([r.tokens[-1:] for r in reqs]), cache=cache)[:, -1, :]
         while active:
-            logits = self.model(inputs, cache=cache)[:, -1, :]
             constraints = [reqs[i].constraint for i in active]
-            if any(c is not None for c in constraints):
+            if not pipelined:
                 vocab = logits.shape[-1]
                 free = mx.zeros((vocab,), dtype=logits.dtype)
                 logits = logits + mx.stack([free if c is None else c.bias(vocab) for c in constraints])
             logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
-            tokens = sampling(logprobs).tolist()
+            drawn = sampling(logprobs)
+            queued = None
+            if pipelined and any(len(outs[i]) + 1 < reqs[i].max_tokens for i in active):
+                queued = self.model(drawn[:, None].astype(mx.uint32), cache=cache)[:, -1, :]
+                mx.async_eval(queued)
+            tokens = drawn.tolist()
             kept: list[int] = []
             for j, (i, token) in enumerate(zip(active, tokens)):
                 if token in self.eos_ids:
@@ -494,14 +531,19 @@ class MLXEngine:
                 if len(outs[i]) >= reqs[i].max_tokens:
                     continue
                 kept.append(j)
+            if not kept:
+                break
             if len(kept) < len(active):
-                if not kept:
-                    break
                 for layer in cache:
                     layer.filter(kept)
                 sampling.keep(kept)
+                if queued is not None:
+                    queued = queued[mx.array(kept)]
             active = [active[j] for j in kept]
-            inputs = mx.array([[outs[i][-1]] for i in active])
+            if queued is not None:
+                logits = queued
+            else:
+                logits = self.model(mx.array([[outs[i][-1]] for i in active]), cache=cache)[:, -1, :]
         self._account(started, sum(len(r.tokens) for r in reqs), sum(len(o) for o in outs))
         return [Generated(o, f) for o, f in zip(outs, finish)]
 
