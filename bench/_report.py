@@ -25,3 +25,26 @@ def write_section(key: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     DOC.write_text(text)
+
+
+def aec_random_play(env, games: int, choices):
+    """A timed body: ``games`` seeded episodes of any PettingZoo AEC env (ours or a peer's) with
+    random legal actions drawn from the pre-drawn ``choices`` through the action mask; returns
+    the number of decisions. The same loop for every env, so their rows compare."""
+    import numpy as np
+
+    def run() -> int:
+        n = 0
+        for g in range(games):
+            env.reset(seed=g)
+            for _agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[choices[n] % len(legal)]))
+                n += 1
+        return n
+
+    return run

@@ -8,13 +8,12 @@ no Kuhn poker without rlcard).
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 import warnings
 
 import numpy as np
 
-from _report import machine, write_section
+from _report import aec_random_play, machine, write_section
 from arena_core.env import ArenaAECEnv
 from arena_core.seeding import deal_rng
 from arena_games.kuhn import KuhnPoker
@@ -60,26 +59,6 @@ def ours_machinery(games: int, choices: np.ndarray):
                 player = game.current_player(pos)
                 legal = game.legal(pos, player)
                 pos = game.act(pos, player, legal[choices[n] % len(legal)])
-                n += 1
-        return n
-
-    return run
-
-
-def aec_random_play(env, games: int, choices: np.ndarray):
-    """The same masked random loop for every AEC env (ours and PettingZoo's)."""
-
-    def run():
-        n = 0
-        for g in range(games):
-            env.reset(seed=g)
-            for agent in env.agent_iter():
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                legal = np.flatnonzero(obs["action_mask"])
-                env.step(int(legal[choices[n] % len(legal)]))
                 n += 1
         return n
 

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _report import machine, write_section
+from _report import aec_random_play, machine, write_section
 from arena_core import Match, play_episode
 from arena_core.env import ArenaAECEnv
 from arena_core.game import Position
@@ -95,23 +95,8 @@ def ours_match(game: MegaGem, games: int, choices: np.ndarray, record_observatio
 
 
 def ours_aec(game: MegaGem, games: int, choices: np.ndarray):
-    env = ArenaAECEnv(game)
-
-    def run():
-        n = 0
-        for g in range(games):
-            env.reset(seed=g)
-            for _agent in env.agent_iter():
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                legal = np.flatnonzero(obs["action_mask"])
-                env.step(int(legal[choices[n] % len(legal)]))
-                n += 1
-        return n, games
-
-    return run
+    play = aec_random_play(ArenaAECEnv(game), games, choices)
+    return lambda: (play(), games)
 
 
 # ---------------------------------------------------------------------- peers
