@@ -73,3 +73,13 @@ def test_a_decision_renders_and_parses_through_another_view():
     view = game.text_view()
     assert decision.render(view) == decision.prompt()
     assert decision.parse_with(view, "bet").action == decision.parse("bet").action
+
+
+def test_json_field_reads_the_first_object_that_has_a_key():
+    from arena_core.text import json_field
+
+    text = 'thinking {not json} then {"note": 1} and {"label": "B", "action": "A"} then {"action": "C"}'
+    assert json_field(text, ("action", "label")) == ("action", "A")  # first such object; key order as asked
+    assert json_field(text, ("label",)) == ("label", "B")
+    assert json_field('{"action": null}', ("action",)) == ("action", None)
+    assert json_field("no objects here", ("action",)) is None

@@ -81,6 +81,21 @@ class GenericTextView:
         return parse_choice(text, legal, default=lambda: game.default_action(pos.state, player))
 
 
+def json_field(text: str, keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    """``(key, value)`` from the first flat JSON object in ``text`` that has one of ``keys``
+    (the first of ``keys`` it has), or None: how text views read a ``{"action": ...}`` answer."""
+    for match in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            obj = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            for key in keys:
+                if key in obj:
+                    return key, obj[key]
+    return None
+
+
 def parse_choice(text: str, legal: dict[str, Any], *, default) -> ParseResult:
     """Read one of ``legal`` (normalised string -> action) from ``text``; see GenericTextView."""
     if not isinstance(text, str):
@@ -88,16 +103,12 @@ def parse_choice(text: str, legal: dict[str, Any], *, default) -> ParseResult:
     whole = _norm(text)
     if whole in legal:
         return ParseResult(legal[whole], "exact", True, True, False)
-    for match in re.finditer(r"\{[^{}]*\}", text):
-        try:
-            obj = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and "action" in obj:
-            key = _norm(str(obj["action"]))
-            if key in legal:
-                return ParseResult(legal[key], "json", True, True, False)
-            return ParseResult(default(), "json", True, False, True, f"{obj['action']!r} is not legal")
+    found = json_field(text, ("action",))
+    if found is not None:
+        key = _norm(str(found[1]))
+        if key in legal:
+            return ParseResult(legal[key], "json", True, True, False)
+        return ParseResult(default(), "json", True, False, True, f"{found[1]!r} is not legal")
     lines = [ln.strip().strip("`*'\".") for ln in text.strip().splitlines() if ln.strip()]
     if lines and _norm(lines[-1]) in legal:
         return ParseResult(legal[_norm(lines[-1])], "last_line", True, True, False)

@@ -2,12 +2,11 @@
 view, the one-shot / no-communication statement, and a parser that reads exactly one label."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arena_core.text import ParseResult, Prompt
+from arena_core.text import ParseResult, Prompt, json_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from arena_core.game import Position
@@ -87,18 +86,12 @@ def parse_label(text: str, legal: dict[str, int], *, default) -> ParseResult:
     whole = text.strip(_STRIP).lower()
     if whole in legal:
         return ParseResult(legal[whole], "exact", True, True, False)
-    for match in re.finditer(r"\{[^{}]*\}", text):
-        try:
-            obj = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            for key in ("action", "label", "answer"):
-                if key in obj:
-                    value = str(obj[key]).strip(_STRIP).lower()
-                    if value in legal:
-                        return ParseResult(legal[value], "json", True, True, False)
-                    return ParseResult(default(), "json", False, False, True, f"{obj[key]!r} is not one of the labels")
+    found = json_field(text, ("action", "label", "answer"))
+    if found is not None:
+        value = str(found[1]).strip(_STRIP).lower()
+        if value in legal:
+            return ParseResult(legal[value], "json", True, True, False)
+        return ParseResult(default(), "json", False, False, True, f"{found[1]!r} is not one of the labels")
     answers = [m.group(1).strip(_STRIP).lower() for m in _ANSWER.finditer(text)]
     if answers:
         if answers[-1] in legal:
