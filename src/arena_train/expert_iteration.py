@@ -23,13 +23,12 @@ import mlx.nn as nn
 import mlx.optimizers as optim
 import numpy as np
 
-from arena_core.errors import ConfigError
 from arena_core.players import Decision, Move
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .config import ExpertIterationConfig, parse_config
-from .lm import LMPolicy, LMRecord, load_lm, menu_logprobs, prepare_trainable, records_batch, trainables
+from .lm import LMPolicy, LMRecord, menu_logprobs, records_batch, trainable_model, trainables
 from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
 from .rollout import EpisodeSpec, PlayerLearner, Request, paired_bootstrap, play_episodes
 from .views import Menu, default_view
@@ -110,13 +109,8 @@ class ExpertIterationTrainer:
         self.run_dir = Path(run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
         self.view = view or default_view(cfg.game)
-        if model is None:
-            model, tokenizer = load_lm(cfg.model.path)
-        elif tokenizer is None:
-            raise ConfigError("pass the tokenizer together with an injected model")
-        self.model, self.tokenizer = model, tokenizer
-        prepare_trainable(model, cfg.model.finetune, seed=derive_seed(cfg.seed, "init"), lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
-        self.initial = trainables(model)
+        self.model, self.tokenizer = trainable_model(cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer)
+        self.initial = trainables(self.model)
         self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
         self.expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
         for spec in cfg.opponents:

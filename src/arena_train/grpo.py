@@ -42,13 +42,12 @@ from .lm import (
     SnapshotPlayer,
     grad_norm,
     load_flat,
-    load_lm,
     load_trainables,
     menu_logprobs,
-    prepare_trainable,
     records_batch,
     save_flat,
     swapped,
+    trainable_model,
     trainables,
 )
 from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
@@ -223,13 +222,8 @@ class GRPOTrainer:
         self.run_dir = Path(run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
         self.view = view or (default_view(cfg.game) if cfg.view == "auto" else MenuView())
-        if model is None:
-            model, tokenizer = load_lm(cfg.model.path)
-        elif tokenizer is None:
-            raise ConfigError("pass the tokenizer together with an injected model")
-        self.model, self.tokenizer = model, tokenizer
-        prepare_trainable(model, cfg.model.finetune, seed=derive_seed(cfg.seed, "init"), lora_layers=cfg.model.lora_layers, lora_rank=cfg.model.lora_rank, lora_scale=cfg.model.lora_scale)
-        self.reference = trainables(model)  # frozen copy for the KL penalty and the 'initial' anchor
+        self.model, self.tokenizer = trainable_model(cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer)
+        self.reference = trainables(self.model)  # frozen copy for the KL penalty and the 'initial' anchor
         lr = cfg.optim.learning_rate
         if cfg.optim.schedule == "linear":
             lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps * cfg.ppo_epochs)

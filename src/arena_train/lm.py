@@ -63,6 +63,18 @@ def prepare_trainable(model, finetune: Literal["full", "lora"], *, seed: int, lo
     load_trainables(model, redrawn)
 
 
+def trainable_model(model_cfg, *, seed: int, model=None, tokenizer=None):
+    """``(model, tokenizer)`` ready to train: loaded from ``model_cfg.path`` unless injected,
+    then prepared as ``model_cfg`` says (LoRA adapters initialised from ``seed``, or all weights)."""
+    if model is None:
+        model, tokenizer = load_lm(model_cfg.path)
+    elif tokenizer is None:
+        raise ConfigError("pass the tokenizer together with an injected model")
+    prepare_trainable(model, model_cfg.finetune, seed=seed, lora_layers=model_cfg.lora_layers,
+                      lora_rank=model_cfg.lora_rank, lora_scale=model_cfg.lora_scale)
+    return model, tokenizer
+
+
 def trainables(model) -> dict[str, mx.array]:
     """A flat copy of the trainable parameters (``name -> array``)."""
     flat = dict(tree_flatten(model.trainable_parameters()))
