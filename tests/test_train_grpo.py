@@ -167,6 +167,14 @@ def test_config_errors_name_the_field():
         parse_config({"game": "kuhn_poker"})
 
 
+def test_an_injected_model_needs_its_tokenizer(tmp_path):
+    from arena_train.lm import load_lm
+
+    model, _ = load_lm("tiny")
+    with pytest.raises(ConfigError, match="tokenizer together with an injected model"):
+        GRPOTrainer(config(steps=1), tmp_path, model=model)
+
+
 def test_resume_with_another_seed_is_refused(tmp_path):
     GRPOTrainer(config(steps=1), tmp_path / "a").run()
     with pytest.raises(ConfigError, match="same seed"):
