@@ -1,10 +1,24 @@
-"""Pieces shared by the text-based players: listed legal strings to actions, text recording, retry feedback."""
+"""Pieces shared by the text-based players: their settings, listed legal strings to actions, text recording, retry feedback."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from arena_core.errors import ConfigError
 
 TextRecord = Literal["full", "hash", "none"]
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
+
+
+def player_settings(model: type[SettingsT], owner: str, options: dict[str, Any]) -> SettingsT:
+    """``model(**options)``, or a :class:`ConfigError` naming ``owner``, the problems and the known options."""
+    try:
+        return model(**options)
+    except ValidationError as exc:
+        known = ", ".join(model.model_fields)
+        raise ConfigError(f"invalid {owner} options: {exc.errors(include_url=False)}; known options: {known}") from None
 
 
 def text_record(kind: str, text: str, mode: TextRecord) -> dict[str, Any]:

@@ -26,12 +26,12 @@ from typing import Any, Literal, Sequence
 
 import mlx.core as mx
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.players import BasePlayer, Decision, Move
 
-from .llm_common import NO_ACTION, TextRecord, legal_action_for, retry_feedback, text_record
+from .llm_common import NO_ACTION, TextRecord, legal_action_for, player_settings, retry_feedback, text_record
 
 
 # ---------------------------------------------------------------------- settings
@@ -585,11 +585,7 @@ class MLXPlayer(BasePlayer):
 
     def __init__(self, seed: int = 0, *, engine: MLXEngine | None = None, **options: Any):
         super().__init__(seed)
-        try:
-            self.settings = MLXSettings(**options)
-        except ValidationError as exc:
-            known = ", ".join(MLXSettings.model_fields)
-            raise ConfigError(f"invalid MLXPlayer options: {exc.errors(include_url=False)}; known options: {known}") from None
+        self.settings = player_settings(MLXSettings, "MLXPlayer", options)
         if engine is None:
             model, tokenizer = load_model(self.settings.model)
             engine = MLXEngine(model, tokenizer, prefill_step=self.settings.prefill_step)

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.players import BasePlayer, Decision, Move
 
-from .llm_common import retry_feedback, text_record
+from .llm_common import player_settings, retry_feedback, text_record
 
 
 class ProviderError(PlayerError):
@@ -139,11 +139,7 @@ class OpenAIPlayer(BasePlayer):
 
     def __init__(self, seed: int = 0, *, sleep: Callable[[float], None] = time.sleep, **options: Any):
         super().__init__(seed)
-        try:
-            self.settings = OpenAISettings(**options)
-        except ValidationError as exc:
-            known = ", ".join(OpenAISettings.model_fields)
-            raise ConfigError(f"invalid OpenAIPlayer options: {exc.errors(include_url=False)}; known options: {known}") from None
+        self.settings = player_settings(OpenAISettings, "OpenAIPlayer", options)
         self.name = f"openai:{self.settings.model}"
         self.spend = Spend()
         self.cache = ResponseCache(self.settings.cache_dir)
