@@ -118,3 +118,24 @@ def test_a_killed_run_loses_nothing_written(tmp_path):
     assert episodes[0].end is not None
     assert episodes[-1].end is None  # the game in progress: every decision so far is kept
     replay(episodes[0], CountToTwenty())
+
+
+def test_play_match_plays_a_match_set_up_by_the_caller_into_its_sink():
+    """``play_match`` drives a caller's ``Match`` (here with an in-memory sink) exactly as
+    ``play_episode`` does, begin_episode hooks included."""
+    from arena_core.match import Match
+    from arena_core.runner import play_match
+
+    class Counting(RandomPlayer):
+        begun: list = []
+
+        def begin_episode(self, game, seat, episode_seed):
+            Counting.begun.append((seat, episode_seed))
+
+    game = KuhnPoker()
+    lines: list = []
+    record = play_match(Match(game, 11, sink=lines.append), [Counting(1), Counting(2)])
+    assert Counting.begun == [(0, 11), (1, 11)]
+    same = play_episode(game, [RandomPlayer(1), RandomPlayer(2)], 11)
+    assert [s.action for s in record.steps] == [s.action for s in same.steps] and record.end.returns == same.end.returns
+    assert [type(x).__name__ for x in lines][0] == "Header" and len(lines) == len(list(record.lines()))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 from .seeding import make_rng
 
@@ -61,6 +61,15 @@ class Decision:
     def rng(self, *keys: int | str) -> "np.random.Generator":
         """A generator for this decision, derived from the episode seed, the seat and the ply."""
         return make_rng(self.episode_seed, "player", self.seat, self.ply, *keys)
+
+
+def begin_episodes(players: "Sequence[Any] | Mapping[int, Any]", game: "Game", seed: int) -> None:
+    """Tell each seated player (a sequence by seat, or seat -> player) that an episode of
+    ``game`` from ``seed`` begins: ``begin_episode(game, seat, seed)`` where a player has it."""
+    for seat, player in (players.items() if isinstance(players, Mapping) else enumerate(players)):
+        hook = getattr(player, "begin_episode", None)
+        if hook is not None:
+            hook(game, seat, seed)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from .episode import EpisodeRecord, EpisodeWriter
 from .errors import ConfigError
 from .game import Game
 from .match import Match
-from .players import Decision, Move, Player
+from .players import Decision, Move, Player, begin_episodes
 from .policy import RAISE, IllegalActionPolicy
 from .text import ParseResult
 
@@ -41,17 +41,20 @@ def play_episode(
             players=[getattr(p, "name", type(p).__name__) for p in players],
             sink=writer,
         )
-        for seat, player in enumerate(players):
-            begin = getattr(player, "begin_episode", None)
-            if begin is not None:
-                begin(game, seat, seed)
-        while not match.done:
-            seat = match.to_act()
-            step_player(match, seat, players[seat])
-        return match.record
+        return play_match(match, players)
     finally:
         if writer is not None:
             writer.close()
+
+
+def play_match(match: Match, players: Sequence[Player]) -> EpisodeRecord:
+    """Play ``match`` (already set up: policy, caps, sink) to its end with ``players[i]`` in
+    seat ``i``, after their ``begin_episode`` hooks; returns its record."""
+    begin_episodes(players, match.game, match.seed)
+    while not match.done:
+        seat = match.to_act()
+        step_player(match, seat, players[seat])
+    return match.record
 
 
 def step_player(match: Match, seat: int, player: Player) -> None:

@@ -19,7 +19,7 @@ from arena_core.episode import EpisodeRecord
 from arena_core.errors import ConfigError
 from arena_core.game import Game
 from arena_core.match import Match
-from arena_core.players import Decision, Player
+from arena_core.players import Decision, Player, begin_episodes
 from arena_core.policy import RAISE, IllegalActionPolicy
 from arena_core.runner import submit_answer
 
@@ -69,10 +69,7 @@ def play_batch(
         for seed, lineup in zip(seeds, lineups)
     ]
     for match, lineup in zip(matches, lineups):
-        for seat, player in enumerate(lineup):
-            begin = getattr(player, "begin_episode", None)
-            if begin is not None:
-                begin(game, seat, match.seed)
+        begin_episodes(lineup, game, match.seed)
     written = [False] * len(matches)
     try:
         while True:

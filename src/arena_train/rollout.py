@@ -14,7 +14,7 @@ from typing import Any, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from arena_core.players import Decision, Move
+from arena_core.players import Decision, Move, begin_episodes
 
 
 
@@ -102,10 +102,7 @@ def play_episodes(
     positions = []
     results = []
     for spec in specs:
-        for seat, player in spec.opponents.items():
-            begin = getattr(player, "begin_episode", None)
-            if begin is not None:
-                begin(game, seat, spec.deal_seed)
+        begin_episodes(spec.opponents, game, spec.deal_seed)
         positions.append(game.start(spec.deal_seed))
         results.append(EpisodeResult(spec.deal_seed, spec.learner_seat, (), []))
     active = list(range(len(specs)))

@@ -8,7 +8,7 @@ import gymnasium as gym
 from ..errors import ConfigError
 from ..game import Game
 from ..match import Match
-from ..players import Player
+from ..players import Player, begin_episodes
 from ..policy import RAISE, IllegalActionPolicy
 from ..runner import step_player
 from ..seeding import derive_seed
@@ -53,10 +53,7 @@ class ArenaGymEnv(gym.Env):
             seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
         self._last_seed = int(seed)
         self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
-        for s, player in enumerate(self._seats):
-            begin = getattr(player, "begin_episode", None)
-            if begin is not None:
-                begin(self.game, s, int(seed))
+        begin_episodes(self._seats, self.game, int(seed))
         self._advance()
         return self._obs(), self._info()
 

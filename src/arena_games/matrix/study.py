@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from arena_core.match import Match
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_player
-from arena_core.runner import step_player
+from arena_core.runner import play_match
 from arena_core.seeding import derive_seed
 
 from .equilibria import reference_points
@@ -173,13 +173,7 @@ def run_study(
                     swap = (not config.self_play) and (t // k) % 2 == 1
                     seated = (players[1], players[0]) if swap else players
                     match = Match(game, seed, policy=policy, players=[names[1], names[0]] if swap else names, sink=sink)
-                    for seat, player in enumerate(seated):
-                        begin = getattr(player, "begin_episode", None)
-                        if begin is not None:
-                            begin(game, seat, seed)
-                    while not match.done:
-                        seat = match.to_act()
-                        step_player(match, seat, seated[seat])
+                    play_match(match, seated)
                     row = _trial_row(game, match, archetype, k, t, seed, swap)
                     if row["metric"] != "":
                         values.append(row["metric"])
