@@ -48,3 +48,30 @@ def aec_random_play(env, games: int, choices):
         return n
 
     return run
+
+
+def openspiel_random_play(name: str, games: int, choices):
+    """A timed body: ``games`` episodes of OpenSpiel's ``name`` (pyspiel, C++) with chance drawn
+    uniformly over its outcomes and player actions from the pre-drawn ``choices``; returns the
+    number of player decisions. The peer's counterpart of :func:`aec_random_play`."""
+    import numpy as np
+    import pyspiel
+
+    game = pyspiel.load_game(name)
+    rng = np.random.default_rng(0)
+
+    def run() -> int:
+        n = 0
+        for _ in range(games):
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+                    continue
+                legal = state.legal_actions()
+                state.apply_action(legal[choices[n] % len(legal)])
+                n += 1
+        return n
+
+    return run

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from _report import aec_random_play, machine, write_section
+from _report import aec_random_play, machine, openspiel_random_play, write_section
 from arena_core.env import ArenaAECEnv
 from arena_core.seeding import deal_rng
 from arena_games.kuhn import KuhnPoker
@@ -70,25 +70,7 @@ def ours_aec(games: int, choices: np.ndarray):
 
 
 def openspiel(games: int, choices: np.ndarray):
-    import pyspiel
-
-    game = pyspiel.load_game("kuhn_poker")
-    rng = np.random.default_rng(0)
-
-    def run():
-        n = 0
-        for g in range(games):
-            state = game.new_initial_state()
-            while not state.is_terminal():
-                legal = state.legal_actions()
-                if state.is_chance_node():
-                    state.apply_action(legal[int(rng.integers(len(legal)))])
-                    continue
-                state.apply_action(legal[choices[n] % len(legal)])
-                n += 1
-        return n
-
-    return run
+    return openspiel_random_play("kuhn_poker", games, choices)
 
 
 def pettingzoo_classic(module, games: int, choices: np.ndarray):

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _report import aec_random_play, machine, write_section
+from _report import aec_random_play, machine, openspiel_random_play, write_section
 from arena_core import Match, play_episode
 from arena_core.env import ArenaAECEnv
 from arena_core.game import Position
@@ -101,26 +101,8 @@ def ours_aec(game: MegaGem, games: int, choices: np.ndarray):
 
 # ---------------------------------------------------------------------- peers
 def openspiel_auction(games: int, choices: np.ndarray):
-    import pyspiel
-
-    game = pyspiel.load_game("first_sealed_auction")
-    rng = np.random.default_rng(0)
-
-    def run():
-        n = 0
-        for _ in range(games):
-            state = game.new_initial_state()
-            while not state.is_terminal():
-                if state.is_chance_node():
-                    outcomes = state.chance_outcomes()
-                    state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
-                    continue
-                legal = state.legal_actions()
-                state.apply_action(legal[choices[n] % len(legal)])
-                n += 1
-        return n, games
-
-    return run
+    play = openspiel_random_play("first_sealed_auction", games, choices)
+    return lambda: (play(), games)
 
 
 def textarena_auction(games: int, choices: np.ndarray):
