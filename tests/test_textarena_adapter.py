@@ -416,6 +416,47 @@ def test_the_private_generator_is_seeded_once_and_equals_randoms_stream(seed):
         [theirs.gauss(0, 1) for _ in range(3)] + [theirs.randrange(1000) for _ in range(5)]
 
 
+class _DrawsBeforeSeeding:
+    """A third-party TextArena title whose reset draws from ``random`` before it seeds (the
+    seed reaches TextArena's state only after the deal)."""
+
+    def __init__(self):
+        self.ta = _ta()
+
+    def reset(self, num_players, seed=None):
+        self.secret = random.randint(1, 10**6)  # drawn before TwoPlayerState seeds the stream
+        self.state = self.ta.TwoPlayerState(num_players=num_players, seed=seed)
+        self.state.reset(game_state={"secret": self.secret}, player_prompt_function=lambda player_id, game_state: f"secret {game_state['secret']}")
+
+    def step(self, action):
+        self.state.set_outcome(reward={0: 1, 1: -1}, reason="went first")
+        return self.state.step()
+
+    def close(self):
+        return self.state.rewards, self.state.game_info
+
+
+def test_a_title_that_draws_before_seeding_gets_a_seeded_private_generator():
+    """The private generator is left unseeded (TextArena's reset seeds it) only for titles found
+    to seed before their first draw; a title that deals first is seeded from our seed."""
+    from arena_games.textarena.adapter import LegalMethod, TitleSpec, make_title_class
+
+    registry = _ta().envs.registration
+    if "ArenaTestDrawsFirst-v0-raw" not in registry.ENV_REGISTRY:
+        registry.register(id="ArenaTestDrawsFirst-v0-raw", entry_point=_DrawsBeforeSeeding)
+    spec = TitleSpec("ArenaTestDrawsFirst-v0", (2, 2), LegalMethod.PRINTED, ("[go]",), lambda env, p: ("[go]",), 4)
+    cls = make_title_class("ArenaTestDrawsFirst_v0", spec)
+    before = random.getstate()
+    games = [cls(), cls()]
+    secrets = [[g.observe(g.start(seed), 0)["messages"][0].text for seed in range(12)] for g in games]
+    assert random.getstate() == before
+    assert secrets[0] == secrets[1] and len(set(secrets[0])) == 12  # one seed, one deal; seeds differ
+    assert [g._seeds_first for g in games] == [False, False]
+    tictactoe = make_game("textarena/TicTacToe-v0")
+    tictactoe.start(0)
+    assert tictactoe._seeds_first is True
+
+
 @pytest.mark.parametrize(
     "text,reason",
     [
