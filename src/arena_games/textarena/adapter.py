@@ -225,6 +225,10 @@ class TextArenaState(tuple):
         return self
 
 
+#: the ``to_move`` tuple of each player id (shared, so a step builds none)
+_TO_MOVE = {p: (p,) for p in range(64)}
+
+
 def _state(ta_seed: int, actions: tuple[str, ...], actors: tuple[int, ...], to_move: tuple[int, ...],
            outcome: Outcome | None, transcript: _Transcript, legal: tuple[str, ...] | None) -> TextArenaState:
     """A state on a live env's line: the inbox is read from ``transcript`` at today's counts."""
@@ -690,19 +694,29 @@ class TextArenaGame(Game[TextArenaState, str]):
                 end = Outcome(EndKind.ENV_ERROR, zero, detail, pid)
         if end is not None:
             return _state(ta_seed, actions, actors, (), end, live.transcript, ())
-        state = _state(ta_seed, actions, actors, (int(pid),), None, live.transcript, legal)
-        self._remember(state, live)
+        transcript = live.transcript  # _state and _remember inlined: this runs once per step
+        state = _new_tuple(TextArenaState, (ta_seed, actions, actors, _TO_MOVE.get(pid) or (int(pid),), None,
+                                            transcript, tuple(map(len, transcript.queues)), [None, legal]))
+        at = self._at
+        at[id(state)] = (state, live)
+        if len(at) > self.cache_size:
+            del at[next(iter(at))]
         return state
 
     def _outcome(self, live: _LiveEnv) -> Outcome:
         rewards, info = live.rng.call(live.env.close)
-        n = self.num_players
-        returns = tuple(float((rewards or {}).get(p, 0.0) or 0.0) for p in range(n))
-        reasons = [str(info.get(p, {}).get("reason", "")) for p in range(n)] if info else [""]
-        reason = next((r for r in reasons if r), "")
-        offenders = [p for p in range(n) if info and info.get(p, {}).get("invalid_move")]
-        if offenders:
-            return Outcome(EndKind.FORFEIT, returns, reason, offenders[0])
+        rewards, info = rewards or {}, info or {}
+        returns, reason, offender = [], "", None
+        for p in range(self.num_players):
+            returns.append(float(rewards.get(p, 0.0) or 0.0))
+            player_info = info.get(p)
+            if player_info:
+                reason = reason or str(player_info.get("reason", ""))
+                if offender is None and player_info.get("invalid_move"):
+                    offender = p
+        returns = tuple(returns)
+        if offender is not None:
+            return Outcome(EndKind.FORFEIT, returns, reason, offender)
         ta_state = live.env.state
         max_turns = getattr(ta_state, "max_turns", None)
         at_limit = max_turns is not None and ta_state.turn >= max_turns - 1
