@@ -457,6 +457,24 @@ def test_a_title_that_draws_before_seeding_gets_a_seeded_private_generator():
     assert tictactoe._seeds_first is True
 
 
+class _ResetFails(_DrawsBeforeSeeding):
+    def reset(self, num_players, seed=None):
+        raise ValueError(f"no deal for seed {seed}")
+
+
+def test_a_failing_probe_falls_back_to_seeding_and_the_real_reset_reports_its_error():
+    from arena_games.textarena.adapter import LegalMethod, TitleSpec, make_title_class
+
+    registry = _ta().envs.registration
+    if "ArenaTestResetFails-v0-raw" not in registry.ENV_REGISTRY:
+        registry.register(id="ArenaTestResetFails-v0-raw", entry_point=_ResetFails)
+    cls = make_title_class("ArenaTestResetFails_v0", TitleSpec("ArenaTestResetFails-v0", (2, 2), LegalMethod.PRINTED, ("[go]",), lambda env, p: ("[go]",), 4))
+    game = cls()
+    with pytest.raises(ValueError, match=r"no deal for seed (?!0\b)\d+"):  # the real seed, not the probe's 0
+        game.start(3)
+    assert game._seeds_first is False
+
+
 @pytest.mark.parametrize(
     "text,reason",
     [

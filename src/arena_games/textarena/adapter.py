@@ -515,8 +515,11 @@ class TextArenaGame(Game[TextArenaState, str]):
         sets its state). Found once per game object by making and resetting a probe env."""
         probe = SwappedRandom(None, namespaces)
         probe.gen = _DrawProbe()
-        env = probe.call(_ta().make, self._raw_id, **self._env_kwargs)
-        probe.call(env.reset, num_players=self.num_players, seed=0)
+        try:
+            env = probe.call(_ta().make, self._raw_id, **self._env_kwargs)
+            probe.call(env.reset, num_players=self.num_players, seed=0)
+        except Exception:  # noqa: BLE001 - no verdict: seed first; the real make/reset reports its own error
+            return False
         return probe.gen.seeded and not probe.gen.drew_unseeded
 
     def _remember(self, state: TextArenaState, live: _LiveEnv) -> None:
