@@ -24,6 +24,7 @@ and action strings). Then, interleaved and repeated, the same games are run
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import statistics
@@ -163,21 +164,23 @@ def main() -> None:
         for seed, ta_seed, actions in recorded:  # the recorded sequences are the same games in raw TextArena
             assert make_game(f"textarena/{title}", num_players=n).start(seed).state.ta_seed == ta_seed
         kwargs = dict(game.title.env_kwargs)
-        best = {"raw": [], "iso": [], "floor": [], "ours": [], "ours_sr": []}
-        for _ in range(args.repeats):  # interleaved, so machine noise hits every row alike
-            t, steps = run_raw(title, n, kwargs, recorded, isolate=False)
-            best["raw"].append(t / steps)
-            t, _ = run_raw(title, n, kwargs, recorded, isolate=True)
-            best["iso"].append(t / steps)
-            t, _ = run_floor(title, n, kwargs, recorded, game.title.check)
-            best["floor"].append(t / steps)
-            fresh = make_game(f"textarena/{title}", num_players=n)  # cold cache: replay costs are paid
-            t, _ = run_adapter(fresh, recorded)
-            best["ours"].append(t / steps)
-            fresh = make_game(f"textarena/{title}", {"random_isolation": "save_restore"}, num_players=n)
-            t, _ = run_adapter(fresh, recorded)
-            best["ours_sr"].append(t / steps)
-        raw, iso, floor, ours, ours_sr = (min(best[k]) * 1e6 for k in ("raw", "iso", "floor", "ours", "ours_sr"))
+        steps = sum(len(actions) for _, _, actions in recorded)
+        best = {k: [math.inf] * len(recorded) for k in ("raw", "iso", "floor", "ours", "ours_sr")}
+        for _ in range(args.repeats):
+            # fresh game objects per repeat: a cold cache, so replay costs are paid
+            ours = make_game(f"textarena/{title}", num_players=n)
+            ours_sr = make_game(f"textarena/{title}", {"random_isolation": "save_restore"}, num_players=n)
+            for i, one in enumerate(recorded):  # interleaved game by game, so machine noise hits every row alike
+                timed = {
+                    "raw": run_raw(title, n, kwargs, [one], isolate=False)[0],
+                    "iso": run_raw(title, n, kwargs, [one], isolate=True)[0],
+                    "floor": run_floor(title, n, kwargs, [one], game.title.check)[0],
+                    "ours": run_adapter(ours, [one])[0],
+                    "ours_sr": run_adapter(ours_sr, [one])[0],
+                }
+                for k, t in timed.items():
+                    best[k][i] = min(best[k][i], t)
+        raw, iso, floor, ours, ours_sr = (sum(best[k]) / steps * 1e6 for k in ("raw", "iso", "floor", "ours", "ours_sr"))
         rows.append((title, n, steps / len(recorded), raw, iso, ours, ours_sr, floor))
         print(f"{title:28s} {n}p  raw {raw:8.2f}  raw+save/restore {iso:8.2f}  floor {floor:8.2f}  adapter {ours:8.2f}  "
               f"adapter(save/restore) {ours_sr:8.2f} µs  ratio {ours / raw:5.2f}x  floor {floor / raw:5.2f}x", flush=True)
@@ -190,10 +193,10 @@ def main() -> None:
         "",
         f"Written by `bench/textarena_bench.py`; rerun it to refresh. Machine: {machine()}. "
         f"{args.games} random-legal games per title, recorded through the adapter, then replayed as the same "
-        "TextArena seed and action strings by every row; fastest of "
-        f"{args.repeats} interleaved runs. Per step = CPU time (process_time) of whole games (make/reset/start included) / steps. "
-        f"Load average (1 min) {load_before:.1f} before and {load_after:.1f} after on a shared machine: absolute times "
-        "are inflated, the ratios come from the same interleaved runs.",
+        "TextArena seed and action strings by every row, interleaved game by game; each game's fastest of "
+        f"{args.repeats} runs, summed. Per step = CPU time (process_time) of whole games (make/reset/start included) / steps. "
+        f"Load average (1 min) {load_before:.1f} before and {load_after:.1f} after on a shared machine whose speed drifts "
+        "(absolute times differ by up to 2× between runs); the ratios come from the same interleaved games.",
         "",
         "| title | players | steps/game | raw TextArena µs/step | raw + global save/restore µs/step | floor µs/step | floor / raw | adapter µs/step | adapter / raw | adapter (save_restore) µs/step | adapter (save_restore) / raw |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -213,8 +216,8 @@ def main() -> None:
         f"- The floor row (no framework at all, only what the issue's guarantees require; see the bench's docstring) is at "
         f"{min(floor_ratios):.2f}-{max(floor_ratios):.2f}× raw (geometric mean {statistics.geometric_mean(floor_ratios):.2f}×)"
         + (f" and itself misses 1.15× on {', '.join(floor_missed)}" if floor_missed else "")
-        + ". On the light titles (10-20 µs a raw step) the goal leaves 1.5-3 µs a step, and swapping the generator in and "
-        "out, the legality check, the fresh message list and the history tuple already spend most of it.",
+        + ". A light title's raw step costs 10-20 µs on a quiet machine, so the goal leaves it 1.5-3 µs a step, and swapping "
+        "the generator in and out, the legality check, the fresh message list and the history tuple already spend most of it.",
         "- Between the floor and the adapter: typed messages (each of TextArena's `(sender, text, type)` tuples converted "
         "once to a `Message`) and the observation dict; the immutable `TextArenaState` per step; the adapter's own "
         "structure (the live-env cache that makes branching and restored positions replay correctly, the livelock and "
