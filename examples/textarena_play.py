@@ -6,7 +6,9 @@
    bids, a seeded deal, the episode record, and the typed end reason.
 2. SimpleNegotiation (free text): the candidate strings TextArena accepts now, and what
    happens to text it refuses (our illegal-action policy, with TextArena's reason).
-3. MegaGem (an arena game) behind TextArena's env API, played by TextArena-style agents.
+3. Any TextArena env id (here ColonelBlotto, not in the title table) as a free-text arena
+   game, with candidate moves so random-legal players can play it.
+4. MegaGem (an arena game) behind TextArena's env API, played by TextArena-style agents.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import sys
 
 from arena_core import IllegalActionPolicy, Match, play_episode
 from arena_core.registry import make_game, make_player
+from arena_games.textarena import title_game
 from arena_games.textarena.reverse import ArenaTextArenaEnv
 
 
@@ -42,6 +45,14 @@ def negotiation(seed: int) -> None:
     sub = match.submit(q, "[Accept]")
     print(f"  player {q} accepts: accepted={sub.accepted}")
     print("  player 0 sees:\n    " + game.transcript(match.position.state, 0)[-300:].replace("\n", "\n    "))
+
+
+def any_title(seed: int) -> None:
+    splits = [f"[A{a} B{b} C{20 - a - b}]" for a in range(0, 21, 5) for b in range(0, 21 - a, 5)]
+    blotto = title_game("ColonelBlotto-v0", vocabulary=splits, decision_cap=40)
+    record = play_episode(blotto(), [make_player("random", seed=i) for i in range(2)], seed)
+    print(f"ColonelBlotto via title_game ({blotto.spec.free_text=}): {len(record.steps)} moves, "
+          f"end {record.end.reason.value}, returns {record.end.returns}")
 
 
 class BracketAgent:
@@ -71,6 +82,7 @@ def megagem_as_textarena(seed: int) -> None:
 def main(seed: int) -> None:
     liars_dice(seed)
     negotiation(seed)
+    any_title(seed)
     megagem_as_textarena(seed)
 
 

@@ -15,4 +15,5 @@ def test_textarena_example_runs(capsys):
     out = capsys.readouterr().out
     assert "LiarsDice:" in out and "end: natural" in out
     assert "player 1 accepts: accepted=True" in out and "accepted the trade offer" in out
+    assert "ColonelBlotto via title_game (blotto.spec.free_text=True): 18 moves, end natural" in out
     assert "MegaGem via TextArena API:" in out and "end natural" in out

@@ -7,12 +7,15 @@ registry reports as "unavailable" without breaking the listing.
 """
 from __future__ import annotations
 
+import difflib
 import random as _random
+from typing import Any, Mapping, Sequence
 
+from arena_core.errors import ConfigError, PluginUnavailableError, UnknownGameError
 from arena_core.spec import Information, TurnStructure, Utility
 
 from . import legal as L
-from .adapter import LegalMethod, TextArenaGame, TitleSpec, make_title_class
+from .adapter import MAX_ACTION_CHARS, LegalMethod, TextArenaGame, TitleSpec, _ta, make_title_class
 
 P, D, F = LegalMethod.PRINTED, LegalMethod.DERIVED, LegalMethod.FREE_TEXT
 GEN = Utility.GENERAL_SUM
@@ -198,4 +201,84 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = sorted(CLASSES)
+__all__ = sorted(CLASSES) + ["title_game"]
+
+
+def title_game(
+    env_id: str,
+    *,
+    players: tuple[int, int] = (2, 2),
+    vocabulary: Sequence[str] = (),
+    decision_cap: int = 200,
+    env_kwargs: Mapping[str, Any] | None = None,
+    utility: Utility = Utility.GENERAL_SUM,
+    reward_bounds: tuple[float, float] = (-1.0, 1.0),
+    description: str = "",
+) -> type[TextArenaGame]:
+    """Any TextArena env id as an arena game class.
+
+    A registered title (``"TicTacToe-v0"``) gives its class, with its exact legal set; the
+    options are then not allowed. Any other id (a variant such as ``"KuhnPoker-v0-long"``, a
+    title not in the table) becomes a *free-text* title: TextArena judges every move, with all
+    of the adapter's guarantees (private ``random``, episode-scoped observations, typed ends,
+    the decision cap as truncation). ``vocabulary`` is its action-index space: candidate moves,
+    of which those TextArena accepts at a position are listed as legal (each probed on a copy of
+    the env), so masks and random-legal play work; with no vocabulary only text players
+    (LLMs, scripts) can play it.
+    """
+    overrides = (players, tuple(vocabulary), decision_cap, env_kwargs, utility, reward_bounds, description) != (
+        (2, 2), (), 200, None, Utility.GENERAL_SUM, (-1.0, 1.0), "")
+    if env_id in TITLES:
+        if overrides:
+            raise ConfigError(f"{env_id} is a registered title with an exact legal set; use it as it is "
+                              f"(make_game('textarena/{env_id}')) or pick another env id for a free-text variant")
+        return CLASSES[class_name(env_id)]
+    if env_id in UNAVAILABLE:
+        raise PluginUnavailableError(f"TextArena title {env_id} is unavailable here: {UNAVAILABLE[env_id]}")
+    known = [k[: -len("-raw")] for k in _ta().envs.registration.ENV_REGISTRY if k.endswith("-raw")]
+    if env_id not in known:
+        close = difflib.get_close_matches(env_id, known, n=3)
+        raise UnknownGameError(f"TextArena has no env {env_id!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
+                               + " (the ids are textarena.envs.registration.ENV_REGISTRY's keys without '-raw')")
+    lo, hi = players
+    if not 1 <= lo <= hi:
+        raise ConfigError(f"players must be (min, max) with 1 <= min <= max, got {players!r}")
+    if decision_cap < 1:
+        raise ConfigError(f"decision_cap must be at least 1, got {decision_cap!r}")
+    words = tuple(vocabulary)
+    bad = [w for w in words if not isinstance(w, str) or not w.strip() or len(w) > MAX_ACTION_CHARS]
+    if bad:
+        raise ConfigError(f"vocabulary entries must be non-blank strings of at most {MAX_ACTION_CHARS} characters; bad: {bad[:3]!r}")
+    if len(set(words)) != len(words):
+        raise ConfigError("vocabulary has duplicate strings; list each candidate move once")
+    options = dict(players=(lo, hi), vocabulary=words, decision_cap=decision_cap, env_kwargs=dict(env_kwargs or {}),
+                   utility=utility, reward_bounds=tuple(reward_bounds), description=description)
+    key = repr((env_id, sorted(options.items())))
+    made = _MADE.get(key)
+    if made is None:
+        spec = TitleSpec(env_id, (lo, hi), LegalMethod.FREE_TEXT, words, None, decision_cap, utility=utility,
+                         reward_bounds=tuple(reward_bounds), env_kwargs=dict(env_kwargs or {}),
+                         description=description or "Made by title_game: free text, judged by TextArena.")
+        made = make_title_class(class_name(env_id).replace(".", "_").replace("/", "_"), spec)
+        made._title_game_args = (env_id, options)  # type: ignore[attr-defined]
+        made.__reduce__ = _reduce_made  # type: ignore[method-assign]
+        _MADE[key] = made
+    return made
+
+
+#: classes made by title_game, by their arguments (the same arguments give the same class)
+_MADE: dict[str, type[TextArenaGame]] = {}
+
+
+def _reduce_made(game: TextArenaGame):
+    """Pickle a title_game game as its arguments plus its state: unpickling makes the class again."""
+    env_id, options = type(game)._title_game_args  # type: ignore[attr-defined]
+    return _unpickle_made, (env_id, options, game.__getstate__())
+
+
+def _unpickle_made(env_id: str, options: dict, state: dict) -> TextArenaGame:
+    cls = title_game(env_id, **options)
+    game = cls.__new__(cls)
+    game.__dict__.update(state)
+    return game
+
