@@ -33,7 +33,7 @@ import time
 from _report import machine, write_section
 from arena_core.registry import make_game
 from arena_core.seeding import deal_rng
-from arena_games.textarena.adapter import _ModuleLikeRandom, _ta, _title_modules
+from arena_games.textarena.adapter import _ModuleLikeRandom, _ta, _title_namespaces
 
 TITLES = [
     ("TicTacToe-v0", 2),
@@ -97,7 +97,7 @@ def run_floor(title, n, kwargs, recorded, check) -> tuple[float, int]:
     """The floor row (see the module docstring); the titles benched here seed before they draw,
     so the private generator needs no seeding of its own, as in the adapter."""
     ta = _ta()
-    namespaces = _title_modules(title)
+    namespaces = _title_namespaces(title)
     raw_id = f"{title}-raw"
     steps = 0
     start = time.process_time()

@@ -225,10 +225,6 @@ class TextArenaState(tuple):
         return self
 
 
-#: the ``to_move`` tuple of each player id (shared, so a step builds none)
-_TO_MOVE = {p: (p,) for p in range(64)}
-
-
 def _state(ta_seed: int, actions: tuple[str, ...], actors: tuple[int, ...], to_move: tuple[int, ...],
            outcome: Outcome | None, transcript: _Transcript, legal: tuple[str, ...] | None) -> TextArenaState:
     """A state on a live env's line: the inbox is read from ``transcript`` at today's counts."""
@@ -384,7 +380,7 @@ class SwappedRandom:
 _SWAPPABLE: dict[str, tuple[dict, ...] | None] = {}
 
 
-def _title_modules(env_id: str) -> tuple[dict, ...] | None:
+def _title_namespaces(env_id: str) -> tuple[dict, ...] | None:
     """The namespaces of the loaded TextArena modules a title's calls can draw through (core,
     state, the title's package, shared env utils), or None if one of them bound a ``random``
     function directly."""
@@ -498,7 +494,7 @@ class TextArenaGame(Game[TextArenaState, str]):
     # ------------------------------------------------------------------ live envs
     def _new_env(self, ta_seed: int) -> _LiveEnv:
         ta = _ta()
-        namespaces = _title_modules(self.title.env_id) if self.params.random_isolation == "swap" else None
+        namespaces = _title_namespaces(self.title.env_id) if self.params.random_isolation == "swap" else None
         if namespaces is None:
             rng: PrivateRandom | SwappedRandom = PrivateRandom(ta_seed)
         else:
@@ -697,13 +693,8 @@ class TextArenaGame(Game[TextArenaState, str]):
                 end = Outcome(EndKind.ENV_ERROR, zero, detail, pid)
         if end is not None:
             return _state(ta_seed, actions, actors, (), end, live.transcript, ())
-        transcript = live.transcript  # _state and _remember inlined: this runs once per step
-        state = _new_tuple(TextArenaState, (ta_seed, actions, actors, _TO_MOVE.get(pid) or (int(pid),), None,
-                                            transcript, tuple(map(len, transcript.queues)), [None, legal]))
-        at = self._at
-        at[id(state)] = (state, live)
-        if len(at) > self.cache_size:
-            del at[next(iter(at))]
+        state = _state(ta_seed, actions, actors, (int(pid),), None, live.transcript, legal)
+        self._remember(state, live)
         return state
 
     def _outcome(self, live: _LiveEnv) -> Outcome:

@@ -226,10 +226,11 @@ def title_game(
     the env), so masks and random-legal play work; with no vocabulary only text players
     (LLMs, scripts) can play it.
     """
-    overrides = (players, tuple(vocabulary), decision_cap, env_kwargs, utility, reward_bounds, description) != (
-        (2, 2), (), 200, None, Utility.GENERAL_SUM, (-1.0, 1.0), "")
+    options = dict(players=tuple(players), vocabulary=tuple(vocabulary), decision_cap=decision_cap,
+                   env_kwargs=dict(env_kwargs or {}), utility=utility, reward_bounds=tuple(reward_bounds),
+                   description=description)
     if env_id in TITLES:
-        if overrides:
+        if options != _FREE_TEXT_DEFAULTS:
             raise ConfigError(f"{env_id} is a registered title with an exact legal set; use it as it is "
                               f"(make_game('textarena/{env_id}')) or pick another env id for a free-text variant")
         return CLASSES[class_name(env_id)]
@@ -240,24 +241,22 @@ def title_game(
         close = difflib.get_close_matches(env_id, known, n=3)
         raise UnknownGameError(f"TextArena has no env {env_id!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
                                + " (the ids are textarena.envs.registration.ENV_REGISTRY's keys without '-raw')")
-    lo, hi = players
+    lo, hi = options["players"]
     if not 1 <= lo <= hi:
         raise ConfigError(f"players must be (min, max) with 1 <= min <= max, got {players!r}")
     if decision_cap < 1:
         raise ConfigError(f"decision_cap must be at least 1, got {decision_cap!r}")
-    words = tuple(vocabulary)
+    words = options["vocabulary"]
     bad = [w for w in words if not isinstance(w, str) or not w.strip() or len(w) > MAX_ACTION_CHARS]
     if bad:
         raise ConfigError(f"vocabulary entries must be non-blank strings of at most {MAX_ACTION_CHARS} characters; bad: {bad[:3]!r}")
     if len(set(words)) != len(words):
         raise ConfigError("vocabulary has duplicate strings; list each candidate move once")
-    options = dict(players=(lo, hi), vocabulary=words, decision_cap=decision_cap, env_kwargs=dict(env_kwargs or {}),
-                   utility=utility, reward_bounds=tuple(reward_bounds), description=description)
     key = repr((env_id, sorted(options.items())))
     made = _MADE.get(key)
     if made is None:
         spec = TitleSpec(env_id, (lo, hi), LegalMethod.FREE_TEXT, words, None, decision_cap, utility=utility,
-                         reward_bounds=tuple(reward_bounds), env_kwargs=dict(env_kwargs or {}),
+                         reward_bounds=options["reward_bounds"], env_kwargs=options["env_kwargs"],
                          description=description or "Made by title_game: free text, judged by TextArena.")
         made = make_title_class(class_name(env_id).replace(".", "_").replace("/", "_"), spec)
         made._title_game_args = (env_id, options)  # type: ignore[attr-defined]
@@ -265,6 +264,10 @@ def title_game(
         _MADE[key] = made
     return made
 
+
+#: title_game's options when none is given (a registered title takes none)
+_FREE_TEXT_DEFAULTS = dict(players=(2, 2), vocabulary=(), decision_cap=200, env_kwargs={}, utility=Utility.GENERAL_SUM,
+                           reward_bounds=(-1.0, 1.0), description="")
 
 #: classes made by title_game, by their arguments (the same arguments give the same class)
 _MADE: dict[str, type[TextArenaGame]] = {}
