@@ -27,6 +27,24 @@ def write_section(key: str, body: str) -> None:
     DOC.write_text(text)
 
 
+def machinery_random_play(game, games: int, choices):
+    """A timed body: ``games`` seeded episodes through the checked machinery (``Game.act``) with
+    random legal actions drawn from the pre-drawn ``choices``; returns the number of decisions."""
+
+    def run() -> int:
+        n = 0
+        for g in range(games):
+            pos = game.start(g)
+            while not game.is_over(pos):
+                player = game.current_player(pos)
+                legal = game.legal(pos, player)
+                pos = game.act(pos, player, legal[choices[n] % len(legal)])
+                n += 1
+        return n
+
+    return run
+
+
 def aec_random_play(env, games: int, choices):
     """A timed body: ``games`` seeded episodes of any PettingZoo AEC env (ours or a peer's) with
     random legal actions drawn from the pre-drawn ``choices`` through the action mask; returns

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from _report import aec_random_play, machine, openspiel_random_play, write_section
+from _report import aec_random_play, machine, machinery_random_play, openspiel_random_play, write_section
 from arena_core.env import ArenaAECEnv
 from arena_core.seeding import deal_rng
 from arena_games.kuhn import KuhnPoker
@@ -49,20 +49,7 @@ def ours_hooks(games: int, choices: np.ndarray):
 
 
 def ours_machinery(games: int, choices: np.ndarray):
-    game = KuhnPoker()
-
-    def run():
-        n = 0
-        for g in range(games):
-            pos = game.start(g)
-            while not game.is_over(pos):
-                player = game.current_player(pos)
-                legal = game.legal(pos, player)
-                pos = game.act(pos, player, legal[choices[n] % len(legal)])
-                n += 1
-        return n
-
-    return run
+    return machinery_random_play(KuhnPoker(), games, choices)
 
 
 def ours_aec(games: int, choices: np.ndarray):

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _report import aec_random_play, machine, openspiel_random_play, write_section
+from _report import aec_random_play, machine, machinery_random_play, openspiel_random_play, write_section
 from arena_core import Match, play_episode
 from arena_core.env import ArenaAECEnv
 from arena_core.game import Position
@@ -65,18 +65,8 @@ def ours_rules(game: MegaGem, games: int, choices: np.ndarray):
 
 
 def ours_machinery(game: MegaGem, games: int, choices: np.ndarray):
-    def run():
-        n = 0
-        for g in range(games):
-            pos = game.start(g)
-            while not game.is_over(pos):
-                p = game.current_player(pos)
-                legal = game.legal(pos, p)
-                pos = game.act(pos, p, legal[choices[n] % len(legal)])
-                n += 1
-        return n, games
-
-    return run
+    play = machinery_random_play(game, games, choices)
+    return lambda: (play(), games)
 
 
 def ours_match(game: MegaGem, games: int, choices: np.ndarray, record_observations: bool):

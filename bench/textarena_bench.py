@@ -10,7 +10,8 @@ and action strings). Then, interleaved and repeated, the same games are run
   every TextArena call as the adapter does (what the no-side-effect promise costs alone);
 - floor: the least any adapter with the issue's guarantees must do, written inline with
   no framework: derive TextArena's seed from ours, swap a private generator into the title's
-  modules around every TextArena call, run the title's legality check before each step, hand
+  modules around every TextArena call (the adapter's own ``SwappedRandom.call``; written out
+  inline instead, the row was about 0.3 µs a step cheaper), run the title's legality check before each step, hand
   the player its episode's messages as a fresh list (TextArena's own tuples, unconverted), and
   extend the history as a new tuple. No ``Game``/``Position`` machinery, no typed messages or
   state, no env cache, no end-reason typing. If this row misses the goal, no adapter meets it;
@@ -33,7 +34,7 @@ import time
 from _report import machine, write_section
 from arena_core.registry import make_game
 from arena_core.seeding import deal_rng
-from arena_games.textarena.adapter import _ModuleLikeRandom, _ta, _title_namespaces
+from arena_games.textarena.adapter import SwappedRandom, _ta, _title_namespaces
 
 TITLES = [
     ("TicTacToe-v0", 2),
@@ -103,15 +104,9 @@ def run_floor(title, n, kwargs, recorded, check) -> tuple[float, int]:
     start = time.process_time()
     for seed, _, actions in recorded:
         ta_seed = int(deal_rng(seed).integers(2**31 - 1))
-        gen = _ModuleLikeRandom.unseeded()
-        for ns in namespaces:
-            ns["random"] = gen
-        try:
-            env = ta.make(raw_id, **kwargs)
-            env.reset(num_players=n, seed=ta_seed)
-        finally:
-            for ns in namespaces:
-                ns["random"] = random
+        call = SwappedRandom(None, namespaces).call  # the private generator, swapped in around each call
+        env = call(ta.make, raw_id, **kwargs)
+        call(env.reset, num_players=n, seed=ta_seed)
         queues = env.state.observations
         history: tuple[str, ...] = ()
         for a in actions:
@@ -119,21 +114,9 @@ def run_floor(title, n, kwargs, recorded, check) -> tuple[float, int]:
             list(queues[p])  # the observation: this episode's messages, a fresh list
             if not check(env, p, a):
                 raise AssertionError(f"{title}: recorded action {a!r} is not legal")
-            for ns in namespaces:
-                ns["random"] = gen
-            try:
-                env.step(a)
-            finally:
-                for ns in namespaces:
-                    ns["random"] = random
+            call(env.step, a)
             history = history + (a,)
-        for ns in namespaces:
-            ns["random"] = gen
-        try:
-            env.close()
-        finally:
-            for ns in namespaces:
-                ns["random"] = random
+        call(env.close)
         steps += len(actions)
     return time.process_time() - start, steps
 
