@@ -34,7 +34,7 @@ import time
 from _report import machine, write_section
 from arena_core.registry import make_game
 from arena_core.seeding import deal_rng
-from arena_games.textarena.adapter import SwappedRandom, _ta, _title_namespaces
+from arena_games.textarena.adapter import SwappedRandom, _route_title, _ta
 
 TITLES = [
     ("TicTacToe-v0", 2),
@@ -95,16 +95,16 @@ def run_raw(title, n, kwargs, recorded, isolate: bool) -> tuple[float, int]:
 
 
 def run_floor(title, n, kwargs, recorded, check) -> tuple[float, int]:
-    """The floor row (see the module docstring); the titles benched here seed before they draw,
-    so the private generator needs no seeding of its own, as in the adapter."""
+    """The floor row (see the module docstring), with the adapter's private generator (lazily
+    seeded, routed to during each call)."""
     ta = _ta()
-    namespaces = _title_namespaces(title)
+    assert _route_title(title)
     raw_id = f"{title}-raw"
     steps = 0
     start = time.process_time()
     for seed, _, actions in recorded:
         ta_seed = int(deal_rng(seed).integers(2**31 - 1))
-        call = SwappedRandom(None, namespaces).call  # the private generator, swapped in around each call
+        call = SwappedRandom(ta_seed).call  # the private generator, swapped in around each call
         env = call(ta.make, raw_id, **kwargs)
         call(env.reset, num_players=n, seed=ta_seed)
         queues = env.state.observations

@@ -30,6 +30,7 @@ import copy
 import _random
 import random
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
@@ -303,90 +304,129 @@ class PrivateRandom:
 
 
 class _ModuleLikeRandom(random.Random):
-    """A private generator that also answers the module-level names TextArena uses."""
+    """A private generator that also answers the module-level names TextArena uses.
+
+    Seeding with an int is lazy: the seed is kept and the Mersenne Twister set up (about 5 µs)
+    only at the first draw or ``getstate``. TextArena seeds ``random`` in every ``reset``; a
+    title that never draws (TicTacToe, ConnectFour, ...) never pays for it, and a seed replaced
+    before any draw (our seed, then TextArena's own in ``reset``) costs nothing. The stream is
+    the one ``random.Random(seed)`` gives."""
 
     Random = random.Random
     SystemRandom = random.SystemRandom
 
     def __init__(self, x: int | None = None):
-        # random.Random(x) seeds twice (in the C constructor and again in __init__); for an int or
-        # None, random.Random.seed(x) is the C seed plus ``gauss_next = None``, so do just that once
-        _random.Random.seed(self, x)
-        self.gauss_next = None
-
-    @classmethod
-    def unseeded(cls) -> "_ModuleLikeRandom":
-        """A generator in a fixed state (all zeros; every draw is 0) and no seeding cost: for a
-        title that seeds before it draws (see :func:`_seeds_before_drawing`), or before ``setstate``."""
-        gen = cls.__new__(cls)
-        gen.gauss_next = None
-        return gen
-
-
-class _DrawProbe(_ModuleLikeRandom):
-    """Records whether anything drew from it before it was first seeded."""
-
-    def __init__(self) -> None:
-        super().__init__(0)
-        self.seeded = False
-        self.drew_unseeded = False
+        self.seed(x)
 
     def seed(self, a: Any = None, version: int = 2) -> None:
-        self.seeded = True
-        super().seed(a, version)
+        if type(a) is int:
+            self.gauss_next = None
+            self._pending = a
+            self.__class__ = _PendingSeed
+        else:
+            self.__class__ = _ModuleLikeRandom
+            super().seed(a, version)
+
+
+class _PendingSeed(_ModuleLikeRandom):
+    """A :class:`_ModuleLikeRandom` whose int seed is not applied yet: anything that reads
+    the stream applies it first and turns the generator back into a plain one (whose draws are
+    the C methods of ``random.Random``, with no Python-level wrapper). A method bound while the
+    seed was pending (``_randbelow`` keeps ``self.getrandbits``) still works afterwards."""
+
+    def _settle(self) -> None:
+        if self.__class__ is _PendingSeed:
+            self.__class__ = _ModuleLikeRandom
+            _random.Random.seed(self, self._pending)
 
     def random(self) -> float:
-        self.drew_unseeded = self.drew_unseeded or not self.seeded
-        return super().random()
+        _PendingSeed._settle(self)
+        return _random.Random.random(self)
 
-    def getrandbits(self, k: int) -> int:  # randrange, randint, choice, shuffle, sample and randbytes draw here
-        self.drew_unseeded = self.drew_unseeded or not self.seeded
-        return super().getrandbits(k)
+    def getrandbits(self, k: int) -> int:  # randrange, randint, choice, shuffle, sample draw here
+        _PendingSeed._settle(self)
+        return _random.Random.getrandbits(self, k)
+
+    def randbytes(self, n: int) -> bytes:
+        _PendingSeed._settle(self)
+        return random.Random.randbytes(self, n)
+
+    def getstate(self) -> tuple:
+        _PendingSeed._settle(self)
+        return random.Random.getstate(self)
+
+    def setstate(self, state: tuple) -> None:
+        self.__class__ = _ModuleLikeRandom
+        random.Random.setstate(self, state)
+
+
+class _Route(threading.local):
+    gen: "random.Random | None" = None  # the generator of the adapter call running in this thread
+
+
+_ROUTE = _Route()
+
+
+class _RoutedRandom:
+    """Stands for the ``random`` module in a title's TextArena modules (installed once, when
+    the title is first made): a name resolves on the private generator of the adapter call
+    running in this thread, and on the ``random`` module itself anywhere else (raw TextArena
+    used directly behaves as before)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_ROUTE.gen or random, name)
+
+    def __repr__(self) -> str:
+        return "<the random module, routed to an arena private generator during adapter calls>"
+
+
+_ROUTED = _RoutedRandom()
 
 
 class SwappedRandom:
     """The ``random`` stream of one TextArena env as a private generator: while a call runs,
-    the name ``random`` in the title's TextArena modules points at it, so TextArena's draws
-    (and its ``random.seed``) never reach the global generator, which is not touched at all.
-    Used when every module of the title calls ``random.<name>`` through the module (checked
-    when the title is first made); otherwise the adapter falls back to :class:`PrivateRandom`.
-    Same stream as TextArena alone (Mersenne Twister seeded by ``reset(seed)``).
+    the title's TextArena modules draw from it (their name ``random`` is a :class:`_RoutedRandom`
+    that resolves on the generator of the call running in this thread), so TextArena's draws
+    (and its ``random.seed``) never reach the global generator, which is not touched at all,
+    and games in other threads keep their own streams. Used when every module of the title
+    calls ``random.<name>`` through the module (checked when the title is first made);
+    otherwise the adapter falls back to :class:`PrivateRandom`. Same stream as TextArena alone
+    (Mersenne Twister seeded by ``reset(seed)``)."""
 
-    ``seed=None`` skips seeding (about 5 µs) for a title that seeds before its first draw:
-    TextArena's ``reset(seed)`` gives the generator its state."""
+    __slots__ = ("gen",)
 
-    __slots__ = ("gen", "namespaces")
-
-    def __init__(self, seed: int | None, namespaces: tuple[dict, ...]):
-        self.gen = _ModuleLikeRandom.unseeded() if seed is None else _ModuleLikeRandom(seed)
-        self.namespaces = namespaces
+    def __init__(self, seed: int | None):
+        self.gen = _ModuleLikeRandom(seed)
 
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        gen = self.gen
-        for ns in self.namespaces:
-            ns["random"] = gen
+        route = _ROUTE
+        outer = route.gen
+        route.gen = self.gen
         try:
             return fn(*args, **kwargs)
         finally:
-            for ns in self.namespaces:
-                ns["random"] = random
+            route.gen = outer
 
     def copy(self) -> "SwappedRandom":
-        twin = SwappedRandom(None, self.namespaces)
+        twin = SwappedRandom.__new__(SwappedRandom)
+        twin.gen = _ModuleLikeRandom.__new__(_ModuleLikeRandom)  # not seeded: the state is set next
         twin.gen.setstate(self.gen.getstate())
         return twin
 
 
-_SWAPPABLE: dict[str, tuple[dict, ...] | None] = {}
+_ROUTABLE: dict[str, bool] = {}
 
 
-def _title_namespaces(env_id: str) -> tuple[dict, ...] | None:
-    """The namespaces of the loaded TextArena modules a title's calls can draw through (core,
-    state, the title's package, shared env utils), or None if one of them bound a ``random``
-    function directly."""
-    cached = _SWAPPABLE.get(env_id, False)
-    if cached is not False:
-        return cached  # type: ignore[return-value]
+def _route_title(env_id: str) -> bool:
+    """Point the name ``random`` of the loaded TextArena modules a title's calls can draw
+    through (core, state, the title's package, shared env utils) at :data:`_ROUTED`, once per
+    title. False (nothing installed) if one of them bound a ``random`` function directly: then
+    only saving and restoring the global state isolates the title."""
+    known = _ROUTABLE.get(env_id)
+    if known is not None:
+        return known
     import importlib
     import sys
 
@@ -400,18 +440,20 @@ def _title_namespaces(env_id: str) -> tuple[dict, ...] | None:
         random.setstate(outer)
     package = module_name.rsplit(".", 1)[0]
     scope = ("textarena.core", "textarena.state", package, "textarena.envs.utils")
-    modules = []
+    namespaces = []
     for name, mod in list(sys.modules.items()):
         if mod is None or not any(name == s or name.startswith(s + ".") for s in scope):
             continue
         values = vars(mod).values()
         if any(getattr(v, "__self__", None) is random._inst for v in values):  # noqa: SLF001 - a direct binding
-            _SWAPPABLE[env_id] = None
-            return None
-        if vars(mod).get("random") is random:
-            modules.append(vars(mod))
-    _SWAPPABLE[env_id] = tuple(modules)
-    return _SWAPPABLE[env_id]
+            _ROUTABLE[env_id] = False
+            return False
+        if vars(mod).get("random") in (random, _ROUTED):
+            namespaces.append(vars(mod))
+    for ns in namespaces:
+        ns["random"] = _ROUTED
+    _ROUTABLE[env_id] = True
+    return True
 
 
 class _LiveEnv:
@@ -472,7 +514,6 @@ class TextArenaGame(Game[TextArenaState, str]):
         self._eager = not self._free_text and self._check is None  # the legal set is derived at every step
         self._decision_cap = self.title.decision_cap
         self._max_chars = self.params.max_observation_chars
-        self._seeds_first: bool | None = None  # see _seeds_before_drawing
         #: id(state) -> (state, the live env at that state), least recently stepped first; the
         #: entry holds the state, so its id cannot be reused while the entry exists
         self._at: dict[int, tuple[TextArenaState, _LiveEnv]] = {}
@@ -494,29 +535,13 @@ class TextArenaGame(Game[TextArenaState, str]):
     # ------------------------------------------------------------------ live envs
     def _new_env(self, ta_seed: int) -> _LiveEnv:
         ta = _ta()
-        namespaces = _title_namespaces(self.title.env_id) if self.params.random_isolation == "swap" else None
-        if namespaces is None:
-            rng: PrivateRandom | SwappedRandom = PrivateRandom(ta_seed)
+        if self.params.random_isolation == "swap" and _route_title(self.title.env_id):
+            rng: PrivateRandom | SwappedRandom = SwappedRandom(ta_seed)  # lazily seeded: free if reset reseeds first
         else:
-            if self._seeds_first is None:
-                self._seeds_first = self._seeds_before_drawing(namespaces)
-            rng = SwappedRandom(None if self._seeds_first else ta_seed, namespaces)
+            rng = PrivateRandom(ta_seed)
         env = rng.call(ta.make, self._raw_id, **self._env_kwargs)
         rng.call(env.reset, num_players=self.num_players, seed=ta_seed)
         return _LiveEnv(env, rng, _Transcript.of(env, self.num_players))
-
-    def _seeds_before_drawing(self, namespaces: tuple[dict, ...]) -> bool:
-        """Does this title (with these options and players) seed ``random`` in make/reset before
-        any draw? Then its private generator need not be seeded first (TextArena's own seed
-        sets its state). Found once per game object by making and resetting a probe env."""
-        probe = SwappedRandom(None, namespaces)
-        probe.gen = _DrawProbe()
-        try:
-            env = probe.call(_ta().make, self._raw_id, **self._env_kwargs)
-            probe.call(env.reset, num_players=self.num_players, seed=0)
-        except Exception:  # noqa: BLE001 - no verdict: seed first; the real make/reset reports its own error
-            return False
-        return probe.gen.seeded and not probe.gen.drew_unseeded
 
     def _remember(self, state: TextArenaState, live: _LiveEnv) -> None:
         at = self._at
