@@ -219,48 +219,58 @@ class Game(ABC, Generic[S, A]):
 
     def players_to_act(self, pos: Position[S]) -> tuple[int, ...]:
         """Players still to act at this decision point, in order."""
-        if self.is_terminal(pos.state):
+        return tuple(self._waiting(pos))
+
+    def _waiting(self, pos: Position[S]) -> Sequence[int]:
+        """:meth:`players_to_act` as whatever sequence ``to_move`` gives (no copy on the hot path)."""
+        state = pos.state
+        if self.is_terminal(state):
             return ()
         if not pos.pending:
-            return tuple(self.to_move(pos.state))
+            return self.to_move(state)
         done = pos.committed()
-        return tuple(p for p in self.to_move(pos.state) if p not in done)
+        return tuple(p for p in self.to_move(state) if p not in done)
 
     def current_player(self, pos: Position[S]) -> int | None:
         """The next player to act (commit order at a simultaneous move), or None at the end."""
-        waiting = self.players_to_act(pos)
+        waiting = self._waiting(pos)
         return waiting[0] if waiting else None
 
     def legal(self, pos: Position[S], player: int) -> tuple[A, ...]:
         """The legal set of ``player`` at ``pos``; empty if that player is not to act."""
-        if player not in self.players_to_act(pos):
+        if player not in self._waiting(pos):
             return ()
         return tuple(self.legal_actions(pos.state, player))
 
     def mask(self, pos: Position[S], player: int) -> np.ndarray:
         """The legality mask over ``range(num_actions)``, derived from :meth:`legal`."""
-        if player not in self.players_to_act(pos):
+        if player not in self._waiting(pos):
             return np.zeros(self.num_actions, dtype=np.int8)
         return self.legal_mask(pos.state, player)
 
     def act(self, pos: Position[S], player: int, action: A) -> Position[S]:
         """Apply one player's action; simultaneous moves are committed, then revealed at once."""
-        waiting = self.players_to_act(pos)
+        waiting = self._waiting(pos)
         if not waiting:
             raise GameOverError(f"{self.spec.id}: the game is over; no more actions")
         if player not in waiting:
             raise NotYourTurnError(f"{self.spec.id}: player {player} is not to act (waiting for {list(waiting)})")
-        if not self.is_legal(pos.state, player, action):
-            legal = ", ".join(self.action_to_str(a) for a in self.legal_actions(pos.state, player))
+        state = pos.state
+        if not self.is_legal(state, player, action):
+            legal = ", ".join(self.action_to_str(a) for a in self.legal_actions(state, player))
             raise IllegalActionError(
                 f"{self.spec.id}: {self._describe(action)} is not legal for player {player}; legal: {legal}",
                 player=player,
                 action=action,
             )
-        pending = pos.pending + ((player, action),)
         if len(waiting) > 1:
-            return Position(pos.state, pending, pos.ply + 1)
-        return Position(self.next_state(pos.state, dict(pending)), (), pos.ply + 1)
+            return Position(state, pos.pending + ((player, action),), pos.ply + 1)
+        if pos.pending:
+            joint = dict(pos.pending)
+            joint[player] = action
+        else:
+            joint = {player: action}
+        return Position(self.next_state(state, joint), (), pos.ply + 1)
 
     def act_id(self, pos: Position[S], player: int, index: int) -> Position[S]:
         """:meth:`act` with an action index (as RL code and the AEC env submit)."""

@@ -3,9 +3,9 @@
 ``make_rng(seed, *keys)`` gives an independent numpy Generator through a SeedSequence.
 ``deal_rng(seed)`` is the fast path used for the deal at every ``Game.start``: a PCG64 whose
 state is set from a splitmix64 hash of the seed (about 10x cheaper than a SeedSequence); the
-generator it returns is only valid until the next ``deal_rng`` call in the same thread, which
-is why games must draw the whole deal inside ``initial_state`` and never keep the generator
-(the conformance kit's determinism check catches a game that does).
+generator it returns is the same object at every call in a thread, only valid until the next
+``deal_rng`` call there, which is why games must draw the whole deal inside ``initial_state``
+and never keep the generator (the conformance kit's determinism check catches a game that does).
 """
 from __future__ import annotations
 
@@ -49,17 +49,17 @@ _local = threading.local()
 
 def deal_rng(seed: int) -> np.random.Generator:
     """The generator for the deal of ``seed`` (see the module docstring for its lifetime)."""
-    bitgen = getattr(_local, "bitgen", None)
-    if bitgen is None:
-        bitgen = _local.bitgen = np.random.PCG64(0)
+    gen = getattr(_local, "gen", None)
+    if gen is None:
+        gen = _local.gen = np.random.Generator(np.random.PCG64(0))
     a = _splitmix64(int(seed) ^ 0xD1B54A32D192ED03)
     b = _splitmix64(a)
     c = _splitmix64(b)
     d = _splitmix64(c)
-    bitgen.state = {
+    gen.bit_generator.state = {
         "bit_generator": "PCG64",
         "state": {"state": (a << 64) | b, "inc": ((c << 64) | d) | 1},
         "has_uint32": 0,
         "uinteger": 0,
     }
-    return np.random.Generator(bitgen)
+    return gen

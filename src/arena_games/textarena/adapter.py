@@ -32,6 +32,7 @@ import random
 import re
 import threading
 from collections import OrderedDict
+from functools import partial
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import itemgetter
@@ -456,6 +457,41 @@ def _route_title(env_id: str) -> bool:
     return True
 
 
+def _env_factory(raw_id: str, kwargs: Mapping[str, Any]) -> Callable[[], Any]:
+    """``ta.make(raw_id, **kwargs)`` with the registry lookup, the import and the kwargs merge
+    done once: the same class, arguments and attributes (``env_id``, ``entry_point``) as
+    ``make`` gives a ``-raw`` env. Anything unusual (wrappers, an entry point that does not
+    import) goes through ``ta.make`` itself, which reports it."""
+    import importlib
+
+    registration = _ta().envs.registration
+    spec = registration.ENV_REGISTRY.get(raw_id)
+    slow = partial(registration.make, raw_id, **kwargs)
+    if spec is None or spec.default_wrappers:
+        return slow
+    entry = spec.entry_point
+    outer = random.getstate()  # importing a title's module may draw from ``random``
+    try:
+        if isinstance(entry, str):
+            module_path, class_name = entry.split(":")
+            env_class = getattr(importlib.import_module(module_path), class_name)
+        else:
+            env_class = entry
+    except (ValueError, ImportError, AttributeError):
+        return slow
+    finally:
+        random.setstate(outer)
+    all_kwargs = {**spec.kwargs, **kwargs}
+
+    def make() -> Any:
+        env = env_class(**all_kwargs)
+        env.env_id = raw_id
+        env.entry_point = entry
+        return env
+
+    return make
+
+
 class _LiveEnv:
     """A raw TextArena env at some history, with its private ``random`` stream and its transcript."""
 
@@ -508,11 +544,13 @@ class TextArenaGame(Game[TextArenaState, str]):
         if len(self._index) != len(vocab):
             raise AdapterError(f"{self.spec.id}: duplicate strings in the vocabulary")
         self._raw_id = f"{self.title.env_id}-raw"
+        self._make_env: Callable[[], Any] | None = None  # see _env_factory (made on first use)
         self._env_kwargs = dict(self.title.env_kwargs)
         self._free_text = self.title.free_text
         self._check = None if self._free_text else self.title.check
         self._eager = not self._free_text and self._check is None  # the legal set is derived at every step
         self._decision_cap = self.title.decision_cap
+        self._movers = {p: (p,) for p in range(self.num_players)}  # to_move tuples, built once
         self._max_chars = self.params.max_observation_chars
         #: id(state) -> (state, the live env at that state), least recently stepped first; the
         #: entry holds the state, so its id cannot be reused while the entry exists
@@ -528,18 +566,21 @@ class TextArenaGame(Game[TextArenaState, str]):
         """Pickle without the live envs (a cache: they are rebuilt by replay when needed)."""
         state = dict(self.__dict__)
         state["_at"] = {}
+        state["_make_env"] = None
         for cache in ("_probed", "rejections"):
             state[cache] = OrderedDict()
         return state
 
     # ------------------------------------------------------------------ live envs
     def _new_env(self, ta_seed: int) -> _LiveEnv:
-        ta = _ta()
         if self.params.random_isolation == "swap" and _route_title(self.title.env_id):
             rng: PrivateRandom | SwappedRandom = SwappedRandom(ta_seed)  # lazily seeded: free if reset reseeds first
         else:
             rng = PrivateRandom(ta_seed)
-        env = rng.call(ta.make, self._raw_id, **self._env_kwargs)
+        make = self._make_env
+        if make is None:
+            make = self._make_env = _env_factory(self._raw_id, self._env_kwargs)
+        env = rng.call(make)
         rng.call(env.reset, num_players=self.num_players, seed=ta_seed)
         return _LiveEnv(env, rng, _Transcript.of(env, self.num_players))
 
@@ -718,7 +759,7 @@ class TextArenaGame(Game[TextArenaState, str]):
                 end = Outcome(EndKind.ENV_ERROR, zero, detail, pid)
         if end is not None:
             return _state(ta_seed, actions, actors, (), end, live.transcript, ())
-        state = _state(ta_seed, actions, actors, (int(pid),), None, live.transcript, legal)
+        state = _state(ta_seed, actions, actors, self._movers.get(pid) or (int(pid),), None, live.transcript, legal)
         self._remember(state, live)
         return state
 
