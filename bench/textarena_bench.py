@@ -249,10 +249,10 @@ def main() -> None:
         "Each piece is a few Python calls; none is large on its own.",
         f"- With `random_isolation=\"save_restore\"` (the global state saved and restored around every TextArena call) "
         f"the geometric mean is **{geo_sr:.2f}×**: `random.getstate()` builds a 625-integer tuple and each call needs two. "
-        "The default instead routes the title's modules to a private generator (a thread-local slot set around each call, "
-        "about 0.1 µs) that is seeded lazily: a title that never draws (TicTacToe, ConnectFour, Othello, ...) never sets up "
-        "a Mersenne Twister, where raw TextArena reseeds the global one (about 5 µs) at every reset. That is why the floor "
-        "can come out at or below raw on titles whose games are short.",
+        "The default instead routes the title's modules to a private generator (a thread-local slot set and restored "
+        "around each call, about 0.4 µs a call) that is seeded lazily: a title that never draws (TicTacToe, ConnectFour, "
+        "Othello, ...) never sets up a Mersenne Twister, where raw TextArena reseeds the global one (about 5 µs) at every "
+        "reset; the floor and the adapter get that back once a game.",
     ]
     print("\n".join(lines))
     if not args.no_write:
