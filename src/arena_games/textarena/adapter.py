@@ -267,8 +267,8 @@ class TextArenaParams(GameParams):
 
     random_isolation: Literal["swap", "save_restore"] = Field(
         default="swap",
-        description="how TextArena's draws are kept off the global `random`: a private generator swapped into the "
-        "title's modules during each call ('swap', fast), or the global state saved and restored around each call",
+        description="how TextArena's draws are kept off the global `random`: the title's modules draw from a private "
+        "generator during each call ('swap', fast, thread-safe), or the global state saved and restored around each call",
     )
     max_observation_chars: int | None = Field(
         default=None, ge=200, description="length budget of the rendered transcript (None: unlimited)"
