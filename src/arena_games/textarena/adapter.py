@@ -428,17 +428,12 @@ def _route_title(env_id: str) -> bool:
     known = _ROUTABLE.get(env_id)
     if known is not None:
         return known
-    import importlib
     import sys
 
     ta = _ta()
     entry = ta.envs.registration.ENV_REGISTRY[f"{env_id}-raw"].entry_point
     module_name = entry.split(":")[0] if isinstance(entry, str) else entry.__module__
-    outer = random.getstate()
-    try:
-        importlib.import_module(module_name)
-    finally:
-        random.setstate(outer)
+    _import_quietly(module_name)
     package = module_name.rsplit(".", 1)[0]
     scope = ("textarena.core", "textarena.state", package, "textarena.envs.utils")
     namespaces = []
@@ -462,25 +457,20 @@ def _env_factory(raw_id: str, kwargs: Mapping[str, Any]) -> Callable[[], Any]:
     done once: the same class, arguments and attributes (``env_id``, ``entry_point``) as
     ``make`` gives a ``-raw`` env. Anything unusual (wrappers, an entry point that does not
     import) goes through ``ta.make`` itself, which reports it."""
-    import importlib
-
     registration = _ta().envs.registration
     spec = registration.ENV_REGISTRY.get(raw_id)
     slow = partial(registration.make, raw_id, **kwargs)
     if spec is None or spec.default_wrappers:
         return slow
     entry = spec.entry_point
-    outer = random.getstate()  # importing a title's module may draw from ``random``
     try:
         if isinstance(entry, str):
             module_path, class_name = entry.split(":")
-            env_class = getattr(importlib.import_module(module_path), class_name)
+            env_class = getattr(_import_quietly(module_path), class_name)
         else:
             env_class = entry
     except (ValueError, ImportError, AttributeError):
         return slow
-    finally:
-        random.setstate(outer)
     all_kwargs = {**spec.kwargs, **kwargs}
 
     def make() -> Any:
@@ -511,17 +501,25 @@ class _LiveEnv:
 def _ta():
     """textarena, imported lazily (the extra may be missing) and without touching ``random``:
     importing textarena 0.7.4 advances the global generator."""
+    return _import_quietly("textarena")
+
+
+def _import_quietly(name: str) -> Any:
+    """The module ``name``, imported with the global ``random`` state saved and restored around
+    the import (TextArena's modules draw from it when first imported). A module already loaded
+    is returned as it is: saving and restoring then would rewind draws that other threads
+    make meanwhile."""
+    import importlib
     import sys
 
-    module = sys.modules.get("textarena")
+    module = sys.modules.get(name)
     if module is not None:
         return module
     outer = random.getstate()
     try:
-        import textarena
+        return importlib.import_module(name)
     finally:
         random.setstate(outer)
-    return textarena
 
 
 class TextArenaGame(Game[TextArenaState, str]):
