@@ -32,9 +32,9 @@ import random
 import re
 import threading
 from collections import OrderedDict
-from functools import partial
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from operator import itemgetter
 from typing import Any, Callable, ClassVar, Literal, Mapping, NamedTuple, Sequence
 
@@ -398,7 +398,7 @@ class SwappedRandom:
 
     __slots__ = ("gen",)
 
-    def __init__(self, seed: int | None):
+    def __init__(self, seed: int):
         self.gen = _ModuleLikeRandom(seed)
 
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
