@@ -9,11 +9,11 @@ and action strings). Then, interleaved and repeated, the same games are run
 - raw + isolation: the same, with the global ``random`` state saved and restored around
   every TextArena call as the adapter does (what the no-side-effect promise costs alone);
 - floor: the least any adapter with the issue's guarantees must do, written inline with
-  no framework: derive TextArena's seed from ours, run every TextArena call on a private
-  generator (the adapter's own ``SwappedRandom``: lazily seeded, reached through the router in
-  the title's modules), run the title's legality check before each step, hand the player its
-  episode's messages as a fresh list (TextArena's own tuples, unconverted), and extend the
-  history as a new tuple. No ``Game``/``Position`` machinery, no typed messages or state, no
+  no framework: derive TextArena's seed from ours, make the env as the adapter does
+  (``ta.make`` resolved once), run every TextArena call on a private generator (the adapter's
+  own ``SwappedRandom``: lazily seeded, reached through the router in the title's modules), run
+  the title's legality check before each step, hand the player its episode's messages as a
+  fresh list (TextArena's own tuples, unconverted), and extend the history as a new tuple. No ``Game``/``Position`` machinery, no typed messages or state, no
   env cache, no end-reason typing;
 - adapter: ``game.start(seed)``, then per step ``game.act`` (legality checked) and
   ``game.observe`` of the player to act (the episode-scoped, rebuilt observation), with the
@@ -33,12 +33,13 @@ import math
 import os
 import random
 import statistics
+import sys
 import time
 
 from _report import machine, write_section
 from arena_core.registry import make_game
 from arena_core.seeding import deal_rng
-from arena_games.textarena.adapter import SwappedRandom, _route_title, _ta
+from arena_games.textarena.adapter import SwappedRandom, _env_factory, _route_title, _ta
 
 TITLES = [
     ("TicTacToe-v0", 2),
@@ -101,15 +102,14 @@ def run_raw(title, n, kwargs, recorded, isolate: bool) -> tuple[float, int]:
 def run_floor(title, n, kwargs, recorded, check) -> tuple[float, int]:
     """The floor row (see the module docstring), with the adapter's private generator (lazily
     seeded, routed to during each call)."""
-    ta = _ta()
     assert _route_title(title)
-    raw_id = f"{title}-raw"
+    make = _env_factory(f"{title}-raw", kwargs)  # ta.make resolved once, as the adapter does
     steps = 0
     start = time.process_time()
     for seed, _, actions in recorded:
         ta_seed = int(deal_rng(seed).integers(2**31 - 1))
-        call = SwappedRandom(ta_seed).call  # the private generator, swapped in around each call
-        env = call(ta.make, raw_id, **kwargs)
+        call = SwappedRandom(ta_seed).call  # every TextArena call draws from the private generator
+        env = call(make)
         call(env.reset, num_players=n, seed=ta_seed)
         queues = env.state.observations
         history: tuple[str, ...] = ()
@@ -140,8 +140,6 @@ def run_adapter(game, recorded) -> tuple[float, int]:
 
 def bytecodes(run, *args) -> int:
     """Python bytecodes executed by ``run(*args)`` (every frame, the bench loop's own included)."""
-    import sys
-
     count = 0
 
     def trace(frame, event, arg):

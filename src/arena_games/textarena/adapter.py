@@ -316,7 +316,7 @@ class _ModuleLikeRandom(random.Random):
     Random = random.Random
     SystemRandom = random.SystemRandom
 
-    def __init__(self, x: int | None = None):
+    def __init__(self, x: int):
         self.seed(x)
 
     def seed(self, a: Any = None, version: int = 2) -> None:
