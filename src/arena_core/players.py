@@ -105,3 +105,20 @@ class BasePlayer:
 
     def act(self, decision: Decision) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def preflight_player(name: str, player: Any) -> None:
+    """Run ``player.preflight()`` where it has one (an HTTP player checks its key and that its
+    endpoint answers). Any failure becomes one :class:`~arena_core.errors.PlayerError` line
+    naming the entrant ``name``, with secrets scrubbed."""
+    from .errors import PlayerError
+    from .outputs import scrub_and_cut
+
+    check = getattr(player, "preflight", None)
+    if check is None:
+        return
+    try:
+        check()
+    except Exception as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise PlayerError(f"entrant {name!r} failed its preflight: {scrub_and_cut(detail, 300)}") from None
