@@ -1,0 +1,172 @@
+"""arena_core.stats: distributions against known values, interval invariants, coverage."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena_core import stats
+
+
+# ---------------------------------------------------------------------- known values
+@pytest.mark.parametrize(
+    "p, df, expected",
+    [(0.975, 1, 12.706204736), (0.975, 3, 3.182446305), (0.975, 7, 2.364624252), (0.975, 30, 2.042272456),
+     (0.995, 5, 4.032142984), (0.9, 10, 1.372183641), (0.8, 2, 1.060660172)],
+)
+def test_t_quantile_known_values(p, df, expected):
+    assert stats.t_quantile(p, df) == pytest.approx(expected, abs=1e-7)
+    assert stats.t_quantile(1 - p, df) == pytest.approx(-expected, abs=1e-7)
+    assert stats.t_cdf(expected, df) == pytest.approx(p, abs=1e-9)
+
+
+def test_t_quantile_tends_to_normal():
+    assert stats.t_quantile(0.975, math.inf) == pytest.approx(1.959963985, abs=1e-8)
+    assert stats.t_quantile(0.975, 100000) == pytest.approx(1.96, abs=1e-3)
+    with pytest.raises(ValueError):
+        stats.t_quantile(1.0, 3)
+
+
+def test_binomial_and_sign_test_known_values():
+    assert stats.binomial_two_sided(0, 5) == pytest.approx(2 / 32)
+    assert stats.binomial_two_sided(3, 12) == pytest.approx(0.14599609375)
+    assert stats.sign_test([1, 2, -1, 0, 3]) == (3, 4, pytest.approx(0.625))
+
+
+def test_wilcoxon_known_values():
+    # exact: all 6 positive with distinct ranks -> p = 2 / 2^6
+    assert stats.wilcoxon_signed_rank([1, 2, 3, 4, 5, 6])[1] == pytest.approx(2 / 64)
+    w, p = stats.wilcoxon_signed_rank([1.0, -2.0, 3.0, -4.0, 5.0, 6.0, 7.0, -8.0])
+    assert w == 22.0 and p == pytest.approx(0.640625)  # scipy.stats.wilcoxon: 0.640625
+    assert stats.wilcoxon_signed_rank([0, 0, 0]) == (0.0, 1.0)
+
+
+def test_paired_t_known_value():
+    mean, lo, hi, p = stats.paired_t([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5
+    half = 3.182446305 * math.sqrt(5 / 3) / 2
+    assert (lo, hi) == (pytest.approx(2.5 - half), pytest.approx(2.5 + half))
+    assert p == pytest.approx(0.0304663, abs=1e-6)  # scipy.stats.ttest_1samp
+
+
+def test_wilson_known_and_never_zero_width():
+    lo, hi = stats.wilson_interval(12, 12)
+    assert lo == pytest.approx(0.7575, abs=1e-4) and hi == 1.0
+    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        stats.wilson_interval(5, 4)
+
+
+# ---------------------------------------------------------------------- multiple comparisons
+def test_holm_and_bh_known_cases():
+    p = [0.01, 0.04, 0.03, 0.005]
+    assert stats.holm(p, 0.05) == [True, False, False, True]  # 0.005<=.0125, 0.01<=.0167, 0.03>.025 stops
+    assert stats.benjamini_hochberg(p, 0.05) == [True, True, True, True]  # 0.04 <= 0.05
+    assert stats.holm([], 0.05) == [] and stats.benjamini_hochberg([]) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30), st.floats(0.001, 0.2))
+def test_holm_between_bonferroni_and_bh(p, alpha):
+    h, bh = stats.holm(p, alpha), stats.benjamini_hochberg(p, alpha)
+    bonf = [x <= alpha / len(p) for x in p]
+    for b, hh, q in zip(bonf, h, bh):
+        assert (not b or hh) and (not hh or q)  # Bonferroni ⊆ Holm ⊆ BH
+    # monotone: a rejected p-value rejects every smaller one
+    for i in range(len(p)):
+        for j in range(len(p)):
+            if h[i] and p[j] < p[i]:
+                assert h[j]
+
+
+def test_holm_controls_familywise_error_under_the_null():
+    rng = np.random.default_rng(3)
+    any_false = sum(any(stats.holm(rng.random(78), 0.05)) for _ in range(2000))
+    assert any_false / 2000 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+
+
+# ---------------------------------------------------------------------- cluster means
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.floats(0, 1)), min_size=2, max_size=20))
+def test_cluster_share_interval_never_zero_width_and_contains_estimate(clusters):
+    counts = [c for c, _ in clusters]
+    sums = [round(c * f * 2) / 2 for c, f in clusters]  # half-point ties allowed
+    c = stats.cluster_mean(sums, counts, bounds=(0.0, 1.0))
+    assert 0.0 <= c.low < c.high <= 1.0
+    assert c.low - 1e-12 <= c.estimate <= c.high + 1e-12
+    assert 0.0 <= c.pvalue <= 1.0
+    # the interval excludes 0.5 exactly when the p-value is below 5% (they agree)
+    if c.pvalue < 0.049:
+        assert c.low > 0.5 or c.high < 0.5
+    if c.low > 0.5001 or c.high < 0.4999:
+        assert c.pvalue < 0.051
+
+
+def test_separation_and_equal_shares_get_honest_width():
+    sep = stats.cluster_mean([3, 3, 3, 3], [3, 3, 3, 3], bounds=(0, 1))
+    assert sep.high == 1.0 and 0.4 < sep.low < 0.8
+    eq = stats.cluster_mean([1, 1, 1, 1], [3, 3, 3, 3], bounds=(0, 1))
+    assert eq.low < 0.2 and eq.high > 0.6
+    assert stats.cluster_mean_interval([2.0, 2.0], [1, 1]) == (-math.inf, math.inf)
+    with pytest.raises(ValueError):
+        stats.cluster_mean_interval([1.0], [3])
+
+
+def test_cluster_mean_interval_covers_with_few_correlated_clusters():
+    """4 clusters, a shared cluster effect: the t interval keeps ~95%; a z interval would not."""
+    rng = np.random.default_rng(11)
+    trials, hit_t, hit_z = 4000, 0, 0
+    for _ in range(trials):
+        effect = rng.normal(0, 1.0, 4)
+        x = effect[:, None] + rng.normal(0, 1.0, (4, 5))
+        sums, counts = x.sum(axis=1), np.full(4, 5)
+        lo, hi = stats.cluster_mean_interval(sums, counts)
+        hit_t += lo <= 0.0 <= hi
+        r = sums.sum() / 20
+        se = math.sqrt(4 / 3 * np.sum((sums - r * counts) ** 2)) / 20
+        hit_z += abs(r) <= 1.96 * se
+    mc = 3 * math.sqrt(0.05 * 0.95 / trials)
+    assert abs(hit_t / trials - 0.95) < mc
+    assert hit_z / trials < 0.95 - mc  # the correction is what makes the difference
+
+
+def test_bootstrap_t_interval_and_factor():
+    assert stats.small_sample_factor(8) == pytest.approx(math.sqrt(8 / 7) * 2.364624252 / 1.959963985)
+    lo, hi, se = stats.bootstrap_t_interval(np.array([1.0]), np.zeros((50, 1)), 5, se_floor=0.5)
+    assert se[0] == 0.5 and hi[0] - lo[0] == pytest.approx(2 * 2.776445105 * 0.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=30))
+def test_paired_bootstrap_brackets_mean_and_widens(values):
+    a = np.array(values) + 0.25 * np.arange(len(values)) % 1.0
+    iv = stats.paired_bootstrap(a, values, seed=2, resamples=300)
+    assert iv.low - 1e-9 <= iv.mean <= iv.high + 1e-9
+
+
+# ---------------------------------------------------------------------- sample size
+def test_deals_needed_matches_the_normal_formula_and_is_monotone():
+    n = stats.deals_needed(0.5, 1.0)
+    assert n == 34  # (1.96 + 0.84)^2 / 0.25 = 31.4, plus the t correction
+    assert stats.deals_needed(0.25, 1.0) > n > stats.deals_needed(1.0, 1.0)
+    assert stats.deals_needed(0.5, 1.0, comparisons=78) > n
+    with pytest.raises(ValueError):
+        stats.deals_needed(0.0, 1.0)
+
+
+def test_deals_needed_achieves_its_power():
+    rng = np.random.default_rng(5)
+    n = stats.deals_needed(0.5, 1.0, power=0.8)
+    hits = sum(stats.paired_t(rng.normal(0.5, 1.0, n))[3] < 0.05 for _ in range(2000))
+    assert 0.77 <= hits / 2000 <= 0.86
+
+
+def test_paired_battery_side_by_side():
+    rng = np.random.default_rng(0)
+    b = stats.paired_battery(rng.normal(1.0, 1.0, 30), seed=1)
+    assert b.n == 30 and b.t_low < b.mean < b.t_high
+    assert b.bootstrap_low < b.mean < b.bootstrap_high
+    assert b.t_p < 0.01 and b.wilcoxon_p < 0.01 and b.sign_p < 0.05 and b.win_share > 0.6
