@@ -220,12 +220,12 @@ def cluster_mean(
     (ratio) cluster variance ``m/(m-1) Σ (s_i - r n_i)² / N²``. Fallbacks, so finite data never
     give a zero-width interval: with ``bounds`` (values known to lie in ``[lo, hi]``, e.g. a
     share in ``[0, 1]``) the interval also contains the Wilson score interval of the ``N``
-    observations taken as independent, with the ``t_{m-1}`` quantile in place of z (the
-    least uncertainty the data allow, for ``m`` clusters; it is what a complete separation or
-    equal shares in every cluster get); without ``bounds`` and with no spread at all the
-    interval is unbounded. The p-value (against ``null``, default the middle of ``bounds`` or
-    0) is the larger of the t test's and, with bounds, that score test's (referred to
-    ``t_{m-1}``), so it agrees with the interval. Raises ValueError for fewer than 2 clusters.
+    observations taken as independent (the least uncertainty the data allow: it is what a
+    complete separation or equal shares in every cluster get; a known least spread needs no
+    t correction); without ``bounds`` and with no spread at all the interval is unbounded.
+    The p-value (against ``null``, default the middle of ``bounds`` or 0) is the larger of
+    the t test's and, with bounds, the score test's, so it agrees with the interval. Raises
+    ValueError for fewer than 2 clusters.
     """
     s = np.asarray(cluster_sums, dtype=float)
     n = np.asarray(cluster_counts, dtype=float)
@@ -255,12 +255,12 @@ def cluster_mean(
         if width <= 0:
             raise ValueError("bounds must be (low, high) with low < high")
         share = min(max((r - b0) / width, 0.0), 1.0)
-        w0, w1 = wilson_interval(share * total, total, level, quantile=tq)
+        w0, w1 = wilson_interval(share * total, total, level)
         lo, hi = max(b0, min(lo, b0 + w0 * width)), min(b1, max(hi, b0 + w1 * width))
         sn = (null - b0) / width
         if 0.0 < sn < 1.0:
             z = (share - sn) / math.sqrt(sn * (1 - sn) / total)
-            p = max(p, 2.0 * t_sf(abs(z), m - 1))
+            p = max(p, 2.0 * (1.0 - normal_cdf(abs(z))))
     return ClusterMean(r, float(lo), float(hi), se, m, total, float(min(1.0, p)))
 
 
@@ -282,17 +282,20 @@ def cluster_bootstrap_weights(num_clusters: int, resamples: int, seed: int, *key
 
 
 def bootstrap_t_interval(estimate: np.ndarray, boot: np.ndarray, clusters: int, level: float = 0.95, *, se_floor: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Small-sample interval from a cluster bootstrap: ``estimate ± t_{m-1} · se`` with
-    ``se = max(sqrt(m/(m-1)) · sd(boot), se_floor)`` (``boot``: resamples along axis 0).
-    Covers the population value the estimate targets; returns (low, high, se)."""
+    """Small-sample interval from a cluster bootstrap (``boot``: resamples along axis 0):
+    ``estimate ± max(t_{m-1} · sqrt(m/(m-1)) · sd(boot), z · se_floor)``, where ``se_floor``
+    is a known least standard error (e.g. the model's, every game independent; a known
+    spread needs no t correction). Covers the population value the estimate targets.
+    Returns (low, high, se) with ``se = half-width / t_{m-1}`` (for a t test that agrees)."""
     m = clusters
     if m < 2:
         raise ValueError("a bootstrap interval needs at least 2 clusters")
     sd = np.std(np.asarray(boot, dtype=float), axis=0, ddof=1) * math.sqrt(m / (m - 1))
-    se = np.maximum(sd, se_floor)
-    tq = t_quantile(0.5 + level / 2.0, m - 1)
+    q = 0.5 + level / 2.0
+    tq = t_quantile(q, m - 1)
+    half = np.maximum(tq * sd, normal_quantile(q) * np.asarray(se_floor, dtype=float))
     est = np.asarray(estimate, dtype=float)
-    return est - tq * se, est + tq * se, se
+    return est - half, est + half, half / tq
 
 
 @dataclass(frozen=True)
@@ -443,3 +446,4 @@ def deals_needed(effect: float, sd: float, level: float = 0.95, power: float = 0
     while n > 2 and enough(n - 1):
         n -= 1
     return n
+

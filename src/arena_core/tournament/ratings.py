@@ -4,11 +4,19 @@
   fits them: ties expanded into every consistent strict order (weighted equally), 0.1 virtual
   win and loss against an anchor of strength 1, log-strengths centred, reported on the Elo
   scale (400/ln 10 points per logit) around ``base``.
-- 95% intervals for ratings and ranks by cluster bootstrap: a cluster is one table on one
-  deal with all its seat rotations; clusters are resampled with replacement and the model
-  refitted (every resample at once, as weights on the same data).
+- The independent unit is the *deal*: every table plays the same deal seeds and a deal that
+  favours one style favours it at every table, so a cluster is one deal with all its tables
+  and seat rotations (one table on one deal only when deals are not shared between tables).
+  Intervals cover the population of deals, not the deals played.
+- 95% intervals for ratings and pairwise differences by a cluster bootstrap with a
+  small-sample correction (``estimate ± t_{m-1} · sqrt(m/(m-1)) · bootstrap sd``, floored by
+  the model standard error); none with fewer than 4 deals. "Resolved" pairs are Holm-
+  controlled over all pairs; rank sets follow from the resolved pairs.
+- Entrants that never meet (directly or through others) form separate groups: ranks and
+  pairs are only given inside a group.
 - Paired head-to-head for every pair: how often A finishes above B where both sit, with a
-  cluster-bootstrap interval, and the mean score difference.
+  deal-level t interval never narrower than the Wilson interval of its games, and the mean
+  score difference.
 - A TrueSkill-style rating (openskill's Plackett–Luce model), mean score, margin and
   finishing-position tables per player and per seat.
 """
@@ -21,10 +29,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..seeding import make_rng
+from ..stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 MAX_TIE_ORDERINGS = 720
+#: Below this many clusters (deals) no interval is given: there is no deal-to-deal spread to estimate.
+MIN_CLUSTERS = 4
 
 
 @dataclass(frozen=True)
@@ -196,23 +206,79 @@ def ranks_of(theta: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_cluster_weights(num_clusters: int, resamples: int, seed: int, *keys: int | str) -> np.ndarray:
-    """(resamples, num_clusters) counts: clusters drawn with replacement."""
-    rng = make_rng(seed, "bootstrap", *keys)
-    draws = rng.integers(num_clusters, size=(resamples, num_clusters))
-    weights = np.zeros((resamples, num_clusters))
-    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1.0)
-    return weights
+    """(resamples, num_clusters) counts: clusters drawn with replacement (see :mod:`arena_core.stats`)."""
+    return cluster_bootstrap_weights(num_clusters, resamples, seed, *keys)
+
+
+def information_matrix(data: StageData, theta: np.ndarray, regularization: float = 0.1) -> np.ndarray:
+    """(n, n) observed information (negative Hessian of the regularised log-likelihood) at θ,
+    every game counted as independent: its inverse is the least uncertainty the games allow."""
+    gamma = np.exp(np.asarray(theta, dtype=float))
+    weight = data.set_weight.sum(axis=0)
+    totals = data.sets @ gamma
+    p = gamma[None, :] * data.sets / np.where(totals > 0, totals, 1.0)[:, None]  # (U, n)
+    wp = weight[:, None] * p
+    sig = gamma / (gamma + 1.0)
+    info = -(wp.T @ p)
+    info[np.diag_indices_from(info)] += wp.sum(axis=0) + 2.0 * regularization * sig * (1.0 - sig)
+    return info
+
+
+def model_covariance(data: StageData, theta: np.ndarray, regularization: float = 0.1) -> np.ndarray:
+    """Covariance of the centred log-strengths from the information matrix (games independent)."""
+    n = len(theta)
+    centre = np.eye(n) - 1.0 / n
+    return centre @ np.linalg.pinv(information_matrix(data, theta, regularization)) @ centre
+
+
+def comparison_groups(outcomes: Sequence[Outcome], names: Sequence[str]) -> list[list[str]]:
+    """Entrants split into groups connected by shared games (the comparison graph's components),
+    largest first; ratings, ranks and pairs are only comparable inside a group."""
+    parent = {n: n for n in names}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for o in outcomes:
+        for s in o.seats[1:]:
+            ra, rb = find(o.seats[0]), find(s)
+            if ra != rb:
+                parent[ra] = rb
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        groups.setdefault(find(n), []).append(n)
+    return sorted(groups.values(), key=lambda g: (-len(g), names.index(g[0])))
 
 
 @dataclass(frozen=True)
 class RatingFit:
+    """Ratings, their intervals, every within-group pairwise difference and rank sets.
+
+    Intervals (when ``clusters >= min_clusters``) cover the population value: the rating the
+    model would give on unlimited deals like these. ``pair_*`` are (n, n) arrays of
+    ``rating[i] - rating[j]``, its interval, two-sided p-value and Holm verdict over all
+    within-group pairs (NaN / False across groups). ``rank`` and the rank sets count only
+    entrants of the same group; a rank set is ``[1 + resolved above, group size - resolved below]``.
+    """
+
     names: list[str]
     theta: np.ndarray  # (n,) centred log-strengths
     rating: np.ndarray  # (n,) base + θ·400/ln10
-    rank: np.ndarray  # (n,)
+    rank: np.ndarray  # (n,) within its group
     rating_interval: np.ndarray | None  # (n, 2)
     rank_interval: np.ndarray | None  # (n, 2)
     resamples: int
+    clusters: int = 0
+    groups: list[list[str]] | None = None
+    pair_diff: np.ndarray | None = None
+    pair_low: np.ndarray | None = None
+    pair_high: np.ndarray | None = None
+    pair_p: np.ndarray | None = None
+    pair_resolved: np.ndarray | None = None
+    pair_sd_per_cluster: np.ndarray | None = None  # spread of one cluster's difference (for deals_needed)
 
 
 def plackett_luce_ratings(
@@ -224,20 +290,58 @@ def plackett_luce_ratings(
     base: float = 1000.0,
     seed: int = 0,
     level: float = 0.95,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> RatingFit:
-    """Point ratings, and percentile cluster-bootstrap intervals for ratings and ranks."""
-    data, _ = stage_data(outcomes, names)
+    """Point ratings; with ``min_clusters`` or more clusters, small-sample cluster-bootstrap
+    intervals for ratings and pairwise differences, Holm verdicts and rank sets.
+
+    Each interval is ``estimate ± t_{m-1} · se`` with ``se`` the bootstrap spread times
+    ``sqrt(m/(m-1))`` (m clusters), floored by the model standard error (every game
+    independent) so that no finite data give a zero-width interval.
+    """
+    names = list(names)
+    n = len(names)
+    data, clusters = stage_data(outcomes, names)
     theta = fit_plackett_luce(data, regularization=regularization)
+    groups = comparison_groups(outcomes, names)
+    gid = np.zeros(n, dtype=int)
+    for g, members in enumerate(groups):
+        for name in members:
+            gid[names.index(name)] = g
+    same = gid[:, None] == gid[None, :]
+    above = (theta[None, :] > theta[:, None]) & same  # [i, j]: j above i, same group
+    rank = 1 + above.sum(axis=1)
     rating = base + ELO_PER_LOGIT * theta
-    rank = ranks_of(theta)
-    rating_iv = rank_iv = None
-    if resamples > 0 and data.num_clusters > 0:
-        weights = bootstrap_cluster_weights(data.num_clusters, resamples, seed)
-        boot = fit_plackett_luce(data, weights, regularization=regularization)
-        lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-        rating_iv = np.percentile(base + ELO_PER_LOGIT * boot, [lo, hi], axis=0).T
-        rank_iv = np.percentile(ranks_of(boot), [lo, hi], axis=0).T
-    return RatingFit(list(names), theta, rating, rank, rating_iv, rank_iv, resamples)
+    m = data.num_clusters
+    if resamples <= 0 or m < max(2, min_clusters):
+        return RatingFit(names, theta, rating, rank, None, None, resamples, m, groups)
+    weights = cluster_bootstrap_weights(m, resamples, seed)
+    boot = fit_plackett_luce(data, weights, regularization=regularization)
+    cov = model_covariance(data, theta, regularization)
+    lo, hi, _ = bootstrap_t_interval(theta, boot, m, level, se_floor=np.sqrt(np.clip(np.diag(cov), 0, None)))
+    rating_iv = np.stack([base + ELO_PER_LOGIT * lo, base + ELO_PER_LOGIT * hi], axis=1)
+    diff = theta[:, None] - theta[None, :]
+    boot_diff = boot[:, :, None] - boot[:, None, :]
+    var_floor = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov
+    d_lo, d_hi, d_se = bootstrap_t_interval(diff, boot_diff, m, level, se_floor=np.sqrt(np.clip(var_floor, 0, None)))
+    iu = [(i, j) for i in range(n) for j in range(i + 1, n) if same[i, j]]
+    pvals = np.full((n, n), np.nan)
+    for i, j in iu:
+        se = d_se[i, j]
+        pvals[i, j] = pvals[j, i] = 1.0 if se <= 0 else 2.0 * t_sf(abs(diff[i, j]) / se, m - 1)
+    verdicts = holm([pvals[i, j] for i, j in iu], 1.0 - level)
+    resolved = np.zeros((n, n), dtype=bool)
+    for (i, j), v in zip(iu, verdicts):
+        resolved[i, j] = resolved[j, i] = v
+    sizes = np.array([len(groups[g]) for g in gid])
+    rank_iv = np.stack([1 + (resolved & above).sum(axis=1), sizes - (resolved & ~above & same & ~np.eye(n, dtype=bool)).sum(axis=1)], axis=1).astype(float)
+    scale = ELO_PER_LOGIT
+    nan_across = np.where(same, 1.0, np.nan)
+    return RatingFit(
+        names, theta, rating, rank, rating_iv, rank_iv, resamples, m, groups,
+        scale * diff * nan_across, scale * d_lo * nan_across, scale * d_hi * nan_across, pvals, resolved,
+        scale * d_se * math.sqrt(m) * nan_across,
+    )
 
 
 # ---------------------------------------------------------------------- head to head
@@ -251,7 +355,8 @@ class HeadToHead:
     interval: tuple[float, float] | None
     mean_score_diff: float  # A's score minus B's
     diff_interval: tuple[float, float] | None
-    resolved: bool  # the interval excludes 0.5
+    resolved: bool  # Holm over all pairs: the share differs from 0.5
+    pvalue: float | None = None
 
 
 def head_to_head(
@@ -262,10 +367,18 @@ def head_to_head(
     seed: int = 0,
     min_games: int = 5,
     level: float = 0.95,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> list[HeadToHead]:
-    """Paired comparison of every pair over the games where both sit (clusters resampled)."""
-    lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-    out = []
+    """Paired comparison of every pair over the games where both sit.
+
+    The share of games A finishes above B covers the deal-averaged probability that A finishes
+    above B (:func:`arena_core.stats.cluster_mean`: t with m-1 df on cluster-level shares,
+    never narrower than the Wilson score interval of the games); no interval below
+    ``min_clusters`` clusters or ``min_games`` games. ``resolved``: Holm over every pair with
+    an interval. ``resamples`` and ``seed`` are kept for the call signature (no resampling
+    is needed: the cluster-level interval is closed-form)."""
+    level_alpha = 1.0 - level
+    stats_rows = []
     for ia, ib in itertools.combinations(range(len(names)), 2):
         a, b = names[ia], names[ib]
         per_cluster: dict[str, list[float]] = {}
@@ -282,19 +395,18 @@ def head_to_head(
         games = int(sums[:, 2].sum())
         above, diff = sums[:, 0].sum() / games, sums[:, 1].sum() / games
         interval = diff_interval = None
-        if resamples > 0 and games >= min_games:
-            rng = make_rng(seed, "head_to_head", ia, ib)
-            idx = rng.integers(len(sums), size=(resamples, len(sums)))
-            n = sums[idx, 2].sum(axis=1)
-            # the bootstrap spread of a mean over m clusters is sqrt((m-1)/m) too narrow: widen it
-            widen = math.sqrt(len(sums) / (len(sums) - 1)) if len(sums) > 1 else 1.0
-            boot_above = above + widen * (sums[idx, 0].sum(axis=1) / n - above)
-            boot_diff = diff + widen * (sums[idx, 1].sum(axis=1) / n - diff)
-            interval = tuple(float(np.clip(x, 0.0, 1.0)) for x in np.percentile(boot_above, [lo, hi]))
-            diff_interval = tuple(float(x) for x in np.percentile(boot_diff, [lo, hi]))
-        resolved = interval is not None and (interval[0] > 0.5 or interval[1] < 0.5)
-        out.append(HeadToHead(a, b, games, len(sums), float(above), interval, float(diff), diff_interval, resolved))
-    return out
+        p = None
+        if resamples > 0 and games >= min_games and len(sums) >= max(2, min_clusters):
+            share = cluster_mean(sums[:, 0], sums[:, 2], level, bounds=(0.0, 1.0), null=0.5)
+            interval, p = (share.low, share.high), share.pvalue
+            d = cluster_mean(sums[:, 1], sums[:, 2], level)
+            if math.isfinite(d.low):
+                diff_interval = (d.low, d.high)
+        stats_rows.append([a, b, games, len(sums), float(above), interval, float(diff), diff_interval, p])
+    tested = [i for i, r in enumerate(stats_rows) if r[-1] is not None]
+    verdicts = holm([stats_rows[i][-1] for i in tested], level_alpha)
+    resolved = {i: v for i, v in zip(tested, verdicts)}
+    return [HeadToHead(*r[:8], resolved.get(i, False), r[8]) for i, r in enumerate(stats_rows)]
 
 
 # ---------------------------------------------------------------------- openskill
@@ -381,7 +493,49 @@ def player_seat_positions(outcomes: Sequence[Outcome], names: Sequence[str], num
 
 
 # ---------------------------------------------------------------------- summary
-def summarize(header, games, *, resamples: int | None = None, regularization: float = 0.1, base: float = 1000.0, seed: int = 0, min_pair_games: int = 5) -> dict:
+def deal_clusters(games) -> dict[str, str]:
+    """Game key -> cluster: the deal seed when deals are shared between tables (a deal's
+    tables and rotations are one unit), otherwise the recorded table-on-deal cluster."""
+    tables_per_seed: dict[int, set] = {}
+    for g in games:
+        tables_per_seed.setdefault(g.seed, set()).add(g.cluster)
+    shared = any(len(t) > 1 for t in tables_per_seed.values())
+    return {g.key: (f"deal {g.seed}" if shared else g.cluster) for g in games}
+
+
+def few_games_note(fit: RatingFit, num_deals: int, *, gap: float = 100.0, level: float = 0.95, power: float = 0.8) -> str | None:
+    """One line when the games are too few to order the leaderboard, with the deals that would
+    resolve a ``gap``-point difference (Bonferroni over all pairs, so Holm does at least as well)."""
+    n = len(fit.names)
+    pairs = sum(len(g) * (len(g) - 1) // 2 for g in (fit.groups or [fit.names]))
+    if pairs == 0:
+        return None
+    if fit.pair_resolved is None:
+        if num_deals < MIN_CLUSTERS:
+            return (f"Too few deals for intervals ({num_deals} < {MIN_CLUSTERS}: no deal-to-deal spread to estimate); "
+                    f"play at least {MIN_CLUSTERS} deals, more to resolve close entrants.")
+        return None
+    order = np.argsort(fit.rank + 1000 * np.array([_group_index(fit, nm) for nm in fit.names]))
+    adjacent = [(order[k], order[k + 1]) for k in range(n - 1) if _group_index(fit, fit.names[order[k]]) == _group_index(fit, fit.names[order[k + 1]])]
+    open_pairs = [(i, j) for i, j in adjacent if not fit.pair_resolved[i, j]]
+    if not open_pairs:
+        return None
+    sd = float(np.nanmedian(fit.pair_sd_per_cluster[np.triu_indices(n, 1)]))
+    if not math.isfinite(sd) or sd <= 0:
+        return None
+    need = deals_needed(gap, sd, level, power, comparisons=pairs)
+    return (f"Too few games to order {len(open_pairs)} of {len(adjacent)} neighbouring pairs; about {need} deals "
+            f"(now {num_deals}) would resolve a {gap:g}-point gap with {power:.0%} power (Holm over {pairs} pairs).")
+
+
+def _group_index(fit: RatingFit, name: str) -> int:
+    for g, members in enumerate(fit.groups or [fit.names]):
+        if name in members:
+            return g
+    return 0
+
+
+def summarize(header, games, *, resamples: int | None = None, regularization: float = 0.1, base: float = 1000.0, seed: int = 0, min_pair_games: int = 5, note_gap: float = 100.0) -> dict:
     """Everything the leaderboard and the report show, as JSON-able data.
 
     ``header`` is the results file's schedule line, ``games`` its game lines.
@@ -390,7 +544,8 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
     names = [e.name for e in schedule.entrants]
     resamples = 1000 if resamples is None else resamples
     scored = [g for g in games if g.returns is not None]
-    outcomes = [Outcome(g.key, g.cluster, tuple(g.seats), tuple(g.returns)) for g in sorted(scored, key=lambda g: g.key)]
+    cluster_of = deal_clusters(scored)
+    outcomes = [Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns)) for g in sorted(scored, key=lambda g: g.key)]
     fit = plackett_luce_ratings(outcomes, names, resamples=resamples, regularization=regularization, base=base, seed=seed)
     pairs = head_to_head(outcomes, names, resamples=resamples, seed=seed, min_games=min_pair_games)
     skill = openskill_ratings(outcomes, names)
@@ -399,6 +554,8 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
     for g in games:
         for f in g.faults:
             faults[f.player] += 1
+    groups = fit.groups or [names]
+    group_of = {n: gi for gi, members in enumerate(groups) for n in members}
     rows = []
     for i, n in enumerate(names):
         row = {
@@ -409,6 +566,7 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
             "rank": int(fit.rank[i]),
             "rank_low": None if fit.rank_interval is None else float(fit.rank_interval[i, 0]),
             "rank_high": None if fit.rank_interval is None else float(fit.rank_interval[i, 1]),
+            "group": group_of[n] + 1,
             "theta": float(fit.theta[i]),
             "faults": faults[n],
             **table[n],
@@ -416,8 +574,21 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
         if n in skill:
             row.update(openskill_mu=skill[n][0], openskill_sigma=skill[n][1], openskill_ordinal=skill[n][2])
         rows.append(row)
-    rows.sort(key=lambda r: r["rank"])
+    rows.sort(key=lambda r: (r["group"], r["rank"]))
+    rating_pairs = []
+    if fit.pair_resolved is not None:
+        for i, j in itertools.combinations(range(len(names)), 2):
+            if group_of[names[i]] != group_of[names[j]]:
+                continue
+            a, b = (i, j) if fit.theta[i] >= fit.theta[j] else (j, i)
+            rating_pairs.append({
+                "a": names[a], "b": names[b], "diff": float(fit.pair_diff[a, b]),
+                "low": float(fit.pair_low[a, b]), "high": float(fit.pair_high[a, b]),
+                "p": float(fit.pair_p[a, b]), "resolved": bool(fit.pair_resolved[a, b]),
+            })
+    num_deals = len({g.seed for g in scored})
     expected = len(schedule.games())
+    unit = "one deal (all its tables and seat rotations)" if any(c.startswith("deal ") for c in cluster_of.values()) else "one table on one deal"
     return {
         "name": header.name,
         "game": schedule.game,
@@ -425,6 +596,7 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
         "num_players": schedule.num_players,
         "design": schedule.design,
         "deals": len(schedule.deals),
+        "deals_scored": num_deals,
         "tables": len(schedule.tables),
         "games_scheduled": expected,
         "games_recorded": len(games),
@@ -437,10 +609,16 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
             "model": "Plackett-Luce (minorise-maximise), ties expanded",
             "regularization": regularization,
             "scale": f"{base:g} + {ELO_PER_LOGIT:.4f} x centred log-strength (Elo scale)",
-            "intervals": f"95% percentile cluster bootstrap, {resamples} resamples, cluster = one table on one deal",
+            "intervals": (
+                f"95% cluster bootstrap ({resamples} resamples) with a small-sample t correction, cluster = {unit}; "
+                f"none below {MIN_CLUSTERS} clusters; resolved = Holm over all pairs"
+            ),
             "seed": seed,
         },
+        "groups": groups,
+        "note": few_games_note(fit, num_deals, gap=note_gap),
         "leaderboard": rows,
+        "rating_pairs": rating_pairs,
         "head_to_head": [
             {
                 "a": p.a, "b": p.b, "games": p.games, "clusters": p.clusters,
@@ -450,6 +628,7 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
                 "mean_score_diff": p.mean_score_diff,
                 "diff_low": None if p.diff_interval is None else p.diff_interval[0],
                 "diff_high": None if p.diff_interval is None else p.diff_interval[1],
+                "p": p.pvalue,
                 "resolved": p.resolved,
             }
             for p in pairs

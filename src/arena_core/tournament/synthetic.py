@@ -1,0 +1,127 @@
+"""Synthetic tournaments with a known truth, for coverage tests and benchmarks.
+
+Finishing orders are Plackett–Luce draws (sort ``θ + u + Gumbel``) where ``u`` is a
+per-player-per-deal effect shared by every table and rotation of that deal (sd ``deal_sd``
+logits): a deal that favours one player favours it at every table, as real deals do. The
+truths are the deal-averaged (population) quantities the intervals claim to cover.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import numpy as np
+
+from ..seeding import make_rng
+from .ratings import Outcome, StageData, fit_plackett_luce
+
+
+def simulate(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int, *, deal_sd: float = 0.5, seed: int = 0, deal_offset: int = 0) -> list[Outcome]:
+    """Every table plays every deal in every cyclic rotation; the cluster label is the deal."""
+    theta = np.asarray(theta, dtype=float)
+    v = len(theta)
+    names = [f"p{i}" for i in range(v)]
+    rng = make_rng(seed, "synthetic")
+    out = []
+    for d in range(deal_offset, deal_offset + deals):
+        u = deal_sd * rng.standard_normal(v)
+        for t in tables:
+            k = len(t)
+            for r in range(k):
+                seats = [t[(s - r) % k] for s in range(k)]
+                noisy = theta[seats] + u[seats] + rng.gumbel(size=k)
+                place = np.argsort(np.argsort(-noisy))
+                out.append(Outcome(f"{d}/{'|'.join(names[i] for i in seats)}", f"deal {d}", tuple(names[i] for i in seats), tuple(float(k - p) for p in place)))
+    return out
+
+
+def true_head_to_head(theta: Sequence[float], deal_sd: float) -> np.ndarray:
+    """(n, n): the deal-averaged probability that i finishes above j (any table they share):
+    ``E_u[logistic(θ_i - θ_j + u_i - u_j)]`` by Gauss–Hermite quadrature."""
+    theta = np.asarray(theta, dtype=float)
+    x, w = np.polynomial.hermite_e.hermegauss(80)
+    w = w / w.sum()
+    diff = theta[:, None] - theta[None, :]
+    s = np.sqrt(2.0) * deal_sd
+    return np.sum(w[None, None, :] / (1.0 + np.exp(-(diff[:, :, None] + s * x[None, None, :]))), axis=2)
+
+
+def true_ratings(theta: Sequence[float], tables: Sequence[Sequence[int]], deal_sd: float, *, draws: int = 20000, seed: int = 0) -> np.ndarray:
+    """Centred log-strengths the Plackett–Luce fit converges to on unlimited deals of this
+    design: the fit to the expected stage statistics (order probabilities averaged over the
+    deal effect by Monte Carlo with ``draws`` deals)."""
+    theta = np.asarray(theta, dtype=float)
+    v = len(theta)
+    rng = make_rng(seed, "true_ratings")
+    set_index: dict[frozenset, int] = {}
+    set_weight: dict[int, float] = {}
+    wins = np.zeros(v)
+    for t in tables:
+        t = list(t)
+        k = len(t)
+        strength = np.exp(theta[t][None, :] + deal_sd * rng.standard_normal((draws, k)))  # (draws, k)
+        for order in itertools.permutations(range(k)):
+            prob = np.ones(draws)
+            left = strength.sum(axis=1)
+            for pos in order:
+                prob *= strength[:, pos] / left
+                left = left - strength[:, pos]
+            p = float(prob.mean()) * k  # k rotations, each the same in distribution
+            for r in range(k - 1):
+                members = frozenset(t[i] for i in order[r:])
+                u = set_index.setdefault(members, len(set_index))
+                set_weight[u] = set_weight.get(u, 0.0) + p
+                wins[t[order[r]]] += p
+    sets = np.zeros((len(set_index), v))
+    for members, u in set_index.items():
+        sets[u, list(members)] = 1.0
+    weight = np.zeros((1, len(set_index)))
+    for u, w in set_weight.items():
+        weight[0, u] = w
+    data = StageData(v, sets, weight, wins[None, :])
+    return fit_plackett_luce(data, regularization=1e-9, tol=1e-12, max_iter=500)
+
+
+def coverage(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int, *, deal_sd: float = 0.5, trials: int = 100, resamples: int = 300, seed: int = 0, level: float = 0.95) -> dict:
+    """Simulate ``trials`` tournaments and count how often each kind of interval covers its
+    deal-averaged truth: ratings, pairwise rating differences, head-to-head shares. Also the
+    share of tournaments with any falsely resolved pair (rating pairs or head-to-head, where
+    the truth is on the other side or equal) and the share of zero-width intervals."""
+    from .ratings import ELO_PER_LOGIT, head_to_head, plackett_luce_ratings
+
+    theta = np.asarray(theta, dtype=float)
+    v = len(theta)
+    names = [f"p{i}" for i in range(v)]
+    truth = true_ratings(theta, tables, deal_sd, seed=seed) * ELO_PER_LOGIT
+    truth_h2h = true_head_to_head(theta, deal_sd)
+    hit = {"rating": [0, 0], "difference": [0, 0], "head_to_head": [0, 0]}
+    false_any = {"rating_pairs": 0, "head_to_head": 0}
+    zero_width = 0
+    for t in range(trials):
+        outcomes = simulate(theta, tables, deals, deal_sd=deal_sd, seed=seed * 100_003 + t)
+        fit = plackett_luce_ratings(outcomes, names, resamples=resamples, seed=t, level=level, base=0.0)
+        iv = fit.rating_interval
+        hit["rating"][0] += int(np.sum((iv[:, 0] <= truth) & (truth <= iv[:, 1])))
+        hit["rating"][1] += v
+        zero_width += int(np.sum(iv[:, 1] - iv[:, 0] <= 0))
+        iu = np.triu_indices(v, 1)
+        tdiff = (truth[:, None] - truth[None, :])[iu]
+        hit["difference"][0] += int(np.sum((fit.pair_low[iu] <= tdiff) & (tdiff <= fit.pair_high[iu])))
+        hit["difference"][1] += len(tdiff)
+        wrong = fit.pair_resolved[iu] & (np.sign(fit.pair_diff[iu]) != np.sign(tdiff))
+        false_any["rating_pairs"] += bool(wrong.any())
+        bad = False
+        for p in head_to_head(outcomes, names, level=level):
+            a, b = names.index(p.a), names.index(p.b)
+            true_p = truth_h2h[a, b]
+            hit["head_to_head"][0] += p.interval[0] <= true_p <= p.interval[1]
+            hit["head_to_head"][1] += 1
+            zero_width += p.interval[1] - p.interval[0] <= 0
+            bad |= p.resolved and (p.a_above_b - 0.5) * (true_p - 0.5) <= 0
+        false_any["head_to_head"] += bad
+    out = {k: h / n for k, (h, n) in hit.items()}
+    out.update({f"any_false_{k}": c / trials for k, c in false_any.items()})
+    out["zero_width"] = zero_width
+    out["counts"] = {k: n for k, (h, n) in hit.items()}
+    out["trials"] = trials
+    return out
