@@ -25,7 +25,7 @@ ENTRANTS = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {
 def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     cfg = config_from_dict({"name": "toy report", "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand",
-                            "entrants": ENTRANTS, "deals": 3, "output": str(out)})
+                            "entrants": ENTRANTS, "deals": 4, "output": str(out)})
     return run_tournament(cfg, quiet=True).path
 
 
@@ -79,7 +79,7 @@ def test_html_report_renders_in_chromium_with_its_content(results, tmp_path):
 def test_summary_json_and_ratings_cli(results, capsys):
     assert main_ratings([results, "--json", "--bootstrap", "100"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["games_scored"] == summary["games_scheduled"] == 7 * 3 * 3
+    assert summary["games_scored"] == summary["games_scheduled"] == 7 * 3 * 4  # 4 deals: fewer give no intervals
     assert summary["leaderboard"][-1]["name"] == "crash <&>"
     ranks = [r["rank"] for r in summary["leaderboard"]]
     assert ranks == sorted(ranks)
