@@ -38,19 +38,23 @@ def cmd_list(args) -> int:
                 ok, reason = availability(kind, info.name)
             status = "available" if ok else f"unavailable: {reason}"
             print(f"  {info.name:<36} {info.distribution:<20} {status}")
+        if kind == "games" and not plugins:
+            print("  no games installed; get some with: pip install turn-arena-games  (TextArena titles: 'turn-arena-games[textarena]')")
     return 0
 
 
 def cmd_play(args) -> int:
+    from .playerspec import make_player_from_spec, players_from_args
     from .policy import IllegalActionPolicy
-    from .registry import make_game, make_player
+    from .registry import make_game
     from .runner import play_episode
     from .seeding import derive_seed
 
     params = _parse_params(args.param)
-    names = [n.strip() for n in args.players.split(",") if n.strip()]
-    game = make_game(args.game, params, num_players=len(names))
-    players = [make_player(n, seed=derive_seed(args.seed, "player", i)) for i, n in enumerate(names)]
+    specs = players_from_args(args)
+    names = [s.name for s in specs]  # names only: options may hold secrets
+    game = make_game(args.game, params, num_players=len(specs))
+    players = [make_player_from_spec(s, seed=derive_seed(args.seed, "player", i)) for i, s in enumerate(specs)]
     policy = IllegalActionPolicy.parse(args.policy)
     record = play_episode(game, players, args.seed, policy=policy, turn_cap=args.turn_cap, log_path=args.log)
     if not args.quiet:
@@ -99,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("play", help="play one seeded game and print the transcript")
     p.add_argument("game")
-    p.add_argument("--players", required=True, help="comma-separated player names, one per seat (name or name:key=value)")
+    from .playerspec import add_player_arguments
+
+    add_player_arguments(p)  # --players a,b and repeatable --player NAME key=value ... (see playerspec)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
     p.add_argument("--policy", default="raise", help="illegal-action policy: raise, penalize, default, retry:K[:default]")
