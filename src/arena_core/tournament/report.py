@@ -46,12 +46,42 @@ def leaderboard_rows(summary: dict) -> list[list[str]]:
 HEADERS = ["#", "entrant", "rating [95%]", "rank [95%]", "openskill", "games", "score", "margin", "place", "wins", "faults"]
 
 
+def leaderboard_notes(summary: dict, *, max_pairs: int = 15) -> list[str]:
+    """Plain lines under the leaderboard: groups that never met, which orderings the data
+    resolve (Holm over all pairs) and which they do not, and the few-games note."""
+    lines = []
+    groups = summary.get("groups") or []
+    if len(groups) > 1:
+        lines.append(f"Entrants form {len(groups)} groups that never met (directly or through others): "
+                     + " | ".join("{" + ", ".join(g) + "}" for g in groups)
+                     + "; ratings and ranks compare only within a group.")
+    pairs = summary.get("rating_pairs") or []
+    if pairs:
+        wins: dict[str, list[str]] = {}
+        for p in pairs:
+            if p["resolved"]:
+                wins.setdefault(p["a"], []).append(p["b"])
+        order = [r["name"] for r in summary["leaderboard"]]
+        done = [f"{a} > {', '.join(sorted(bs, key=order.index))}" for a, bs in sorted(wins.items(), key=lambda kv: order.index(kv[0]))]
+        lines.append(f"Resolved orderings (95%, Holm over {len(pairs)} pairs): " + ("; ".join(done) if done else "none"))
+        open_pairs = [f"{p['a']} ~ {p['b']}" for p in sorted(pairs, key=lambda p: (order.index(p["a"]), order.index(p["b"]))) if not p["resolved"]]
+        if open_pairs:
+            more = f", and {len(open_pairs) - max_pairs} more" if len(open_pairs) > max_pairs else ""
+            lines.append(f"Not resolved ({len(open_pairs)} of {len(pairs)}): " + ", ".join(open_pairs[:max_pairs]) + more)
+    if summary.get("note"):
+        lines.append(summary["note"])
+    return lines
+
+
 def print_leaderboard(summary: dict, *, file=None) -> None:
-    """The leaderboard on the terminal (a rich table when rich is installed)."""
+    """The leaderboard on the terminal (a rich table when rich is installed), then the notes:
+    resolved and unresolved orderings, groups that never met, too few games."""
+    deals = summary.get("deals_scored", summary.get("deals"))
     title = (
         f"{summary['name']}: {summary['game']}, {summary['games_scored']} scored games "
-        f"({summary['games_truncated']} truncated), {summary['design']} design"
+        f"({summary['games_truncated']} truncated) on {deals} deals, {summary['design']} design"
     )
+    notes = leaderboard_notes(summary)
     try:
         from rich.console import Console
         from rich.table import Table
@@ -60,6 +90,8 @@ def print_leaderboard(summary: dict, *, file=None) -> None:
         print(" | ".join(HEADERS), file=file)
         for row in leaderboard_rows(summary):
             print(" | ".join(row), file=file)
+        for line in notes:
+            print(line, file=file)
         return
     table = Table(title=title)
     for h in HEADERS:
@@ -70,6 +102,8 @@ def print_leaderboard(summary: dict, *, file=None) -> None:
     if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
         console = Console(file=file, width=160)
     console.print(table)
+    for line in notes:
+        console.print(line, markup=False, highlight=False)
 
 
 def write_json(summary: dict, path: str | os.PathLike) -> Path:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..seeding import make_rng
 
 Design = Literal["auto", "round_robin", "steiner", "all", "covering", "sampled"]
@@ -315,6 +316,28 @@ def design_tables(v: int, k: int, design: Design = "auto", *, num_tables: int | 
     raise ValueError(f"unknown design {design!r}; use auto, round_robin, steiner, all, covering or sampled")
 
 
+def table_groups(num_entrants: int, tables) -> list[list[int]]:
+    """Entrant indices split into the components of the comparison graph (entrants linked when
+    they share a table), largest first. More than one group: some entrants can never be compared."""
+    parent = list(range(num_entrants))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for table in tables:
+        for other in table[1:]:
+            ra, rb = find(table[0]), find(other)
+            if ra != rb:
+                parent[ra] = rb
+    groups: dict[int, list[int]] = {}
+    for i in range(num_entrants):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+
+
 def _n_choose_k(n: int, k: int) -> int:
     from math import comb
 
@@ -336,6 +359,13 @@ def make_schedule(
 ) -> Schedule:
     """Build and validate a schedule for ``entrants`` at ``num_players``-player tables."""
     tables, used = design_tables(len(entrants), num_players, design, num_tables=num_tables, seed=seed)
+    groups = table_groups(len(entrants), tables)
+    if len(groups) > 1:
+        named = " | ".join("{" + ", ".join(entrants[i].name for i in g) + "}" for g in groups)
+        raise ConfigError(
+            f"design {used!r} with {len(tables)} tables splits the entrants into {len(groups)} groups that never meet: {named}; "
+            "add tables ('tables = ...') or use design 'covering' or 'all'"
+        )
     return Schedule(
         game=game,
         game_factory=game_factory,
