@@ -14,7 +14,6 @@ from typing import Any, Callable, Literal
 
 from .errors import (
     DuplicatePluginError,
-    PlayerOptionsError,
     PluginProtocolError,
     PluginUnavailableError,
     UnknownGameError,
@@ -175,11 +174,6 @@ def _validate_game(name: str, obj: Any) -> None:
         raise PluginProtocolError(f"game {name!r} ({obj.__qualname__}) must declare spec = GameSpec(...)")
     if obj.__abstractmethods__:
         raise PluginProtocolError(f"game {name!r} leaves rules hooks unimplemented: {sorted(obj.__abstractmethods__)}")
-    if obj.spec.id != name:  # records name the game by spec.id: `arena replay` finds it by that name
-        raise PluginProtocolError(
-            f"game entry point {name!r} loads {obj.__qualname__}, whose spec.id is {obj.spec.id!r}; the entry-point name "
-            f"must equal spec.id (rename the entry point to {obj.spec.id!r} or change the spec)"
-        )
 
 
 def _validate_player(name: str, obj: Any) -> None:
@@ -211,25 +205,6 @@ def make_game(game_id: str, params: dict | None = None, *, num_players: int | No
     return game_class(game_id)(params, num_players=num_players)
 
 
-def _check_options(name: str, factory: Any, seed: int, options: dict) -> None:
-    """Options the factory's signature cannot take are the user's error, said in one line."""
-    import inspect
-
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):  # builtins and odd callables: let the call decide
-        return
-    try:
-        sig.bind(seed=seed, **options)
-    except TypeError:
-        known = [p for p, prm in sig.parameters.items() if p not in ("self", "seed") and prm.kind is not inspect.Parameter.VAR_KEYWORD]
-        unknown = sorted(set(options) - set(known))
-        raise PlayerOptionsError(
-            f"player {name!r} does not take option(s) {', '.join(unknown) or ', '.join(sorted(options))}; "
-            f"its options: {', '.join(known) or 'none'}"
-        ) from None
-
-
 def make_player(spec, *, seed: int = 0, **options: Any):
     """Instantiate a registered player from a spec: ``name``, ``name{key = value, ...}`` or
     ``name:k=v,k=v`` (grammar in :mod:`arena_core.playerspec`), or a ``PlayerSpec``; keyword
@@ -239,9 +214,7 @@ def make_player(spec, *, seed: int = 0, **options: Any):
     parsed = spec if isinstance(spec, PlayerSpec) else parse_player_spec(spec)
     name = parsed.name
     factory = load("players", name)
-    options = {**parsed.options, **options}
-    _check_options(name, factory, seed, options)
-    player = factory(seed=seed, **options)
+    player = factory(seed=seed, **{**parsed.options, **options})
     if not callable(getattr(player, "act", None)):
         raise PluginProtocolError(f"player {name!r} factory returned {player!r}, which has no act(decision)")
     return player
