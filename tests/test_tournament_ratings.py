@@ -197,3 +197,97 @@ def test_newton_and_minorise_maximise_reach_the_same_maximum(seed, spread):
     newton = fit_plackett_luce(data, weights)
     mm = fit_plackett_luce(data, weights, method="mm", tol=1e-12)
     assert np.allclose(newton, mm, atol=1e-6)
+
+
+# ---------------------------------------------------------------------- correlated (real-like) data
+from arena_core.tournament import synthetic  # noqa: E402
+from arena_core.tournament.ratings import comparison_groups, few_games_note  # noqa: E402
+
+
+def _mc(rate: float, n: int) -> float:
+    """Three binomial standard errors of a coverage rate (intervals within a tournament are
+    correlated, so the real Monte-Carlo error is larger; the bench reports it per tournament)."""
+    return 3 * math.sqrt(rate * (1 - rate) / n)
+
+
+def test_deal_effect_coverage_small_design():
+    """7 entrants, Steiner design, 4 shared deals (84 games), per-player-per-deal effect sd 0.5:
+    rating, difference and head-to-head intervals cover the deal-averaged truth 90-99%."""
+    cov = synthetic.coverage(np.linspace(-1, 1, 7), steiner_triple_system(7), 4, deal_sd=0.5, trials=120, resamples=200, seed=7)
+    for key in ("rating", "difference", "head_to_head"):
+        assert 0.90 <= cov[key] <= 0.99, (key, cov[key], _mc(cov[key], cov["counts"][key]))
+    assert cov["zero_width"] == 0
+
+
+def test_deal_effect_coverage_624_game_design():
+    """13 entrants, STS(13), 8 shared deals x 3 rotations = 624 games, deal effect sd 0.5."""
+    cov = synthetic.coverage(np.linspace(-1, 1, 13), steiner_triple_system(13), 8, deal_sd=0.5, trials=40, resamples=200, seed=8)
+    for key in ("rating", "difference", "head_to_head"):
+        assert 0.90 <= cov[key] <= 0.99, (key, cov[key])
+    assert cov["zero_width"] == 0
+
+
+def test_table_clusters_undercover_when_deals_are_shared():
+    """The hostile case the deal cluster fixes: the same data clustered by table x deal (as
+    before) gives rating intervals that miss the truth far more than 5% of the time."""
+    theta, tables = np.linspace(-1, 1, 13), steiner_triple_system(13)
+    truth = synthetic.true_ratings(theta, tables, 1.0) * ELO_PER_LOGIT
+    hits = {"deal": 0, "table": 0}
+    trials = 15
+    for t in range(trials):
+        outcomes = synthetic.simulate(theta, tables, 8, deal_sd=1.0, seed=900 + t)
+        by_table = [Outcome(o.key, o.key.split("/")[0] + "/" + "|".join(sorted(o.seats)), o.seats, o.scores) for o in outcomes]
+        for label, data in (("deal", outcomes), ("table", by_table)):
+            iv = plackett_luce_ratings(data, names_of(13), resamples=200, seed=t, base=0.0).rating_interval
+            hits[label] += int(np.sum((iv[:, 0] <= truth) & (truth <= iv[:, 1])))
+    n = trials * 13
+    assert hits["deal"] / n >= 0.90
+    assert hits["table"] / n < 0.88, hits
+
+
+def test_equal_entrants_rarely_give_any_false_resolution():
+    """13 equal entrants (deal effect sd 0.5): Holm keeps leaderboards with any resolved pair rare."""
+    cov = synthetic.coverage(np.zeros(13), steiner_triple_system(13), 8, deal_sd=0.5, trials=40, resamples=200, seed=9)
+    assert cov["any_false_rating_pairs"] <= 0.10 and cov["any_false_head_to_head"] <= 0.10, cov
+
+
+def test_fewer_than_four_deals_give_no_interval_and_say_so():
+    outcomes = synthetic.simulate(np.linspace(-1, 1, 3), [(0, 1, 2)], 2, seed=1)  # 6 games
+    fit = plackett_luce_ratings(outcomes, names_of(3), resamples=200)
+    assert fit.rating_interval is None and fit.rank_interval is None and fit.pair_resolved is None
+    assert all(p.interval is None and not p.resolved for p in head_to_head(outcomes, names_of(3)))
+    assert "Too few deals" in few_games_note(fit, 2)
+
+
+def test_complete_separation_and_equal_shares_are_not_points():
+    # a sweeps b in all 12 shared games over 4 deals; c is 1 of 3 against a in every deal
+    games = []
+    for d in range(4):
+        for r, seats in enumerate([("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")]):
+            score = {"a": 3.0, "b": 1.0, "c": 4.0 if r == 0 else 0.0}
+            games.append(Outcome(f"{d}/{r}", f"deal {d}", seats, tuple(score[s] for s in seats)))
+    pairs = {(p.a, p.b): p for p in head_to_head(games, ["a", "b", "c"])}
+    ab, ac = pairs[("a", "b")], pairs[("a", "c")]
+    assert ab.a_above_b == 1.0 and ab.interval[1] == 1.0 and ab.interval[0] < 0.8
+    assert math.isclose(ac.a_above_b, 2 / 3) and ac.interval[0] < 0.45 and ac.interval[1] > 0.85
+    fit = plackett_luce_ratings(games, ["a", "b", "c"], resamples=200)
+    assert np.all(fit.rating_interval[:, 1] - fit.rating_interval[:, 0] > 50)
+
+
+def test_disconnected_results_name_the_groups_and_rank_within_them():
+    outcomes = synthetic.simulate(np.linspace(-1, 1, 6), [(0, 1, 2), (3, 4, 5)], 6, seed=2)
+    names = names_of(6)
+    assert comparison_groups(outcomes, names) == [["p0", "p1", "p2"], ["p3", "p4", "p5"]]
+    fit = plackett_luce_ratings(outcomes, names, resamples=100)
+    assert sorted(fit.rank[:3]) == [1, 2, 3] and sorted(fit.rank[3:]) == [1, 2, 3]
+    assert np.all(fit.rank_interval[:, 1] <= 3)
+    assert np.isnan(fit.pair_diff[0, 4]) and not fit.pair_resolved[0, 4]
+
+
+def test_few_games_note_gives_the_deals_needed():
+    outcomes = synthetic.simulate(np.linspace(-0.3, 0.3, 7), steiner_triple_system(7), 4, seed=3)
+    fit = plackett_luce_ratings(outcomes, names_of(7), resamples=200)
+    note = few_games_note(fit, 4, gap=100)
+    assert note is not None and "deals" in note
+    need = int(note.split("about ")[1].split(" deals")[0])
+    assert need > 4

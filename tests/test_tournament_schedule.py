@@ -143,3 +143,36 @@ def test_schedule_rejects_bad_tables_and_names():
         Entrant(name="x")
     with pytest.raises(ValueError, match="cannot fill"):
         design_tables(2, 3)
+
+
+def test_disconnected_design_is_refused_with_one_line():
+    from arena_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="2 groups that never meet") as info:
+        make_schedule("megagem", entrants(6), 3, [1], design="sampled", num_tables=2, seed=0)
+    assert "\n" not in str(info.value) and "{e0, e2, e4} | {e1, e3, e5}" in str(info.value)
+
+
+def test_disconnected_config_exits_2_with_one_line(tmp_path, capsys):
+    from arena_core.tournament.cli import main_tournament
+
+    cfg = tmp_path / "split.toml"
+    cfg.write_text(
+        'game = "draw_or_stand"\ngame_factory = "tournament_toys:DrawOrStand"\nnum_players = 3\ndesign = "sampled"\ntables = 2\n'
+        f'output = "{(tmp_path / "out").as_posix()}"\n'
+        + "".join(f'[[entrants]]\nname = "e{i}"\nplayer = "random"\n' for i in range(6))
+    )
+    assert main_tournament([str(cfg), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "never meet" in err
+
+
+@given(st.integers(4, 12), st.integers(3, 4), st.integers(0, 30))
+@settings(max_examples=15, deadline=None)
+def test_automatic_designs_are_connected(v, k, seed):
+    from arena_core.tournament.schedule import table_groups
+
+    if v < k:
+        return
+    tables, _ = design_tables(v, k, seed=seed)
+    assert len(table_groups(v, tables)) == 1
