@@ -229,26 +229,14 @@ def centred_advantages(returns: Sequence[float], groups: Sequence[int], scale: s
 
 
 # ---------------------------------------------------------------------- paired evaluation
-@dataclass(frozen=True)
-class PairedInterval:
-    mean: float
-    low: float
-    high: float
-    n: int
+from arena_core.stats import PairedInterval  # noqa: E402  (one statistics module)
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedInterval:
-    """Percentile bootstrap interval of mean(a - b) over paired units (deals)."""
-    from arena_core.seeding import make_rng
+    """Bootstrap interval of mean(a - b) over paired units (deals); see :func:`arena_core.stats.paired_bootstrap`."""
+    from arena_core.stats import paired_bootstrap as _paired_bootstrap
 
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if d.size == 0:
-        raise ValueError("paired_bootstrap needs at least one pair")
-    rng = make_rng(seed, "paired_bootstrap")
-    idx = rng.integers(0, d.size, size=(resamples, d.size))
-    means = d[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return PairedInterval(float(d.mean()), float(lo), float(hi), int(d.size))
+    return _paired_bootstrap(a, b, seed=seed, resamples=resamples, level=level)
 
 
 def rotated_specs(game, deal_seeds: Sequence[int], make_opponents, key_seed: int) -> list[EpisodeSpec]:
