@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from .errors import PlayerError
+
 
 class FaultKind(str, Enum):
     """Why a decision failed."""
@@ -35,7 +37,7 @@ def classify(error_type: str | None, *, illegal: bool) -> FaultKind:
     return FaultKind.ERROR
 
 
-class CapExhausted(Exception):
+class CapExhausted(PlayerError):
     """Raised by a player whose spending cap (tokens, money, requests) is used up.
 
     A tournament records it as :attr:`FaultKind.CAP_EXHAUSTED` and, by default, stops

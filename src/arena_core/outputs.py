@@ -153,12 +153,17 @@ class RunLock:
 def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half:
     a temporary file beside it, fsynced, then renamed over it."""
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """:func:`atomic_write_text` for bytes (a PNG)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

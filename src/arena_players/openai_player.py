@@ -26,6 +26,8 @@ from typing import Any, Callable, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import ConfigError, PlayerError
+from arena_core.faults import CapExhausted
+from arena_core.outputs import scrub_and_cut, scrub_secrets
 from arena_core.players import BasePlayer, Decision, Move
 
 from .llm_common import player_settings, retry_feedback, text_record
@@ -40,8 +42,9 @@ class ProviderError(PlayerError):
         self.retryable = retryable
 
 
-class BudgetExceededError(PlayerError):
-    """The player's spending cap (calls or tokens) is used up."""
+class BudgetExceededError(CapExhausted):
+    """The player's spending cap (calls or tokens) is used up (a tournament records it as
+    ``cap_exhausted`` and plays none of the entrant's remaining games)."""
 
 
 class OpenAISettings(BaseModel):
@@ -136,6 +139,7 @@ class OpenAIPlayer(BasePlayer):
     game's parser. Options are :class:`OpenAISettings` fields."""
 
     name = "openai"
+    mode = "free"  # free text, read by the game's parser
 
     def __init__(self, seed: int = 0, *, sleep: Callable[[float], None] = time.sleep, **options: Any):
         super().__init__(seed)
@@ -170,6 +174,30 @@ class OpenAIPlayer(BasePlayer):
 
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             return list(pool.map(one, zip(decisions, attempts)))
+
+    def preflight(self) -> None:
+        """Before a tournament: the key is set, and the endpoint answers one cheap request
+        (``GET /models``; free, no tokens). Raises a one-line :class:`ProviderError` or
+        :class:`ConfigError` without the key."""
+        key = self._api_key()
+        url = self.settings.base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        req = urllib.request.Request(url, headers=headers, method="GET")
+        timeout = min(self.settings.timeout_s, 15.0)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                resp.read(1 << 16)
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise ProviderError(f"{url} refused the key in {self.settings.api_key_env} (HTTP {exc.code})", status=exc.code) from None
+            if exc.code == 404:
+                return  # a server without a model list still answers
+            raise ProviderError(scrub_secrets(f"{url} answered HTTP {exc.code}", [key]), status=exc.code) from None
+        except (socket.timeout, TimeoutError):
+            raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
+        except (urllib.error.URLError, ConnectionError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ProviderError(scrub_and_cut(f"cannot reach {url}: {type(reason).__name__}: {reason}", 300, [key])) from None
 
     # -- internals
     def _attempt(self, decision: Decision) -> int:
@@ -300,8 +328,10 @@ class OpenAIPlayer(BasePlayer):
                 self._sleep(delay)
 
 
-def _scrub(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+def _scrub(text: str, secret: str | None, limit: int = 500) -> str:
+    """``text`` without the key (nor any key-shaped string), then cut to ``limit`` characters:
+    scrubbing first, so a cut never leaves a fragment of a key behind."""
+    return scrub_and_cut(text, limit, [secret])
 
 
 def _read_until(resp: Any, deadline: float) -> bytes:
@@ -330,11 +360,11 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
             raw = _read_until(resp, deadline)
     except urllib.error.HTTPError as exc:
         try:
-            detail = exc.read().decode("utf-8", "replace")[:300]
+            detail = exc.read(1 << 16).decode("utf-8", "replace")
         except Exception:
             detail = ""
         status = int(exc.code)
-        err = ProviderError(_scrub(f"HTTP {status} from {url}: {detail}", secret), status=status, retryable=status == 429 or status >= 500)
+        err = ProviderError(_scrub(f"HTTP {status} from {url}: {detail}", secret, 300), status=status, retryable=status == 429 or status >= 500)
         ra = exc.headers.get("Retry-After") if exc.headers else None
         try:
             err.retry_after = float(ra) if ra is not None else None  # type: ignore[attr-defined]
@@ -351,7 +381,7 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ProviderError(_scrub(f"malformed reply from {url} (not JSON): {raw[:120]!r}", secret)) from None
+        raise ProviderError(_scrub(f"malformed reply from {url} (not JSON): {raw[:4096]!r}", secret, 160)) from None
     if not isinstance(data, dict):
         raise ProviderError(f"malformed reply from {url}: a JSON {type(data).__name__}, not an object")
     return data

@@ -1,7 +1,13 @@
 """Play one scheduled game under the per-decision and per-game time limits.
 
-A player that raises, answers something that is not an action or runs past the decision
-limit fails under the illegal-action policy, and the failure is recorded in the result.
+A player that raises (any ``BaseException``: ``SystemExit`` and ``KeyboardInterrupt`` raised by
+player code too), answers something that is not an action, runs past the decision limit or
+exhausts its spending cap fails under the illegal-action policy; the failure is recorded in the
+result with its :class:`~arena_core.faults.FaultKind`. Only a real Ctrl-C of the user (the
+runner's SIGINT handler raises :class:`UserInterrupt`) stops the game.
+
+A ``marker(seat)`` callback is told whose code is about to run (-1: none); the process
+backend keeps it in shared memory, so when a worker dies the parent knows whom to blame.
 """
 from __future__ import annotations
 
@@ -16,8 +22,10 @@ from typing import Any, Callable
 
 from ..episode import EndReason, PolicyEvent
 from ..errors import ConfigError
+from ..faults import CapExhausted, FaultKind
+from ..outputs import scrub_and_cut
 from ..match import Match
-from ..players import Decision
+from ..players import Decision, Move
 from ..runner import submit_answer
 from .results import GameResult, PlayerFault, Settings
 from .schedule import Entrant, Schedule, ScheduledGame
@@ -34,6 +42,23 @@ class GameContext:
 
 _GAME_CACHE: dict[tuple, Any] = {}
 _PLAYER_CACHE: dict[str, Any] = {}
+
+#: set by the runner's SIGINT handler: the user pressed Ctrl-C (not a player raising KeyboardInterrupt)
+INTERRUPTED = threading.Event()
+DETAIL_CHARS = 300
+
+
+class UserInterrupt(KeyboardInterrupt):
+    """A real Ctrl-C of the user, raised by the runner's SIGINT handler: it stops the run
+    (resumable); a ``KeyboardInterrupt`` raised by player code is a fault of that player."""
+
+
+def _user_interrupted(exc: BaseException) -> bool:
+    return isinstance(exc, UserInterrupt) or INTERRUPTED.is_set()
+
+
+def _no_marker(seat: int) -> None:
+    pass
 
 
 def import_object(path: str) -> Any:
@@ -175,18 +200,30 @@ def _make_caller(needs_timeouts: bool):
 
 def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
     """Play one scheduled game; every player failure is recorded, never raised."""
+    return play_game(ctx, sg)[0]
+
+
+def play_game(ctx: GameContext, sg: ScheduledGame, *, marker: Callable[[int], None] = _no_marker, record: bool = True) -> tuple[GameResult, str | None]:
+    """Play one scheduled game: its result, and (``record``) its episode record as the
+    compact JSON text :mod:`.records` stores. ``marker(seat)`` is called before code of
+    ``seat``'s player runs and ``marker(-1)`` after."""
     started = time.perf_counter()
     schedule, settings = ctx.schedule, ctx.settings
     game = build_game(schedule)
     by_name = {e.name: e for e in schedule.entrants}
-    broken: dict[int, str] = {}
+    broken: dict[int, tuple[FaultKind, str]] = {}
     players: list[Any] = []
     for seat, name in enumerate(sg.seats):
+        marker(seat)
         try:
             players.append(build_player(by_name[name], fresh=ctx.fresh_players))
-        except Exception as exc:  # an entrant that cannot be built fails its seat, as data
+        except BaseException as exc:  # an entrant that cannot be built fails its seat, as data
+            if _user_interrupted(exc):
+                raise UserInterrupt() from None
             players.append(None)
-            broken[seat] = f"player could not be built: {type(exc).__name__}: {exc}"
+            broken[seat] = (FaultKind.ERROR, f"player could not be built: {type(exc).__name__}: {exc}")
+        finally:
+            marker(-1)
     from ..policy import IllegalActionPolicy
 
     policy = IllegalActionPolicy.parse(settings.policy)
@@ -197,8 +234,9 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
         turn_cap=settings.turn_cap,
         time_cap_s=settings.game_time_limit_s,
         players=list(sg.seats),
-        record_observations=False,
+        record_observations=record,
     )
+    tally = _Tally(len(sg.seats))
     game_deadline = None if settings.game_time_limit_s is None else time.monotonic() + settings.game_time_limit_s
     caller = _make_caller(settings.decision_time_limit_s is not None or settings.game_time_limit_s is not None)
     try:
@@ -206,16 +244,23 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
             begin = getattr(player, "begin_episode", None)
             if begin is None or seat in broken:
                 continue
+            marker(seat)
             try:
                 caller.call(begin, (game, seat, sg.seed), settings.decision_time_limit_s)
             except TimeoutError as exc:
-                broken[seat] = f"begin_episode hung: {exc}"
-            except Exception as exc:
-                broken[seat] = f"begin_episode raised {type(exc).__name__}: {exc}"
+                broken[seat] = (FaultKind.TIMEOUT, f"begin_episode hung: {exc}")
+            except BaseException as exc:
+                if _user_interrupted(exc):
+                    raise UserInterrupt() from None
+                broken[seat] = (_kind_of(exc), f"begin_episode raised {type(exc).__name__}: {exc}")
+            finally:
+                marker(-1)
         while not match.done:
             seat = match.to_act()
+            tally.decisions[seat] += 1
             if seat in broken:
-                match.fail(seat, broken[seat], telemetry={"error_type": "broken"})
+                kind, detail = broken[seat]
+                match.fail(seat, detail, telemetry={"error_type": "broken", "fault": kind.value})
                 continue
             limit = settings.decision_time_limit_s
             game_bound = False
@@ -226,16 +271,24 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
                     break
                 if limit is None or left < limit:
                     limit, game_bound = left, True
-            _decide(match, seat, players[seat], caller, limit, game_bound, broken, settings)
+            marker(seat)
+            try:
+                _decide(match, seat, players[seat], caller, limit, game_bound, broken, settings, tally)
+            finally:
+                marker(-1)
     finally:
         caller.close()
     end = match.end
     faults = [
-        PlayerFault(seat=e.player, player=sg.seats[e.player], verdict=e.verdict, detail=e.detail[:300])
+        PlayerFault(
+            seat=e.player, player=sg.seats[e.player], verdict=e.verdict, kind=fault_kind(e),
+            detail=scrub_and_cut(e.detail, DETAIL_CHARS), ply=e.ply,
+        )
         for e in match.record.events
         if isinstance(e, PolicyEvent)
     ]
-    return GameResult(
+    returns = None if end.returns is None else rank_offender_last([float(x) for x in end.returns], end.offender, end.reason)
+    result = GameResult(
         key=sg.key,
         cluster=sg.cluster,
         table=sg.table,
@@ -244,15 +297,94 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
         rotation=sg.rotation,
         seats=list(sg.seats),
         reason=end.reason.value,
-        returns=None if end.returns is None else [float(x) for x in end.returns],
+        returns=returns,
         offender=end.offender,
         plies=end.ply,
         faults=faults,
+        decisions=tally.decisions,
+        modes=tally.modes(),
         duration_s=round(time.perf_counter() - started, 6),
     )
+    text = None
+    if record:
+        from .records import encode_record
+
+        text = encode_record(sg.key, match.record)
+    return result, text
 
 
-def _decide(match: Match, seat: int, player: Any, caller: _TimedCaller, limit, game_bound: bool, broken: dict, settings: Settings) -> None:
+_FORFEITS = (EndReason.FORFEIT.value, EndReason.PLAYER_ERROR.value, "crash")
+
+
+def rank_offender_last(returns: list[float], offender: int | None, reason: EndReason | str) -> list[float]:
+    """A forfeit or a crash is a loss: its offender must finish strictly last. The policy's
+    forfeit returns give it the game's lowest reward and the others what keeps the declared sum
+    (or 0); where that would not put the offender strictly below everyone (a general-sum game
+    whose lowest reward is 0, a penalty of 0), its return is lowered to one below the lowest
+    other return, so a crash when behind can never pay."""
+    value = reason.value if isinstance(reason, EndReason) else reason
+    if offender is None or value not in _FORFEITS or len(returns) < 2:
+        return returns
+    others = [r for i, r in enumerate(returns) if i != offender]
+    if returns[offender] < min(others):
+        return returns
+    out = list(returns)
+    out[offender] = min(others) - 1.0
+    return out
+
+
+def fault_kind(event: PolicyEvent) -> FaultKind:
+    """The kind of the failure a policy event records."""
+    tagged = event.telemetry.get("fault")
+    if tagged:
+        try:
+            return FaultKind(tagged)
+        except ValueError:
+            pass
+    if event.illegal:
+        return FaultKind.UNPARSEABLE if "parse_detail" in event.telemetry else FaultKind.ILLEGAL
+    if event.telemetry.get("error_type") == "timeout":
+        return FaultKind.TIMEOUT
+    return FaultKind.ERROR
+
+
+def _kind_of(exc: BaseException) -> FaultKind:
+    return FaultKind.CAP_EXHAUSTED if isinstance(exc, CapExhausted) else FaultKind.ERROR
+
+
+class _Tally:
+    """Per seat: decisions asked, and whether answers came as text (free) or actions (constrained)."""
+
+    def __init__(self, seats: int):
+        self.decisions = [0] * seats
+        self.free = [0] * seats
+        self.constrained = [0] * seats
+        self.declared: list[str | None] = [None] * seats
+
+    def answered(self, seat: int, answer: Any) -> None:
+        if isinstance(answer, Move):
+            mode = answer.telemetry.get("mode") if answer.telemetry else None
+            if mode in ("free", "constrained"):
+                self.declared[seat] = mode
+            answer = answer.action
+        if isinstance(answer, str):
+            self.free[seat] += 1
+        elif answer is not None:
+            self.constrained[seat] += 1
+
+    def modes(self) -> list[str | None]:
+        out: list[str | None] = []
+        for seat in range(len(self.decisions)):
+            if self.declared[seat]:
+                out.append(self.declared[seat])
+            elif self.free[seat] or self.constrained[seat]:
+                out.append("free" if self.free[seat] >= self.constrained[seat] else "constrained")
+            else:
+                out.append(None)
+        return out
+
+
+def _decide(match: Match, seat: int, player: Any, caller, limit, game_bound: bool, broken: dict, settings: Settings, tally: _Tally) -> None:
     game, pos = match.game, match.position
     decision = Decision.at(game, pos, seat, match.seed)
     try:
@@ -261,9 +393,21 @@ def _decide(match: Match, seat: int, player: Any, caller: _TimedCaller, limit, g
         if game_bound:
             match.truncate(EndReason.TIME_CAP, f"wall clock over {settings.game_time_limit_s} s (player {seat} was deciding)")
             return
-        broken[seat] = f"player hung: no answer within {limit:g} s (decision time limit)"
-        match.fail(seat, broken[seat], telemetry={"error_type": "timeout"})
+        detail = f"player hung: no answer within {limit:g} s (decision time limit)"
+        broken[seat] = (FaultKind.TIMEOUT, detail)
+        match.fail(seat, detail, telemetry={"error_type": "timeout", "fault": FaultKind.TIMEOUT.value})
         return
-    except Exception as exc:  # a crash is data
-        answer = exc
+    except BaseException as exc:  # a crash is data, SystemExit and KeyboardInterrupt from player code too
+        if _user_interrupted(exc):
+            raise UserInterrupt() from None
+        kind = _kind_of(exc)
+        detail = f"player raised {type(exc).__name__}: {exc}"
+        if kind is FaultKind.CAP_EXHAUSTED:
+            broken[seat] = (kind, detail)  # no further calls: its cap will not come back
+        match.fail(seat, detail, telemetry={"error_type": type(exc).__name__, "fault": kind.value})
+        return
+    tally.answered(seat, answer)
+    if answer is None or (isinstance(answer, Move) and answer.action is None):
+        match.fail(seat, "answer is not an action: None", attempted="None", telemetry={"fault": FaultKind.UNPARSEABLE.value}, illegal=True)
+        return
     submit_answer(match, decision, answer)

@@ -2,20 +2,32 @@
 
 Lines are appended, flushed and fsynced one at a time; a kill can leave at most a torn last
 line, which :meth:`ResultsFile.drop_torn_tail` cuts before a resumed run appends.
+
+Format ``arena.tournament/2`` (files of format 1 still read): the schedule line also holds each
+entrant's resolved identity (a resumed run whose identities changed is refused); every fault
+carries its :class:`~arena_core.faults.FaultKind` as a field; each game line says how many
+decisions each seat made and how each answered (``modes``); a scheduled game that was not
+played (its entrant's spending cap ran out) is a game line with reason ``unplayed``, no
+returns and the reason in ``detail``. A game key appears at most once: readers refuse a file
+with a repeated key (two runs wrote it).
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError
+from ..faults import FaultKind
+from ..outputs import append_jsonl
 from .schedule import Schedule
 
-FORMAT = "arena.tournament/1"
+FORMAT = "arena.tournament/2"
+READABLE_FORMATS = ("arena.tournament/1", FORMAT)
+UNPLAYED = "unplayed"  # the reason of a scheduled game that was never played
 
 
 class Settings(BaseModel):
@@ -37,15 +49,22 @@ class ScheduleLine(BaseModel):
     name: str = "tournament"
     schedule: Schedule
     settings: Settings
+    identities: dict[str, dict[str, Any]] = Field(default_factory=dict, description="entrant -> resolved identity (format 2)")
+    max_fault_rate: float | None = Field(default=None, description="entrants above this share of faulted decisions are flagged")
 
 
 class PlayerFault(BaseModel):
+    """One failed decision: ``kind`` says why (a field, never the start of ``detail``),
+    ``verdict`` what the illegal-action policy did about it (retry, default, forfeit)."""
+
     model_config = ConfigDict(extra="forbid")
 
     seat: int
     player: str
     verdict: str
     detail: str
+    kind: FaultKind | None = None  # None only in format-1 files
+    ply: int | None = None
 
 
 class GameResult(BaseModel):
@@ -66,7 +85,14 @@ class GameResult(BaseModel):
     offender: int | None = None
     plies: int
     faults: list[PlayerFault] = Field(default_factory=list)
+    decisions: list[int] | None = None  # decisions asked of each seat (format 2)
+    modes: list[str | None] | None = None  # per seat: "free" (text parsed by the game) or "constrained" (an action)
+    detail: str = ""  # why a game ended as it did when no fault says it (an unplayed game's reason)
     duration_s: float = 0.0
+
+    @property
+    def unplayed(self) -> bool:
+        return self.reason == UNPLAYED
 
     def outcome(self) -> dict:
         """Everything but the timing: equal across backends for the same schedule and seeds."""
@@ -86,6 +112,7 @@ class ResultsFile:
             return None, []
         header: ScheduleLine | None = None
         games: list[GameResult] = []
+        seen: dict[str, int] = {}
         with open(self.path, encoding="utf-8") as fh:
             lines = fh.read().split("\n")
         for n, raw in enumerate(lines[:-1], 1):  # the text after the last newline is torn or empty
@@ -95,15 +122,29 @@ class ResultsFile:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"{self.path}:{n}: not a JSON line ({exc}); the file is damaged") from None
-            kind = data.get("type")
-            if kind == "schedule":
-                if header is not None:
-                    raise ConfigError(f"{self.path}:{n}: a second schedule line; one results file holds one tournament")
-                header = ScheduleLine.model_validate(data)
-            elif kind == "game":
-                games.append(GameResult.model_validate(data))
-            else:
-                raise ConfigError(f"{self.path}:{n}: unknown line type {kind!r}")
+            kind = data.get("type") if isinstance(data, dict) else None
+            try:
+                if kind == "schedule":
+                    if header is not None:
+                        raise ConfigError(f"{self.path}:{n}: a second schedule line; one results file holds one tournament (two runs wrote it?)")
+                    if data.get("format", FORMAT) not in READABLE_FORMATS:
+                        raise ConfigError(f"{self.path}:{n}: results format {data.get('format')!r} is not one this arena reads ({', '.join(READABLE_FORMATS)}); upgrade arena")
+                    header = ScheduleLine.model_validate(data)
+                elif kind == "game":
+                    game = GameResult.model_validate(data)
+                    if game.key in seen:
+                        raise ConfigError(
+                            f"{self.path}:{n}: game {game.key!r} is recorded twice (first on line {seen[game.key]}); "
+                            "two runs wrote this file: keep one line per game or rerun into a fresh directory"
+                        )
+                    seen[game.key] = n
+                    games.append(game)
+                else:
+                    raise ConfigError(f"{self.path}:{n}: unknown line type {kind!r}")
+            except ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                where = ".".join(str(x) for x in err["loc"]) or "(line)"
+                raise ConfigError(f"{self.path}:{n}: not a valid {kind} line: {where}: {err['msg']}; the file is damaged") from None
         return header, games
 
     def drop_torn_tail(self) -> None:
@@ -125,9 +166,7 @@ class ResultsFile:
 
 def append_line(fh, model: BaseModel) -> None:
     """Write one line, flush it and fsync it."""
-    fh.write(model.model_dump_json() + "\n")
-    fh.flush()
-    os.fsync(fh.fileno())
+    append_jsonl(fh, model)
 
 
 def load_results(path: str | os.PathLike) -> tuple[ScheduleLine, list[GameResult]]:

@@ -1,45 +1,60 @@
 """Run a schedule: sequentially, in a local process pool, or on Ray; resumable by game key.
 
-Results are JSON lines: the first line saves the schedule and the settings, then one line per
-game, appended, flushed and fsynced as each game ends. Restarting after a kill skips the
-games already recorded and drops a half-written last line, so the file always ends up with
-exactly the schedule's games. A player that crashes, answers garbage or exceeds the
-per-decision time limit fails under the illegal-action policy; that is recorded in the game's
-line and the tournament goes on.
+Results are JSON lines: the first line saves the schedule, the settings and each entrant's
+resolved identity, then one line per game, appended, flushed and fsynced as each game ends;
+each game's full episode goes to ``records.jsonl.gz`` just before its line. Restarting after a
+kill skips the games already recorded and drops a half-written last line (and record), so the
+file always ends up with exactly the schedule's games, each once. One run at a time writes an
+output directory (:class:`~arena_core.outputs.RunLock`).
+
+Failures are data: a player that raises (``SystemExit`` and ``KeyboardInterrupt`` included),
+answers garbage, exceeds the per-decision time limit or exhausts its spending cap fails under
+the illegal-action policy, with a typed fault in the game's line. A process-pool worker that
+dies (``os._exit``, a segfault, the OOM killer) costs only the game it was playing: that game is
+recorded as a ``crash`` forfeit of the entrant whose code was running, the worker is replaced
+and the run goes on. An entrant whose cap runs out plays no further games: they are recorded
+as ``unplayed`` with the reason. Before the first game every entrant is built and, unless
+``run.preflight = false``, preflighted (an HTTP player checks its key and endpoint). A real
+Ctrl-C stops the run cleanly; rerun the same command to resume.
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from ..errors import ConfigError
+from ..errors import ArenaError, ConfigError
+from ..faults import FaultKind
+from ..outputs import RunLock, scrub_and_cut
 from .config import RunOptions, TournamentConfig
-from .play import GameContext, build_game, import_object, play_scheduled
-from .results import GameResult, ResultsFile, ScheduleLine, Settings, append_line, load_results
+from .identity import check_no_literal_secrets, entrant_identity, identity_change
+from .play import INTERRUPTED, GameContext, UserInterrupt, build_game, build_player, import_object, play_game, play_scheduled
+from .records import RECORDS_NAME, RecordsFile
+from .results import UNPLAYED, GameResult, PlayerFault, ResultsFile, ScheduleLine, Settings, append_line, load_results
 from .schedule import Schedule, ScheduledGame
 
 __all__ = [
-    "BACKENDS", "GameContext", "GameResult", "ResultsFile", "RunReport", "ScheduleLine", "Settings",
-    "check_entrants", "load_results", "play_scheduled", "resolve_schedule", "run_tournament", "settings_of",
+    "BACKENDS", "GameContext", "GameResult", "ResultsFile", "RunInterrupted", "RunReport", "ScheduleLine", "Settings",
+    "check_entrants", "load_results", "play_scheduled", "preflight_entrants", "resolve_schedule", "run_tournament", "settings_of",
 ]
+
+#: what a backend yields: a game's result and its record text (None: no record)
+Played = tuple[GameResult, "str | None"]
+
+
+class RunInterrupted(ArenaError):
+    """The user stopped the run (Ctrl-C); everything recorded so far stays, resume continues."""
 
 
 # ---------------------------------------------------------------------- backends
-_WORKER_CONTEXT: GameContext | None = None
-
-
-def _init_worker(ctx: GameContext, path: list[str], parent: int) -> None:
-    global _WORKER_CONTEXT
-    _exit_with_parent(parent)
-    for entry in reversed(path):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
-    _WORKER_CONTEXT = ctx
+def _run_sequential(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOptions) -> Iterator[Played]:
+    for sg in todo:
+        yield play_game(ctx, sg)
 
 
 def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
@@ -57,36 +72,150 @@ def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
 
 
-def _play_in_worker(sg: ScheduledGame) -> dict:
-    return play_scheduled(_WORKER_CONTEXT, sg).model_dump(mode="json")
+def _worker_main(conn, ctx: GameContext, path: list[str], parent: int, seat_marker) -> None:
+    """A pool worker: play each game sent, answer (result, record); ``seat_marker`` (shared
+    memory) holds the seat whose player code is running, for the parent to read if we die."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    _exit_with_parent(parent)
+    for entry in reversed(path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+
+    def mark(seat: int) -> None:
+        seat_marker.value = seat
+
+    while True:
+        try:
+            sg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if sg is None:
+            return
+        try:
+            result, record = play_game(ctx, sg, marker=mark)
+            conn.send(("ok", result.model_dump(mode="json"), record))
+        except BaseException as exc:  # the game engine itself failed: the parent raises it
+            conn.send(("error", f"{type(exc).__name__}: {exc}", None))
 
 
-def _run_sequential(ctx: GameContext, todo: list[ScheduledGame], options: RunOptions) -> Iterator[GameResult]:
-    for sg in todo:
-        yield play_scheduled(ctx, sg)
+class _Worker:
+    def __init__(self, context, ctx: GameContext):
+        self.marker = context.RawValue("i", -1)
+        self.conn, child = context.Pipe()
+        self.proc = context.Process(
+            target=_worker_main, args=(child, ctx, list(sys.path), os.getpid(), self.marker), daemon=True, name="arena-worker"
+        )
+        self.proc.start()
+        child.close()
+        self.game: ScheduledGame | None = None
+
+    def stop(self, kill: bool = False) -> None:
+        try:
+            if kill:
+                self.proc.kill()
+            else:
+                self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.proc.join(2 if not kill else 5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        self.conn.close()
 
 
-def _run_process(ctx: GameContext, todo: list[ScheduledGame], options: RunOptions) -> Iterator[GameResult]:
+def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str) -> GameResult:
+    """The line of a game whose worker died: a ``crash`` forfeit of ``seat``'s entrant (it counts
+    as a loss, last place), or, when no player code was running (``seat`` -1), a game with no
+    result (``game_error``)."""
+    if seat < 0:
+        return GameResult(
+            key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
+            seats=list(sg.seats), reason="game_error", returns=None, plies=0,
+            detail=f"the worker process died outside any player's code ({why}); the game has no result",
+        )
+    from ..policy import IllegalActionPolicy
+    from .play import rank_offender_last
+
+    game = build_game(ctx.schedule)
+    policy = IllegalActionPolicy.parse(ctx.settings.policy)
+    returns = rank_offender_last(list(policy.forfeit_returns(game.spec, game.num_players, seat)), seat, "crash")
+    detail = f"the worker process died while {sg.seats[seat]!r} (seat {seat}) was deciding: {why}"
+    return GameResult(
+        key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
+        seats=list(sg.seats), reason="crash", returns=returns, offender=seat, plies=0,
+        faults=[PlayerFault(seat=seat, player=sg.seats[seat], verdict="forfeit", kind=FaultKind.CRASH, detail=detail)],
+        detail=detail,
+    )
+
+
+def _death(proc) -> str:
+    code = proc.exitcode
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def _run_process(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOptions) -> Iterator[Played]:
+    """A pool of worker processes, one game each at a time. A worker that dies is replaced; its
+    game is recorded as a crash of the entrant whose code was running (shared-memory marker)."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from multiprocessing.connection import wait
 
-    workers = options.workers or os.cpu_count() or 1
-    context = mp.get_context(_start_method(options.start_method))
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(ctx, list(sys.path), os.getpid())) as pool:
-        window = 4 * workers
-        pending = set()
-        games = iter(todo)
-        for sg in games:
-            pending.add(pool.submit(_play_in_worker, sg))
-            if len(pending) >= window:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                yield GameResult.model_validate(fut.result())
-                nxt = next(games, None)
-                if nxt is not None:
-                    pending.add(pool.submit(_play_in_worker, nxt))
+    n = options.workers or os.cpu_count() or 1
+    games = iter(todo)
+    workers: list[_Worker] = []
+    try:
+        for _ in range(n):
+            workers.append(_Worker(mp.get_context(_start_method(options.start_method)), ctx))
+        exhausted = False
+        while True:
+            for w in workers:
+                if w.game is None and not exhausted:
+                    nxt = next(games, None)
+                    if nxt is None:
+                        exhausted = True
+                        break
+                    w.game = nxt
+                    w.marker.value = -1
+                    try:
+                        w.conn.send(nxt)
+                    except (OSError, ValueError):
+                        pass  # a dead worker: its sentinel says so below
+            busy = [w for w in workers if w.game is not None]
+            if not busy:
+                return
+            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
+            for i, w in enumerate(workers):
+                if w.game is None or (w.conn not in ready and w.proc.sentinel not in ready):
+                    continue
+                message = None
+                try:
+                    if w.conn.poll():
+                        message = w.conn.recv()
+                except (EOFError, OSError):
+                    message = None
+                sg, w.game = w.game, None
+                if message is not None:
+                    status, payload, record = message
+                    if status == "error":
+                        raise RuntimeError(f"game {sg.key}: {payload}")
+                    yield GameResult.model_validate(payload), record
+                    continue
+                w.proc.join(5)
+                seat = int(w.marker.value)
+                why = _death(w.proc)
+                w.stop(kill=True)
+                workers[i] = _Worker(mp.get_context(_start_method(options.start_method)), ctx)
+                yield crash_result(ctx, sg, seat, why), None
+    finally:
+        for w in workers:
+            w.stop(kill=w.game is not None)
 
 
 def _start_method(requested: str) -> str:
@@ -99,11 +228,12 @@ def _start_method(requested: str) -> str:
     return "spawn"
 
 
-def _play_with_context(ctx: GameContext, sg: ScheduledGame) -> dict:
-    return play_scheduled(ctx, sg).model_dump(mode="json")
+def _play_with_context(ctx: GameContext, sg: ScheduledGame) -> tuple[dict, str | None]:
+    result, record = play_game(ctx, sg)
+    return result.model_dump(mode="json"), record
 
 
-def _run_ray(ctx: GameContext, todo: list[ScheduledGame], options: RunOptions) -> Iterator[GameResult]:
+def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOptions) -> Iterator[Played]:
     try:
         import ray
     except ImportError:
@@ -118,24 +248,32 @@ def _run_ray(ctx: GameContext, todo: list[ScheduledGame], options: RunOptions) -
             kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}}
         ray.init(**kwargs)
     try:
-        remote = ray.remote(num_cpus=1)(_play_with_context)
+        remote = ray.remote(num_cpus=1, max_retries=0)(_play_with_context)
         ctx_ref = ray.put(ctx)
         window = 4 * int(ray.available_resources().get("CPU", 1) or 1) + 4
         games = iter(todo)
-        pending = [remote.remote(ctx_ref, sg) for _, sg in zip(range(window), games)]
+        pending = {}
+        for _, sg in zip(range(window), games):
+            pending[remote.remote(ctx_ref, sg)] = sg
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
+            done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                yield GameResult.model_validate(ray.get(ref))
+                sg = pending.pop(ref)
+                try:
+                    payload, record = ray.get(ref)
+                except ray.exceptions.WorkerCrashedError as exc:  # which seat was deciding is not known here
+                    yield crash_result(ctx, sg, -1, f"Ray worker crashed: {type(exc).__name__}"), None
+                else:
+                    yield GameResult.model_validate(payload), record
                 nxt = next(games, None)
                 if nxt is not None:
-                    pending.append(remote.remote(ctx_ref, nxt))
+                    pending[remote.remote(ctx_ref, nxt)] = nxt
     finally:
         if started_here:
             ray.shutdown()
 
 
-BACKENDS: dict[str, Callable[[GameContext, list[ScheduledGame], RunOptions], Iterable[GameResult]]] = {
+BACKENDS: dict[str, Callable[[GameContext, Iterable[ScheduledGame], RunOptions], Iterable[Played]]] = {
     "sequential": _run_sequential,
     "process": _run_process,
     "ray": _run_ray,
@@ -196,6 +334,9 @@ class RunReport:
     already_recorded: int
     played: int
     seconds: float
+    unplayed: int = 0  # games recorded as unplayed by this run
+    stopped: dict = field(default_factory=dict)  # entrant -> why its remaining games are not played
+    crashes: int = 0  # games whose worker process died, in this run
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -224,12 +365,12 @@ def resolve_schedule(config: TournamentConfig) -> Schedule:
 
 
 def check_entrants(schedule: Schedule) -> None:
-    """Fail early, in the caller's process, on entrants whose player cannot be found."""
-    from ..registry import plugin_info
-
-    from ..registry import load
+    """Fail early, in the caller's process, on entrants whose player cannot be found or whose
+    config holds a literal secret."""
+    from ..registry import load, plugin_info
 
     for e in schedule.entrants:
+        check_no_literal_secrets(e)
         if e.factory:
             import_object(e.factory)
             continue
@@ -238,6 +379,76 @@ def check_entrants(schedule: Schedule) -> None:
         if not info.available:
             raise ConfigError(f"entrant {e.name!r}: player {name!r} is not usable here: {info.reason}")
         load("players", name)  # import errors surface here, and forked workers inherit the module
+
+
+def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool = False) -> dict[str, dict]:
+    """Build every entrant (and run its ``preflight()`` unless ``preflight`` is False) before
+    the first game; a failure is one :class:`ConfigError` line naming the entrant. Returns each
+    entrant's resolved identity. ``keep``: reuse the built players in this process's games."""
+    from ..players import preflight_player
+    from .play import _PLAYER_CACHE
+
+    identities: dict[str, dict] = {}
+    for e in schedule.entrants:
+        try:
+            player = build_player(e, fresh=True)
+        except ArenaError as exc:
+            raise ConfigError(f"entrant {e.name!r} cannot be built: {_one_line(str(exc))}") from None
+        except Exception as exc:
+            raise ConfigError(f"entrant {e.name!r} cannot be built: {type(exc).__name__}: {_one_line(str(exc))}") from None
+        if preflight:
+            try:
+                preflight_player(e.name, player)
+            except ArenaError as exc:
+                raise ConfigError(f"{exc}; skip the check with run.preflight = false or --no-preflight") from None
+        identities[e.name] = entrant_identity(e, player)
+        if keep:
+            _PLAYER_CACHE[e.name] = player
+    return identities
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    return scrub_and_cut(" ".join(text.split()), limit)
+
+
+class _SigintGuard:
+    """While running in the main thread, Ctrl-C raises :class:`UserInterrupt` (a real user
+    interrupt, told apart from a ``KeyboardInterrupt`` raised by player code)."""
+
+    def __enter__(self):
+        INTERRUPTED.clear()
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                INTERRUPTED.set()
+                raise UserInterrupt()
+
+            try:
+                self._previous = signal.signal(signal.SIGINT, handler)
+            except ValueError:  # pragma: no cover - signals unavailable
+                self._previous = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _cap_stops(games: Iterable[GameResult]) -> dict[str, str]:
+    """Entrants whose spending cap ran out in these games -> the reason their later games are not played."""
+    out: dict[str, str] = {}
+    for g in games:
+        for f in g.faults:
+            if f.kind is FaultKind.CAP_EXHAUSTED and f.player not in out:
+                out[f.player] = f"entrant {f.player!r} exhausted its spending cap in game {g.key}"
+    return out
+
+
+def unplayed_result(sg: ScheduledGame, why: str) -> GameResult:
+    return GameResult(
+        key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
+        seats=list(sg.seats), reason=UNPLAYED, returns=None, plies=0, decisions=[0] * len(sg.seats), detail=why,
+    )
 
 
 def run_tournament(
@@ -257,17 +468,33 @@ def run_tournament(
     build_game(schedule)  # a bad game id or parameter fails here, before any game
     check_entrants(schedule)
     path = Path(results_path) if results_path is not None else Path(config.output) / "results.jsonl"
+    with RunLock(path.parent):
+        identities = preflight_entrants(
+            schedule, preflight=getattr(options, "preflight", True), keep=not options.fresh_players and options.backend == "sequential"
+        )
+        return _run_locked(config, schedule, path, options, identities, quiet, max_games)
+
+
+def _run_locked(config, schedule, path: Path, options: RunOptions, identities: dict, quiet: bool, max_games: int | None) -> RunReport:
     results = ResultsFile(path)
     results.drop_torn_tail()
+    records = RecordsFile(path.parent / RECORDS_NAME)
+    records.drop_torn_tail()
     header, recorded = results.read()
     settings = settings_of(options)
-    line = ScheduleLine(name=config.name, schedule=schedule, settings=settings)
+    line = ScheduleLine(name=config.name, schedule=schedule, settings=settings, identities=identities,
+                        max_fault_rate=getattr(options, "max_fault_rate", None))
     if header is not None:
         if header.schedule != schedule or header.settings != settings:
             raise ConfigError(
                 f"{path} holds results of a different schedule or settings; use another output directory "
                 "(or delete the file to start over)"
             )
+        if header.format != line.format:
+            raise ConfigError(f"{path} was written in results format {header.format}; finish it with the arena that wrote it, or use another output directory")
+        changed = identity_change(header.identities, identities)
+        if changed:
+            raise ConfigError(f"{path}: {changed}; a resumed run must play the same entrants: use another output directory")
     games = schedule.games()
     known = {g.key for g in games}
     done_keys = {g.key for g in recorded}
@@ -277,26 +504,78 @@ def run_tournament(
     todo = [g for g in games if g.key not in done_keys]
     if max_games is not None:
         todo = todo[:max_games]
+    stop_at_cap = getattr(options, "stop_at_cap", True)
+    stopped = _cap_stops(recorded) if stop_at_cap else {}
+    skipped: list[ScheduledGame] = []
+
+    def feed() -> Iterator[ScheduledGame]:
+        for sg in todo:
+            hit = next((n for n in sg.seats if n in stopped), None)
+            if hit is not None:
+                skipped.append(sg)
+                continue
+            yield sg
+
     ctx = GameContext(schedule=schedule, settings=settings, fresh_players=options.fresh_players)
     started = time.perf_counter()
     progress = None
-    played = 0
-    with results.open_for_append() as fh:
+    played = unplayed = crashes = 0
+    announced: set[str] = set()
+
+    def flush_skipped(fh) -> int:
+        n = 0
+        while skipped:
+            sg = skipped.pop(0)
+            if sg.key in done_keys:
+                continue
+            who = next(n_ for n_ in sg.seats if n_ in stopped)
+            append_line(fh, unplayed_result(sg, f"not played: {stopped[who]}"))
+            done_keys.add(sg.key)
+            n += 1
+        return n
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(text, file=sys.stderr)
+
+    with results.open_for_append() as fh, records.open_for_append() as rfh, _SigintGuard():
         if header is None:
             append_line(fh, line)
         if todo:
-            runner = BACKENDS[options.backend](ctx, todo, options)
+            runner = BACKENDS[options.backend](ctx, feed(), options)
             try:
-                for result in runner:
+                for result, record in runner:
                     if progress is None:
                         progress = _Progress(len(games), len(done_keys), quiet, config.name)
                     if result.key in done_keys:
                         continue  # never write a game twice
+                    if record is not None:
+                        records.append(rfh, record)
                     append_line(fh, result)
                     done_keys.add(result.key)
                     played += 1
+                    crashes += result.reason == "crash"
                     progress.advance()
+                    if stop_at_cap:
+                        for name, why in _cap_stops([result]).items():
+                            stopped.setdefault(name, why)
+                    unplayed += flush_skipped(fh)
+                    for name in set(stopped) - announced:
+                        announced.add(name)
+                        say(f"{stopped[name]}: its remaining games are not played (listed as unplayed)")
+                    if INTERRUPTED.is_set():
+                        raise UserInterrupt()
+                for _ in feed():  # the feed may hold games of stopped entrants the backend never asked for
+                    pass
+                unplayed += flush_skipped(fh)
+            except UserInterrupt:
+                raise RunInterrupted(
+                    f"interrupted: {len(done_keys)} of {len(games)} games recorded in {path}; run the same command again to resume"
+                ) from None
             finally:
+                close = getattr(runner, "close", None)
+                if close is not None:
+                    close()  # stop the pool's workers now
                 if progress is not None:
                     progress.close()
-    return RunReport(str(path), len(games), len(done_keys) - played, played, time.perf_counter() - started)
+    return RunReport(str(path), len(games), len(recorded), played, time.perf_counter() - started, unplayed, dict(stopped), crashes)

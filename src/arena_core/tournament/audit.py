@@ -1,0 +1,173 @@
+"""Faults on the leaderboard: per-entrant fault rates, modes, flags and unplayed games.
+
+How faulted games count in the ratings (stated here, tested in ``tests/test_faults_tournament.py``):
+
+- a forfeit or a crash is a loss for its offender: the game keeps its returns, with the
+  offender strictly last (:func:`~arena_core.tournament.play.rank_offender_last`), so it is
+  rated like any other game and crashing when behind cannot pay;
+- a default-applied move is an ordinary move of the game (the fault is counted here);
+- a truncated game (turn cap, wall clock, a game error) has no returns and is not rated;
+- an unplayed game (its entrant's spending cap ran out) is listed with its reason, never rated.
+
+Rates are per decision asked of the entrant: ``illegal``, ``unparseable``, ``timeout``,
+``error``, ``cap_exhausted`` and ``crash`` count why a decision failed; ``default_applied`` and
+``forfeit`` what the policy did about it. ``fault_rate`` is the share of decisions with any
+fault; above ``max_fault_rate`` the entrant is flagged. ``mode`` says whether the entrant
+answered in free text (read by the game's parser) or with actions (legality-constrained): the
+two are not comparable without saying so.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterable
+
+from ..faults import FaultKind
+from .results import UNPLAYED, GameResult
+
+CAUSES = ("illegal", "unparseable", "timeout", "error", "cap_exhausted", "crash")
+OUTCOMES = ("default_applied", "forfeit")
+KINDS = CAUSES + OUTCOMES
+DEFAULT_MAX_FAULT_RATE = 0.25
+COUNTING = (
+    "a forfeit or a crash counts as a loss (offender last) and is rated; default-applied moves are ordinary moves; "
+    "truncated games are not rated; unplayed games are listed, never rated"
+)
+
+
+def _kind_of(fault) -> str:
+    if fault.kind is not None:
+        return FaultKind(fault.kind).value
+    return "error"  # format-1 files did not type their faults
+
+
+def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | None = None) -> dict[str, Any]:
+    """Per-entrant fault counts and rates, modes, flags, and the unplayed games, as JSON-able data."""
+    games = list(games)
+    names = [e.name for e in header.schedule.entrants]
+    if max_fault_rate is None:
+        max_fault_rate = header.max_fault_rate if getattr(header, "max_fault_rate", None) is not None else DEFAULT_MAX_FAULT_RATE
+    identities = getattr(header, "identities", {}) or {}
+    decisions = {n: 0 for n in names}
+    counts = {n: {k: 0 for k in KINDS} for n in names}
+    faulted = {n: 0 for n in names}
+    modes: dict[str, dict[str, int]] = {n: {} for n in names}
+    unplayed = []
+    for g in games:
+        if g.reason == UNPLAYED:
+            unplayed.append({"key": g.key, "seats": list(g.seats), "reason": g.detail})
+            continue
+        if g.decisions is not None:
+            for seat, n in enumerate(g.decisions):
+                decisions[g.seats[seat]] += n
+        else:  # format 1: decisions were not counted; count plies shared evenly as a floor
+            for name in g.seats:
+                decisions[name] += max(1, g.plies // max(1, len(g.seats)))
+        for seat, mode in enumerate(g.modes or ()):
+            if mode:
+                modes[g.seats[seat]][mode] = modes[g.seats[seat]].get(mode, 0) + 1
+        for f in g.faults:
+            kind = _kind_of(f)
+            counts[f.player][kind] += 1
+            if f.verdict == "default":
+                counts[f.player]["default_applied"] += 1
+            elif f.verdict == "forfeit" and kind != "crash":
+                counts[f.player]["forfeit"] += 1
+            if kind == "crash":
+                counts[f.player]["forfeit"] += 1
+                decisions[f.player] += 1  # the decision that was running
+            faulted[f.player] += 1  # every fault is one failed ask (a retried decision may fail more than once)
+    entrants = {}
+    flagged = []
+    for n in names:
+        d = decisions[n]
+        declared = (identities.get(n) or {}).get("mode")
+        seen_modes = modes[n]
+        mode = declared or (max(seen_modes, key=seen_modes.get) if seen_modes else None)
+        rate = faulted[n] / d if d else 0.0
+        row = {
+            "mode": mode,
+            "decisions": d,
+            "faulted_decisions": faulted[n],
+            "fault_rate": rate,
+            "counts": counts[n],
+            "rates": {k: (counts[n][k] / d if d else 0.0) for k in KINDS},
+            "unplayed_games": sum(1 for u in unplayed if n in u["seats"]),
+        }
+        row["flagged"] = bool(max_fault_rate is not None and d and rate > max_fault_rate)
+        if row["flagged"]:
+            flagged.append(n)
+        entrants[n] = row
+    all_modes = {r["mode"] for r in entrants.values() if r["mode"]}
+    return {
+        "max_fault_rate": max_fault_rate,
+        "entrants": entrants,
+        "flagged": flagged,
+        "unplayed": unplayed,
+        "games_unplayed": len(unplayed),
+        "mixed_modes": len(all_modes) > 1,
+        "counting": COUNTING,
+    }
+
+
+def attach_faults(summary: dict, header, games: Iterable[GameResult], max_fault_rate: float | None = None) -> dict:
+    """Add :func:`fault_summary` to a ratings summary: ``summary["faults"]``, and on each
+    leaderboard row ``mode``, ``fault_rate``, ``fault_rates`` and ``flagged``. Returns it."""
+    faults = fault_summary(header, games, max_fault_rate)
+    summary["faults"] = faults
+    for row in summary.get("leaderboard", []):
+        info = faults["entrants"].get(row["name"])
+        if info is not None:
+            row.update(mode=info["mode"], fault_rate=info["fault_rate"], fault_rates=info["rates"], flagged=info["flagged"])
+    if faults["games_unplayed"]:
+        summary["games_unplayed"] = faults["games_unplayed"]
+    return summary
+
+
+def fault_lines(summary: dict) -> list[str]:
+    """The fault table as text lines (entrants with any fault, a mode note, unplayed games)."""
+    faults = summary.get("faults")
+    if not faults:
+        return []
+    lines = []
+    rows = [(n, r) for n, r in faults["entrants"].items() if r["faulted_decisions"] or r["unplayed_games"]]
+    if rows:
+        lines.append("faults per decision (" + ", ".join(KINDS) + "):")
+        for n, r in rows:
+            rates = ", ".join(f"{k} {r['rates'][k]:.1%}" for k in KINDS if r["counts"][k])
+            flag = "  FLAGGED" if r["flagged"] else ""
+            extra = f", {r['unplayed_games']} games unplayed" if r["unplayed_games"] else ""
+            lines.append(f"  {n} [{r['mode'] or '?'}]: {r['fault_rate']:.1%} of {r['decisions']} decisions faulted ({rates}){extra}{flag}")
+    if faults["mixed_modes"]:
+        modes = ", ".join(f"{n}={r['mode']}" for n, r in faults["entrants"].items() if r["mode"])
+        lines.append(f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so")
+    if faults["games_unplayed"]:
+        lines.append(f"{faults['games_unplayed']} scheduled games were not played (listed in the summary with their reason)")
+    return lines
+
+
+def print_faults(summary: dict, *, file=None) -> None:
+    for line in fault_lines(summary):
+        print(line, file=file or sys.stdout)
+
+
+def flagged_line(summary: dict) -> str | None:
+    """One summary line naming the flagged entrants, or None."""
+    faults = summary.get("faults") or {}
+    flagged = faults.get("flagged") or []
+    if not flagged:
+        return None
+    worst = ", ".join(f"{n} ({faults['entrants'][n]['fault_rate']:.0%})" for n in flagged)
+    return f"fault rate above max_fault_rate {faults['max_fault_rate']:g}: {worst}; see the faults in the summary"
+
+
+#: exit status of a run that finished its schedule with a flagged entrant
+EXIT_FLAGGED = 3
+
+
+def finish_status(summary: dict, *, quiet: bool = False, file=None) -> int:
+    """0, or :data:`EXIT_FLAGGED` after printing one line naming the flagged entrants."""
+    line = flagged_line(summary)
+    if line is None:
+        return 0
+    print(f"arena tournament: {line}", file=file or sys.stderr)
+    return EXIT_FLAGGED

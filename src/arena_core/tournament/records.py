@@ -1,0 +1,153 @@
+"""Game records of a tournament: every game's full episode, compressed, beside the results.
+
+``records.jsonl.gz`` holds one gzip member per game, appended (flushed and fsynced) just before
+the game's line in ``results.jsonl``. Each member is one JSON object::
+
+    {"key": "<game key>", "format": "arena.records/1",
+     "header": {...},              # the episode header (game, version, params, seed, seats' entrants, policy, caps)
+     "events": [...],              # in order, each an episode line without defaults:
+                                   #   {"type": "step", "ply", "player", "action", "action_id",
+                                   #    "obs_digest", "telemetry": {...}, "substituted": true?}
+                                   #   {"type": "policy", "ply", "player", "attempted", "verdict",
+                                   #    "illegal", "detail", "telemetry": {"fault": kind, ...}}
+     "end": {...}}                 # reason, returns, ply, offender, detail
+
+``telemetry`` is whatever the player reported: a language-model player puts its prompt (or the
+prompt's hash, ``prompt_sha256``), its raw answer (``response``), tokens and latency there, and
+the parser its verdict. Secrets are scrubbed before writing.
+
+:func:`read_game_records` returns ``{game key: EpisodeRecord}`` (:class:`arena_core.episode.EpisodeRecord`,
+replayable with :func:`arena_core.replay.replay`) for the games recorded in ``results.jsonl``
+only: a torn last member (a kill during a write) is discarded, and a record whose game has no
+results line (a kill between the two writes; the game is played again on resume) is ignored;
+when a key has two records the last one counts.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+from ..episode import End, EpisodeRecord, Header, PolicyEvent, Step
+from ..errors import ConfigError
+from ..outputs import scrub_secrets
+
+FORMAT = "arena.records/1"
+RECORDS_NAME = "records.jsonl.gz"
+
+__all__ = ["FORMAT", "RECORDS_NAME", "RecordsFile", "decode_record", "encode_record", "game_record", "read_game_records"]
+
+
+def _compact(line) -> dict:
+    data = line.model_dump(mode="json", exclude_defaults=True)
+    data["type"] = line.type
+    return data
+
+
+def encode_record(key: str, record: EpisodeRecord) -> str:
+    """One game's record as the compact JSON text stored in a records file."""
+    data = {
+        "key": key,
+        "format": FORMAT,
+        "header": _compact(record.header),
+        "events": [_compact(e) for e in record.events],
+        "end": None if record.end is None else _compact(record.end),
+    }
+    return scrub_secrets(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+
+
+def decode_record(data: dict) -> EpisodeRecord:
+    """The :class:`EpisodeRecord` of one stored member."""
+    events = [Step.model_validate(e) if e.get("type") == "step" else PolicyEvent.model_validate(e) for e in data["events"]]
+    end = None if data.get("end") is None else End.model_validate(data["end"])
+    return EpisodeRecord(header=Header.model_validate(data["header"]), events=events, end=end)
+
+
+class RecordsFile:
+    """The append-only, gzip-member-per-game records of one tournament."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def members(self) -> Iterator[tuple[int, bytes]]:
+        """(end offset, decompressed bytes) of every complete member; stops at a torn tail."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        pos = 0
+        while pos < len(data):
+            d = zlib.decompressobj(wbits=31)
+            try:
+                out = d.decompress(data[pos:])
+            except zlib.error:
+                return  # damaged from here on: a torn write
+            if not d.eof:
+                return
+            pos = len(data) - len(d.unused_data)
+            yield pos, out
+
+    def drop_torn_tail(self) -> None:
+        """Cut what follows the last complete member (left by a kill during a write)."""
+        if not self.path.exists():
+            return
+        end = 0
+        for end, _ in self.members():
+            pass
+        if end != self.path.stat().st_size:
+            with open(self.path, "rb+") as fh:
+                fh.truncate(end)
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def open_for_append(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return open(self.path, "ab")
+
+    @staticmethod
+    def append(fh, text: str) -> None:
+        """Append one game's record as its own gzip member; flush and fsync."""
+        fh.write(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+    def read(self) -> dict[str, dict]:
+        """Every complete member as ``{key: data}`` (the last one of a key counts)."""
+        out: dict[str, dict] = {}
+        for _, raw in self.members():
+            try:
+                data = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{self.path}: a record that is not JSON ({exc}); the file is damaged") from None
+            out[data["key"]] = data
+        return out
+
+
+def _records_path(results: str | os.PathLike) -> tuple[Path, Path]:
+    p = Path(results)
+    directory = p if p.is_dir() else p.parent
+    results_path = p if not p.is_dir() else p / "results.jsonl"
+    return directory / RECORDS_NAME, results_path
+
+
+def read_game_records(results_dir: str | os.PathLike) -> dict[str, EpisodeRecord]:
+    """``{game key: EpisodeRecord}`` of every game recorded in ``results.jsonl`` that has a
+    record (``results_dir`` is the tournament's output directory or its results file)."""
+    from .results import ResultsFile
+
+    path, results_path = _records_path(results_dir)
+    _, games = ResultsFile(results_path).read()
+    keep = {g.key for g in games}
+    stored = RecordsFile(path).read()
+    return {k: decode_record(v) for k, v in stored.items() if k in keep}
+
+
+def game_record(results_dir: str | os.PathLike, key: str) -> EpisodeRecord:
+    """The record of one game (for ``arena replay --game KEY``); a one-line ConfigError when absent."""
+    records = read_game_records(results_dir)
+    if key not in records:
+        close = sorted(records)[:3]
+        raise ConfigError(f"no record of game {key!r} in {_records_path(results_dir)[0]}" + (f" (e.g. {', '.join(close)})" if close else ""))
+    return records[key]
