@@ -34,6 +34,9 @@ class RunOptions(_Strict):
     game_time_limit_s: float | None = Field(default=None, gt=0, description="wall clock per game; over it the game is truncated")
     decision_time_limit_s: float | None = Field(default=None, gt=0, description="wall clock per decision; over it the player has failed")
     fresh_players: bool = Field(default=True, description="build new player objects for every game (set false for players that are slow to load)")
+    preflight: bool = Field(default=True, description="before the first game, run each player's preflight check (an HTTP player: key present, endpoint answers)")
+    max_fault_rate: float | None = Field(default=0.25, ge=0, le=1, description="flag an entrant whose share of faulted decisions is above this; the run then exits non-zero (None: never)")
+    stop_at_cap: bool = Field(default=True, description="an entrant whose spending cap runs out plays no further games (listed as unplayed)")
 
     @field_validator("policy")
     @classmethod

@@ -109,7 +109,9 @@ def print_leaderboard(summary: dict, *, file=None) -> None:
 def write_json(summary: dict, path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    from ..outputs import atomic_write_text
+
+    atomic_write_text(path, json.dumps(summary, indent=2, sort_keys=False) + "\n")
     return path
 
 
@@ -146,7 +148,9 @@ def ratings_png(summary: dict) -> bytes:
 def write_png(summary: dict, path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(ratings_png(summary))
+    from ..outputs import atomic_write_bytes
+
+    atomic_write_bytes(path, ratings_png(summary))
     return path
 
 
