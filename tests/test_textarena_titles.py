@@ -182,3 +182,53 @@ def test_a_titles_check_agrees_with_its_legal_set_on_the_whole_vocabulary(env_id
             valid = env._valid_moves("B" if p == 0 else "W")
             assert legal == ({f"[{r}, {c}]" for r, c in valid} or {"[pass]"})
         pos = game.act(pos, p, rng.choice(sorted(legal)))
+
+
+EXACT_CASES = [
+    pytest.param(env_id, n, id=f"{env_id}-{n}p")
+    for env_id, spec in sorted(TITLES.items())
+    if not spec.free_text
+    for n in sorted(set(spec.players))
+]
+VOCABULARY_SEEDS = 100
+
+
+@pytest.mark.parametrize("env_id,num_players", EXACT_CASES)
+def test_every_legal_move_is_in_the_vocabulary(env_id, num_players):
+    """Over 100 seeds of random-legal play (the fewest and the most players), every move the
+    legal set offers has an index in the title's vocabulary: a typed player can play it and a
+    record can store it. (Chopsticks offered splits of totals past 8 before: seed 38 here.)"""
+    game = make_game(f"textarena/{env_id}", num_players=num_players)
+    vocabulary = set(TITLES[env_id].vocabulary)
+    decisions = 0
+    for seed in range(VOCABULARY_SEEDS):
+        rng = random.Random(seed)  # the test's own generator for the choices
+        pos = game.start(seed)
+        while not game.is_over(pos):
+            p = game.players_to_act(pos)[0]
+            legal = game.legal(pos, p)
+            outside = sorted(set(legal) - vocabulary)
+            assert not outside, f"{env_id} seed {seed} ply {pos.ply}: legal moves outside the vocabulary: {outside}"
+            for a in legal:
+                game.action_from_id(game.action_id(a))  # the index round-trips
+            pos = game.act(pos, p, legal[rng.randrange(len(legal))])
+            decisions += 1
+    assert decisions >= VOCABULARY_SEEDS
+
+
+def test_chopsticks_seed_39_plays_through_the_cli(capsys):
+    from arena_core.cli import main
+
+    assert main(["play", "textarena/Chopsticks-v0", "--players", "random,random", "--seed", "39", "--quiet"]) == 0
+    assert "result (" in capsys.readouterr().out
+
+
+def test_chopsticks_past_a_total_of_8_offers_attacks_only():
+    from arena_games.textarena.legal import chopsticks_legal
+
+    class Env:  # the two fields chopsticks_legal reads
+        def __init__(self, hands):
+            self.state = type("S", (), {"game_state": {"hands": hands}})()
+
+    assert chopsticks_legal(Env({0: [7, 4], 1: [0, 2]}), 0) == ("[attack 0 1]", "[attack 1 1]")
+    assert "[split 4 4]" in chopsticks_legal(Env({0: [1, 7], 1: [0, 2]}), 0)

@@ -86,12 +86,6 @@ def nim_moves(piles: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(f"[{i} {q}]" for i, size in enumerate(piles) for q in range(1, size + 1))
 
 
-def chopsticks_moves() -> tuple[str, ...]:
-    return tuple(f"[attack {m} {o}]" for m in (0, 1) for o in (0, 1)) + tuple(
-        f"[split {a} {b}]" for a in range(9) for b in range(9) if a + b <= 8
-    )
-
-
 DIRECTIONS = ("[up]", "[down]", "[left]", "[right]")
 
 
@@ -277,13 +271,28 @@ def nim_legal(env: Any, player: int) -> tuple[str, ...]:
     return tuple(f"[{i} {q}]" for i, size in enumerate(piles) for q in range(1, size + 1))
 
 
+#: the largest total of a player's two hands whose splits are in the typed action space
+CHOPSTICKS_MAX_SPLIT = 8
+
+
+def chopsticks_moves() -> tuple[str, ...]:
+    return tuple(f"[attack {m} {o}]" for m in (0, 1) for o in (0, 1)) + tuple(
+        f"[split {a} {b}]" for a in range(CHOPSTICKS_MAX_SPLIT + 1) for b in range(CHOPSTICKS_MAX_SPLIT + 1) if a + b <= CHOPSTICKS_MAX_SPLIT
+    )
+
+
 def chopsticks_legal(env: Any, player: int) -> tuple[str, ...]:
-    """Attacks from a live hand on a live hand; splits that keep the total and change the hands."""
+    """Attacks from a live hand on a live hand; splits that keep the total and change the hands,
+    while the total is at most CHOPSTICKS_MAX_SPLIT. TextArena lets a split hand exceed 4 and
+    an attack then raise the total past 8 (to 11, 14, ...); splits of such totals are outside the
+    typed action space, as large bets are in Poker. An attack is always available then: the
+    player to move has a live hand, and so does the opponent while the game goes on."""
     hands = _gs(env)["hands"]
     mine, theirs = hands[player], hands[1 - player]
     out = [f"[attack {m} {o}]" for m in (0, 1) for o in (0, 1) if mine[m] > 0 and theirs[o] > 0]
     total = mine[0] + mine[1]
-    out += [f"[split {a} {total - a}]" for a in range(total + 1) if [a, total - a] != list(mine)]
+    if total <= CHOPSTICKS_MAX_SPLIT:
+        out += [f"[split {a} {total - a}]" for a in range(total + 1) if [a, total - a] != list(mine)]
     return tuple(out)
 
 

@@ -73,7 +73,9 @@ TITLES: dict[str, TitleSpec] = {
                         env_kwargs={"piles": [3, 4, 5]}, description="Nim with piles 3, 4, 5; '[pile quantity]'."),
     "Chopsticks-v0": TitleSpec("Chopsticks-v0", (2, 2), D, L.chopsticks_moves(), L.chopsticks_legal, 42, chance=False,
                                information=PERFECT, env_kwargs={"max_turns": 40},
-                               description="Chopsticks, 40 turns; a draw at the turn limit is reported as truncation."),
+                               description="Chopsticks, 40 turns; a draw at the turn limit is reported as truncation. Splits are offered "
+                                           "while a player's total is at most 8 (TextArena accepts larger ones after a split hand "
+                                           "grew past 4; they are outside the typed action space)."),
     "Snake-v0": TitleSpec("Snake-v0", (2, 6), D, L.DIRECTIONS, L.fixed(*L.DIRECTIONS), 500, utility=GEN,
                           check=L.fixed_check(*L.DIRECTIONS), description="Multi-snake on 5x5; moves collected one player at a time, resolved together."),
     "Surround-v0": TitleSpec("Surround-v0", (2, 6), D, L.DIRECTIONS, L.fixed(*L.DIRECTIONS), 500, utility=GEN,
