@@ -151,3 +151,23 @@ def game_record(results_dir: str | os.PathLike, key: str) -> EpisodeRecord:
         close = sorted(records)[:3]
         raise ConfigError(f"no record of game {key!r} in {_records_path(results_dir)[0]}" + (f" (e.g. {', '.join(close)})" if close else ""))
     return records[key]
+
+
+def episodes_at(path: str | os.PathLike, key: str | None = None) -> list[EpisodeRecord] | None:
+    """For ``arena replay``: the game records at ``path`` (a tournament's output directory, its
+    ``results.jsonl`` or its ``records.jsonl.gz``), all of them in schedule order or only game
+    ``key``; None when ``path`` is not a tournament's (an ordinary episode file)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / RECORDS_NAME
+    elif p.name == "results.jsonl":
+        p = p.parent / RECORDS_NAME
+    if p.name != RECORDS_NAME and not p.name.endswith(".gz"):
+        if key is not None:
+            raise ConfigError(f"--game needs a tournament's output directory or its {RECORDS_NAME}, not {str(path)!r}")
+        return None
+    if not p.exists():
+        raise ConfigError(f"no game records at {str(p)!r}; tournaments write {RECORDS_NAME} beside results.jsonl")
+    if key is not None:
+        return [game_record(p.parent, key)]
+    return list(read_game_records(p.parent).values())
