@@ -129,6 +129,7 @@ _TOURNAMENT = {
     "tournament": ("main_tournament", "run a tournament from a TOML/YAML config (resumable)"),
     "ratings": ("main_ratings", "recompute ratings with intervals from a results file"),
     "report": ("main_report", "write the leaderboard, JSON summary, plot and HTML report"),
+    "compare": ("main_compare", "compare two players on shared deals: paired tests, luck control, deals needed"),
 }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import ArenaError
+from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
 
 
 def _rating_args(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,307 @@
+"""``arena compare``: two players against the same fixed opponents on the same deals.
+
+Each compared player (and, optionally, a reference policy) sits at the same tables: the same
+opponents, the same deal seeds, every seat rotation. The unit is the deal: a deal's games
+are averaged into one margin per player (own score minus the mean of the others), and the
+per-deal differences A − B go through a battery of paired checks side by side (paired t,
+Wilcoxon signed-rank, deal-cluster bootstrap, sign test, share of deals won) from
+:mod:`arena_core.stats`.
+
+Luck control variate: the reference plays the same deal, seat and opponents; its margin
+measures how lucky that deal and seat were. Subtracting it gives each player's skill
+against the opponents with less variance (the reduction is printed). For the paired
+difference A − B the shared luck cancels already; there the control is fitted by regression
+(``d − β (c − c̄)``) and its (usually smaller) reduction printed too.
+
+Results are written in the tournament format (``results.jsonl``), so ``--results`` can
+re-analyse them, or analyse any tournament's results where both players played.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import ArenaError, ConfigError
+from ..stats import deals_needed, paired_battery, paired_t, t_quantile, t_sf
+from .schedule import Entrant, Schedule
+
+
+def _label(prefix: str, spec: str) -> str:
+    return f"{prefix}={spec}".replace("/", "_").replace("|", "_")
+
+
+def _entrant(name: str, spec: str, seed: int) -> Entrant:
+    player, _, opts = spec.partition(":")
+    options = {}
+    for part in filter(None, opts.split(",")):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise ConfigError(f"player spec {spec!r}: option {part!r} is not key=value; write e.g. 'megagem_expert:offset=0.5'")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return Entrant(name=name, player=player, options=options, seed=seed)
+
+
+def compare_schedule(game: str, a: str, b: str, opponents: Sequence[str], deals: Sequence[int], *, reference: str | None = None,
+                     num_players: int, params: dict | None = None, rotations: str = "cyclic", seed: int = 0) -> Schedule:
+    """The tables of a comparison: every compared player (and the reference) with every choice
+    of ``num_players - 1`` of the opponents, on every deal, in every rotation."""
+    if num_players < 2:
+        raise ConfigError("arena compare needs a game with 2 or more players")
+    if len(opponents) < num_players - 1:
+        raise ConfigError(f"a {num_players}-player game needs at least {num_players - 1} opponents; add --opponents")
+    focal = [_entrant(_label("A", a), a, seed), _entrant(_label("B", b), b, seed)]
+    if focal[0].name == focal[1].name:
+        focal[1] = _entrant(_label("B", b) + "#2", b, seed + 1)
+    if reference:
+        focal.append(_entrant(_label("ref", reference), reference, seed))
+    opps = [_entrant(_label(f"opp{i + 1}", o), o, seed + 100 + i) for i, o in enumerate(opponents)]
+    entrants = focal + opps
+    combos = list(itertools.combinations(range(len(focal), len(entrants)), num_players - 1))
+    tables = [(f,) + c for f in range(len(focal)) for c in combos]
+    return Schedule(game=game, params=dict(params or {}), num_players=num_players, entrants=tuple(entrants), tables=tuple(tables),
+                    deals=tuple(deals), rotations=rotations, design="compare")
+
+
+def play(schedule: Schedule, settings, *, quiet: bool = False, out: Path | None = None) -> list:
+    """Play every game of ``schedule`` in this process; writes ``out/results.jsonl`` when given."""
+    from .play import GameContext, play_game
+    from .results import ScheduleLine
+
+    ctx = GameContext(schedule, settings, fresh_players=False)
+    games = schedule.games()
+    results = []
+    fh = None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        fh = open(out / "results.jsonl", "w", encoding="utf-8")
+        fh.write(ScheduleLine(name="compare", schedule=schedule, settings=settings).model_dump_json() + "\n")
+    try:
+        for k, sg in enumerate(games, 1):
+            result = play_game(ctx, sg, record=False)[0]
+            results.append(result)
+            if fh is not None:
+                fh.write(result.model_dump_json() + "\n")
+                fh.flush()
+            if not quiet and (k % 50 == 0 or k == len(games)):
+                print(f"\r{k}/{len(games)} games", end="" if k < len(games) else "\n", file=sys.stderr, flush=True)
+    finally:
+        if fh is not None:
+            fh.close()
+    return results
+
+
+# ---------------------------------------------------------------------- analysis
+def _margin(scores: Sequence[float], i: int) -> float:
+    k = len(scores)
+    return float(scores[i] - (sum(scores) - scores[i]) / max(k - 1, 1))
+
+
+def per_deal_margins(games, name: str) -> dict[int, float]:
+    """Deal seed -> the player's mean margin over its games on that deal."""
+    acc: dict[int, list[float]] = {}
+    for g in games:
+        if g.returns is not None and name in g.seats:
+            acc.setdefault(g.seed, []).append(_margin(g.returns, g.seats.index(name)))
+    return {d: float(np.mean(v)) for d, v in acc.items()}
+
+
+def reference_margins(games, name: str, reference: str) -> dict[int, float] | None:
+    """Deal seed -> the reference's mean margin on the very games ``name`` played (same deal,
+    same seat, same opponents in the same seats); None if any of them has no twin."""
+    ref = {}
+    for g in games:
+        if g.returns is not None and reference in g.seats:
+            seats = tuple("*" if s == reference else s for s in g.seats)
+            ref[(g.seed, seats)] = _margin(g.returns, g.seats.index(reference))
+    acc: dict[int, list[float]] = {}
+    for g in games:
+        if g.returns is not None and name in g.seats:
+            key = (g.seed, tuple("*" if s == name else s for s in g.seats))
+            if key not in ref:
+                return None
+            acc.setdefault(g.seed, []).append(ref[key])
+    return {d: float(np.mean(v)) for d, v in acc.items()}
+
+
+def _mean_interval(x: np.ndarray, level: float) -> tuple[float, float, float]:
+    mean, lo, hi, _ = paired_t(x, level)
+    return mean, lo, hi
+
+
+def analyse(games, a: str, b: str, *, reference: str | None = None, effect: float | None = None, level: float = 0.95,
+            power: float = 0.8, seed: int = 0, resamples: int = 2000) -> dict:
+    """The comparison of ``a`` and ``b`` (entrant names) over the deals both played."""
+    ma, mb = per_deal_margins(games, a), per_deal_margins(games, b)
+    deals = sorted(set(ma) & set(mb))
+    if len(deals) < 2:
+        raise ConfigError(f"{a!r} and {b!r} share {len(deals)} scored deal(s); a paired comparison needs at least 2 (more for intervals that mean much)")
+    xa, xb = np.array([ma[d] for d in deals]), np.array([mb[d] for d in deals])
+    d = xa - xb
+    battery = paired_battery(d, seed=seed, resamples=resamples, level=level)
+    out: dict = {
+        "a": a, "b": b, "deals": len(deals), "level": level,
+        "games": {a: sum(1 for g in games if g.returns is not None and a in g.seats), b: sum(1 for g in games if g.returns is not None and b in g.seats)},
+        "mean_margin": {a: float(xa.mean()), b: float(xb.mean())},
+        "difference": battery.__dict__,
+        "reference": None,
+    }
+    sd = battery.sd
+    size = abs(effect) if effect else abs(battery.mean)
+    out["effect"] = size
+    out["deals_needed"] = deals_needed(size, sd, level, power) if size > 0 and sd > 0 else None
+    if reference is not None:
+        ra, rb = reference_margins(games, a, reference), reference_margins(games, b, reference)
+        if ra is None or rb is None or any(x not in ra or x not in rb for x in deals):
+            out["reference"] = {"name": reference, "available": False,
+                                "why": "the reference did not play every deal, seat and opponent set the compared players played"}
+        else:
+            ca, cb = np.array([ra[x] for x in deals]), np.array([rb[x] for x in deals])
+            per_player = {}
+            for name, x, c in ((a, xa, ca), (b, xb, cb)):
+                adj = x - c
+                raw_var, adj_var = float(np.var(x, ddof=1)), float(np.var(adj, ddof=1))
+                per_player[name] = {
+                    "raw": _mean_interval(x, level), "controlled": _mean_interval(adj, level),
+                    "variance_reduction": 1.0 - adj_var / raw_var if raw_var > 0 else None,
+                }
+            c = (ca + cb) / 2
+            n = len(deals)
+            if n >= 4 and float(np.var(c)) > 0:
+                beta = float(np.cov(d, c)[0, 1] / np.var(c, ddof=1))
+                adj = d - beta * (c - c.mean())
+                resid_sd = math.sqrt(float(np.sum((adj - adj.mean()) ** 2)) / (n - 2))
+                se = resid_sd / math.sqrt(n)
+                tq = t_quantile(0.5 + level / 2, n - 2)
+                p = 2 * t_sf(abs(float(adj.mean())) / se, n - 2) if se > 0 else (0.0 if adj.mean() else 1.0)
+                diff = {"beta": beta, "mean": float(adj.mean()), "low": float(adj.mean() - tq * se), "high": float(adj.mean() + tq * se),
+                        "p": p, "variance_reduction": 1.0 - resid_sd**2 / sd**2 if sd > 0 else None,
+                        "deals_needed": deals_needed(size, resid_sd, level, power) if size > 0 and resid_sd > 0 else None}
+            else:
+                diff = None
+            out["reference"] = {"name": reference, "available": True, "per_player": per_player, "difference": diff}
+    return out
+
+
+def _iv(lo: float, hi: float) -> str:
+    return f"[{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else "[-inf, inf]"
+
+
+def format_report(r: dict) -> str:
+    """The comparison as plain text: the battery side by side, the luck control, deals needed."""
+    a, b, dd = r["a"], r["b"], r["difference"]
+    pct = f"{r['level']:.0%}"
+    lines = [
+        f"{a} vs {b}: {r['deals']} shared deals ({r['games'][a]} and {r['games'][b]} games); unit = one deal (its seats and tables averaged)",
+        f"mean margin per game: {a} {r['mean_margin'][a]:+.3f}, {b} {r['mean_margin'][b]:+.3f}; difference A-B {dd['mean']:+.3f} (sd per deal {dd['sd']:.3f})",
+        "",
+        f"{'check':<24}{'estimate':>10}  {pct + ' interval':<22}{'p':>8}",
+        f"{'paired t':<24}{dd['mean']:>+10.3f}  {_iv(dd['t_low'], dd['t_high']):<22}{dd['t_p']:>8.4f}",
+        f"{'Wilcoxon signed-rank':<24}{'':>10}  {'':<22}{dd['wilcoxon_p']:>8.4f}",
+        f"{'deal-cluster bootstrap':<24}{dd['mean']:>+10.3f}  {_iv(dd['bootstrap_low'], dd['bootstrap_high']):<22}{'':>8}",
+        f"{'sign test':<24}{dd['sign_positive']:>6} of {dd['sign_nonzero']:<3}{'':<22}{dd['sign_p']:>8.4f}",
+        f"{'deals won by A':<24}{dd['win_share']:>10.1%}",
+    ]
+    ref = r.get("reference")
+    if ref is None:
+        lines.append("luck control: none (give --reference, e.g. megagem_expert, to play the same deals and seats with a reference policy)")
+    elif not ref["available"]:
+        lines.append(f"luck control ({ref['name']}): not available: {ref['why']}")
+    else:
+        lines.append("")
+        lines.append(f"luck control: {ref['name']} played the same deals, seats and opponents; its margin is subtracted")
+        for name, p in ref["per_player"].items():
+            raw, ctl = p["raw"], p["controlled"]
+            red = "-" if p["variance_reduction"] is None else f"{p['variance_reduction']:.0%}"
+            lines.append(f"  {name}: margin {raw[0]:+.3f} {_iv(raw[1], raw[2])}; minus reference {ctl[0]:+.3f} {_iv(ctl[1], ctl[2])}; variance reduction {red}")
+        diff = ref["difference"]
+        if diff is not None:
+            red = "-" if diff["variance_reduction"] is None else f"{diff['variance_reduction']:.0%}"
+            lines.append(f"  difference A-B with the fitted control (beta {diff['beta']:+.2f}): {diff['mean']:+.3f} {_iv(diff['low'], diff['high'])}, "
+                         f"p {diff['p']:.4f}; variance reduction {red} (the shared luck already cancels in the pairing)")
+    if r.get("deals_needed"):
+        extra = ""
+        if ref and ref.get("available") and ref.get("difference") and ref["difference"].get("deals_needed"):
+            extra = f" ({ref['difference']['deals_needed']} with the luck control)"
+        lines.append(f"deals needed to resolve a difference of {r['effect']:.3f} (two-sided {pct}, 80% power): {r['deals_needed']}{extra}; played {r['deals']}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- command line
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare two players on shared deals with seat rotation (or re-analyse a results file)."""
+    p = argparse.ArgumentParser(prog="arena compare", description=main.__doc__)
+    p.add_argument("a", help="player A: a registered player spec 'name' or 'name:key=value,...' (with --results: an entrant name)")
+    p.add_argument("b", help="player B, as A")
+    p.add_argument("--game", help="registered game id (not with --results)")
+    p.add_argument("--params", default="{}", help="game parameters as JSON")
+    p.add_argument("--num-players", type=int, help="seats per table (default: the game's default)")
+    p.add_argument("--opponents", nargs="+", default=["random"], help="the fixed opponents' player specs (default: random)")
+    p.add_argument("--reference", help="a reference policy for the luck control variate, e.g. megagem_expert")
+    p.add_argument("--deals", type=int, default=40, help="number of shared deals (seeds seed..seed+deals-1)")
+    p.add_argument("--seed", type=int, default=0, help="first deal seed; also seeds the players")
+    p.add_argument("--rotations", choices=["cyclic", "all"], default="cyclic")
+    p.add_argument("--policy", default="default", help="illegal-action policy (as in tournaments)")
+    p.add_argument("--effect", type=float, help="difference in margin to size the deals for (default: the observed one)")
+    p.add_argument("--results", help="analyse an existing results file (tournament or compare) instead of playing")
+    p.add_argument("--out", help="directory for results.jsonl and compare.json")
+    p.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    p.add_argument("--quiet", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        if args.results:
+            from .results import load_results
+
+            header, games = load_results(args.results)
+            names = [e.name for e in header.schedule.entrants]
+            for n in (args.a, args.b) + ((args.reference,) if args.reference else ()):
+                if n not in names:
+                    raise ConfigError(f"{n!r} is not an entrant of {args.results}; entrants: {', '.join(names)}")
+            a, b, ref = args.a, args.b, args.reference
+        else:
+            if not args.game:
+                raise ConfigError("give --game GAME to play (or --results FILE to analyse)")
+            from ..registry import make_game
+            from .results import Settings
+
+            try:
+                params = json.loads(args.params)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"--params is not JSON ({exc}); write e.g. --params '{{\"value_chart\": \"A\"}}'") from None
+            if args.deals < 2:
+                raise ConfigError("--deals must be at least 2 (4 or more for intervals that mean much)")
+            k = args.num_players or make_game(args.game, params).num_players
+            schedule = compare_schedule(args.game, args.a, args.b, args.opponents, range(args.seed, args.seed + args.deals),
+                                        reference=args.reference, num_players=k, params=params, rotations=args.rotations, seed=args.seed)
+            from .runner import check_entrants
+
+            check_entrants(schedule)
+            games = play(schedule, Settings(policy=args.policy), quiet=args.quiet, out=Path(args.out) if args.out else None)
+            names = [e.name for e in schedule.entrants]
+            a, b = names[0], names[1]
+            ref = names[2] if args.reference else None
+        result = analyse(games, a, b, reference=ref, effect=args.effect, seed=args.seed)
+    except ArenaError as exc:
+        print(f"arena compare: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a schedule or entrant that does not validate
+        print(f"arena compare: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "compare.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2) if args.json else format_report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
