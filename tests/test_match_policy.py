@@ -163,7 +163,7 @@ class Talker(BasePlayer):
     name = "talker"
 
     def act(self, decision):
-        return Move("Let me think... I will bet", {"tokens_out": 7})
+        return Move("Let me think... I will bet.\nAnswer: bet", {"tokens_out": 7})
 
 
 def test_a_crashing_player_forfeits_and_the_crash_is_recorded():
@@ -177,7 +177,7 @@ def test_garbage_goes_through_the_policy():
     record = play_episode(KuhnPoker(), [Babbler(), RandomPlayer(1)], 0, policy=IllegalActionPolicy(mode="default"))
     assert record.end.reason is EndReason.NATURAL
     first = record.events[0]
-    assert first.type == "policy" and first.verdict == "default" and first.telemetry["parse_method"] == "default"
+    assert first.type == "policy" and first.verdict == "default" and first.telemetry["parse_method"] == "unparseable"
     assert record.events[1].substituted
 
 
@@ -185,7 +185,7 @@ def test_prose_answers_are_parsed_and_telemetry_is_kept():
     record = play_episode(KuhnPoker(), [Talker(), Talker()], 0)
     assert [s.action for s in record.steps] == ["bet", "bet"]
     assert record.steps[0].telemetry["tokens_out"] == 7
-    assert record.steps[0].telemetry["parse_method"] == "mention"
+    assert record.steps[0].telemetry["parse_method"] == "answer_line"
 
 
 def test_wrong_number_of_players_is_a_clear_error():

@@ -184,16 +184,17 @@ def test_prompt_variants():
     "answer,label,method",
     [
         ("B", "B", "exact"),
-        ("  **c**. ", "C", "exact"),
+        ("  **C**. ", "C", "exact"),
+        ("  **c**. ", None, "unparseable"),  # one-letter labels match in their own case ("a", "I")
         ('{"action": "A"}', "A", "json"),
         ("I weigh the options... a risk.\nAnswer: B", "B", "answer_line"),
         ("Final answer: **C**", "C", "answer_line"),
-        ("My choice is A.", "A", "answer_line"),
+        ("My choice is A.", None, "unparseable"),  # prose, not an answer line
         ("Let me think.\nC", "C", "last_line"),
-        ("I choose a strategy that is safe", None, "default"),
-        ("Answer: Q", None, "answer_line"),
-        ('{"label": "Z"}', None, "json"),
-        ("", None, "default"),
+        ("I choose a strategy that is safe", None, "unparseable"),
+        ("Answer: Q", None, "unparseable"),
+        ('{"label": "Z"}', None, "unparseable"),
+        ("", None, "unparseable"),
     ],
 )
 def test_parser(answer, label, method):

@@ -61,7 +61,34 @@ def test_a_fenced_final_object_beats_an_inline_one(game):
 def test_strict_json_and_think_tags(game):
     assert parse(game, bid_pos(game), '  {"bid": 4}\n').method == "strict_json"
     r = parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}')
-    assert r.action == Bid(2)  # think content is kept and searched
+    assert r.action == Bid(6)  # a bid inside a think block is never read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<think>I will bid {"bid": 7}</think>',  # only inside the block
+        "<think>I'll bid 7 coins</think> hmm",  # prose bid only inside the block
+        '<THINK>{"bid": 7}',  # unclosed: the rest is reasoning
+        '{"bid": 7} is tempting</think> no answer',  # opened by the prompt: before the close is reasoning
+    ],
+)
+def test_bids_inside_think_blocks_are_never_read(game, text):
+    r = parse(game, bid_pos(game), text)
+    assert (r.action, r.valid, r.default_used) == (Bid(0), False, True)
+
+
+def test_reveals_inside_think_blocks_are_never_read(game):
+    pos = reveal_pos(game, counts(R, G))
+    r = parse(game, pos, '<think>{"reveal": "Red"}</think>')
+    assert r.default_used and not r.valid
+    assert parse(game, pos, '<think>{"reveal": "Green"}</think>{"reveal": "Red"}').action == Reveal(R)
+
+
+def test_a_huge_answer_is_read_from_its_end_quickly(game):
+    r = parse(game, bid_pos(game), "{" * 2_000_000 + '\n{"bid": 5}')
+    assert r.action == Bid(5)
+    assert parse(game, bid_pos(game), "x" * 10_000_000).default_used
 
 
 def test_only_the_first_fenced_block_is_tried(game):

@@ -98,7 +98,7 @@ def test_failures_are_recorded_and_the_policy_decides():
     assert reasons == ["player_error", "forfeit", "forfeit", "player_error"]
     events = [r.events[0] for r in records]
     assert events[0].telemetry == {"error_type": "RuntimeError"} and "boom" in events[0].detail
-    assert events[2].telemetry["parse_method"] == "default" and events[2].attempted == "'no idea'"
+    assert events[2].telemetry["parse_method"] == "unparseable" and events[2].attempted == "'no idea'"
     assert events[3].telemetry == {"error_type": "ValueError"}
     assert all(r.end.offender == 0 for r in records)
 

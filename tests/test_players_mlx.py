@@ -236,7 +236,7 @@ def test_free_mode_garbage_goes_to_the_policy_with_retries_recorded(engine):
     assert policy, "the random-weight model is not expected to name an action"
     tel = policy[0].telemetry
     assert tel["mode"] == "free" and tel["retries"] == 1 and len(tel["earlier_responses"]) == 1
-    assert tel["default_used"] and not tel["valid"] and tel["parse_method"] == "default"
+    assert tel["default_used"] and not tel["valid"] and tel["parse_method"] == "unparseable"
     assert tel["tokens_out"] >= 2 and tel["finish_reason"] in ("length", "stop")
     assert record.steps[0].substituted  # the policy played the default action
     assert record.end.reason.value == "natural"

@@ -37,26 +37,35 @@ def test_parse_methods():
     assert _parse("add 2").method == "exact"
     r = _parse('reasoning... {"action": "add 3"}')
     assert (r.method, r.action, r.legal) == ("json", 3, True)
-    r = _parse('{"action": "add 9"}')
-    assert (r.method, r.valid, r.legal, r.default_used, r.action) == ("json", True, False, True, 1)
+    r = _parse('{"action": "add 9"}')  # not a legal string: unparseable, never a guess
+    assert (r.method, r.valid, r.legal, r.default_used, r.action) == ("unparseable", False, False, True, 1)
     assert _parse("I think\nadd 1\n").method == "last_line"
-    r = _parse("First add 1 looked good, but add 3 wins faster, so I pick that.")
-    assert (r.method, r.action) == ("mention", 3)
+    assert _parse("I think\nAnswer: add 3.").method == "answer_line"
+    r = _parse("First add 1 looked good, but add 3 wins faster, so I pick that.")  # a mention is no answer
+    assert (r.method, r.default_used) == ("unparseable", True)
     r = _parse("no idea")
-    assert (r.method, r.valid, r.default_used, r.action) == ("default", False, True, 1)
+    assert (r.method, r.valid, r.default_used, r.action) == ("unparseable", False, True, 1)
     assert _parse(None).default_used
 
 
-@given(st.text(alphabet="abcxyz .,\n", max_size=40), st.sampled_from([1, 2, 3]), st.text(alphabet="xyz ,.", max_size=20))
+def test_the_lenient_mode_is_opt_in_and_reads_the_rightmost_mention():
+    game = CountToTwenty()
+    lenient = GenericTextView(lenient=True)
+    r = lenient.parse(game, game.start(0), 0, "First add 1 looked good, but add 3 wins faster, so I pick that.")
+    assert (r.method, r.action) == ("mention", 3)
+
+
+@given(st.text(alphabet="abcxyz .,\n", max_size=40), st.sampled_from([1, 2, 3]), st.text(alphabet=" .,!?", max_size=20))
 def test_a_legal_action_stated_last_is_found_in_noise(prefix, n, suffix):
-    r = _parse(f"{prefix}\nMy answer: add {n} {suffix}")
+    r = _parse(f"{prefix}\nMy answer: add {n}{suffix}")
     assert r.action == n and r.legal and not r.default_used
 
 
-def test_kuhn_prose_answer():
+def test_kuhn_prose_answer_is_not_guessed():
     game = KuhnPoker()
     r = VIEW.parse(game, game.start(0), 0, "With a king I bet.")
-    assert r.action is KuhnAction.BET
+    assert r.default_used and r.method == "unparseable"
+    assert VIEW.parse(game, game.start(0), 0, "With a king I bet.\nAnswer: bet").action is KuhnAction.BET
 
 
 def test_a_decision_renders_and_parses_through_another_view():

@@ -2,11 +2,10 @@
 view, the one-shot / no-communication statement, and a parser that reads exactly one label."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arena_core.text import ParseResult, Prompt, json_field
+from arena_core.text import ParseResult, Prompt, parse_choice
 
 if TYPE_CHECKING:  # pragma: no cover
     from arena_core.game import Position
@@ -45,7 +44,10 @@ def payoff_table(labels: list[str], own: list[list[float]], other: list[list[flo
 
 @dataclass(frozen=True)
 class MatrixTextView:
-    """Prompt: rules, counterpart statement, optional role cue, table; answer: one label."""
+    """Prompt: rules, counterpart statement, optional role cue, table; answer: one label
+    (read strictly; ``lenient=True`` is the opt-in benchmark-compatible reading)."""
+
+    lenient: bool = False
 
     def prompt(self, game: "MatrixGame", pos: "Position", player: int) -> Prompt:
         obs = game.observe(pos, player)
@@ -63,42 +65,17 @@ class MatrixTextView:
         return Prompt(system=" ".join(system_parts), user=user, legal=tuple(labels))
 
     def parse(self, game: "MatrixGame", pos: "Position", player: int, text: str) -> ParseResult:
-        return parse_label(text, {game.action_to_str(a).lower(): a for a in game.legal(pos, player)}, default=lambda: game.default_action(pos.state, player))
+        legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
+        return parse_label(text, legal, default=lambda: game.default_action(pos.state, player), lenient=self.lenient)
 
 
-_STRIP = " \t\r\n*`'\"_.,;:!?()[]{}<>"
-_ANSWER = re.compile(
-    r"(?:final\s+answer|answer|choice|label)\s*(?:is\s*:?|[:=])\s*[*`'\"(\[]*\s*([^\s*`'\")\].,;:!?]+)",
-    re.IGNORECASE,
-)
+JSON_KEYS = ("action", "label", "answer", "choice")
 
 
-def parse_label(text: str, legal: dict[str, int], *, default) -> ParseResult:
-    """Read one label (keys of ``legal`` are lower-cased labels) from ``text``.
-
-    Precedence: the whole answer is a label (markdown and punctuation stripped); a JSON object
-    with an "action", "label" or "answer" key; the last "Answer: X" / "my choice is X" phrase;
-    the last non-empty line is a label. No free mention search: single letters such as "a" and
-    "I" occur in ordinary prose.
-    """
-    if not isinstance(text, str):
-        return ParseResult(default(), "default", False, False, True, f"not text: {type(text).__name__}")
-    whole = text.strip(_STRIP).lower()
-    if whole in legal:
-        return ParseResult(legal[whole], "exact", True, True, False)
-    found = json_field(text, ("action", "label", "answer"))
-    if found is not None:
-        value = str(found[1]).strip(_STRIP).lower()
-        if value in legal:
-            return ParseResult(legal[value], "json", True, True, False)
-        return ParseResult(default(), "json", False, False, True, f"{found[1]!r} is not one of the labels")
-    answers = [m.group(1).strip(_STRIP).lower() for m in _ANSWER.finditer(text)]
-    if answers:
-        if answers[-1] in legal:
-            return ParseResult(legal[answers[-1]], "answer_line", True, True, False)
-    lines = [ln.strip(_STRIP).lower() for ln in text.strip().splitlines() if ln.strip(_STRIP)]
-    if lines and lines[-1] in legal:
-        return ParseResult(legal[lines[-1]], "last_line", True, True, False)
-    if answers:
-        return ParseResult(default(), "answer_line", False, False, True, f"{answers[-1]!r} is not one of the labels")
-    return ParseResult(default(), "default", False, False, True, "no label found in the answer; end with 'Answer: <label>'")
+def parse_label(text: str, legal: dict[str, int], *, default, lenient: bool = False) -> ParseResult:
+    """Read one label (keys of ``legal`` are the labels as listed) from ``text`` with the core's
+    strict rules (:func:`arena_core.text.parse_choice`): a final line that is exactly a label,
+    a JSON object with an "action", "label", "answer" or "choice" key, or ``Answer: X`` with
+    nothing but punctuation after it. Letters in prose ("a", "I") are never labels; two
+    different labels, hedges and labels only inside a think block are unparseable."""
+    return parse_choice(text, legal, default=default, json_keys=JSON_KEYS, lenient=lenient)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from arena_core.text import ParseResult, Prompt
+from arena_core.text import MAX_ANSWER_CHARS, ParseResult, Prompt, strip_think
 
 from .cards import ALPHABETICAL, AUCTION_CARDS, CHART_DESCRIPTIONS, COLOURS, DEAL, MISSION_IDS, NUM_COLOURS, VALUE_CHARTS, CardKind, build_missions
 from .rules import Phase
@@ -333,9 +333,20 @@ _PROSE = tuple(
 PROSE_MAX = 200
 
 
+BRACE_ATTEMPTS = 64  # balanced-object starts tried (bounded work on hostile answers)
+
+
+def visible_answer(text: str) -> str:
+    """The part of an answer the parser reads: think blocks removed (the core's
+    :func:`~arena_core.text.strip_think`; bids are never read from reasoning), then at most
+    the last :data:`~arena_core.text.MAX_ANSWER_CHARS` characters."""
+    return strip_think(text)[-MAX_ANSWER_CHARS:]
+
+
 def extract_json_object(text: str) -> tuple[dict | None, str]:
-    """The answer's JSON object and the method that found it (rule book 7.4 precedence)."""
-    text = text.replace("<think>", "").replace("</think>", "")
+    """The answer's JSON object and the method that found it (rule book 7.4 precedence),
+    outside think blocks."""
+    text = visible_answer(text)
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
@@ -352,31 +363,30 @@ def extract_json_object(text: str) -> tuple[dict | None, str]:
                 return obj, "code_block"
         except ValueError:
             pass
-    start = text.find("{")
-    while start != -1:
-        end = _balanced_end(text, start)
-        if end != -1:
-            try:
-                obj = json.loads(text[start : end + 1])
-                if isinstance(obj, dict):
-                    return obj, "brace_match"
-            except ValueError:
-                pass
-        start = text.find("{", start + 1)
+    ends = _matching_braces(text)
+    for attempts, start in enumerate(sorted(ends)):
+        if attempts >= BRACE_ATTEMPTS:
+            break
+        try:
+            obj = json.loads(text[start : ends[start] + 1])
+            if isinstance(obj, dict):
+                return obj, "brace_match"
+        except ValueError:
+            pass
     return None, "none"
 
 
-def _balanced_end(text: str, start: int) -> int:
-    depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+def _matching_braces(text: str) -> dict[int, int]:
+    """Every ``{`` that closes, mapped to its matching ``}`` (one linear pass; the same pairs
+    as counting depth from each start)."""
+    stack: list[int] = []
+    ends: dict[int, int] = {}
+    for m in re.finditer(r"[{}]", text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            ends[stack.pop()] = m.start()
+    return ends
 
 
 def prose_bid(text: str) -> int | None:
@@ -396,7 +406,7 @@ def parse_bid(game: "MegaGem", state: "MegaGemState", player: int, text: str) ->
         return ParseResult(default, "none", False, False, True, f"not text: {type(text).__name__}")
     obj, method = extract_json_object(text)
     if obj is None:
-        amount = prose_bid(text.replace("<think>", "").replace("</think>", ""))
+        amount = prose_bid(visible_answer(text))
         if amount is None:
             return ParseResult(default, "none", False, False, True, "no JSON object and no bid phrase; bid 0 applied")
         method = "prose_fallback"

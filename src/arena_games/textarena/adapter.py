@@ -979,7 +979,7 @@ class TranscriptTextView:
         return Prompt(system=system, user=user, legal=legal)
 
     def parse(self, game: TextArenaGame, pos, player: int, text: str):
-        from arena_core.text import ParseResult, parse_choice
+        from arena_core.text import MAX_ANSWER_CHARS, ParseResult, parse_choice, strip_think
 
         if game.title.free_text:
             ok = isinstance(text, str) and game.is_legal(pos.state, player, text)
@@ -987,12 +987,15 @@ class TranscriptTextView:
                 return ParseResult(text, "free_text", True, True, False)
             why = game.rejection_reason(pos.state, text) if isinstance(text, str) else "not text"
             return ParseResult(game.default_action(pos.state, player), "default", False, False, True, why or "rejected")
-        legal = {" ".join(game.action_to_str(a).split()).lower(): a for a in game.legal(pos, player)}
+        legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
         result = parse_choice(text, legal, default=lambda: game.default_action(pos.state, player))
         if not result.default_used or not isinstance(text, str):
             return result
-        for token in reversed(_BRACKET.findall(text)):  # the last bracket token that is a legal move
-            key = " ".join(token.split()).lower()
-            if key in legal:
-                return ParseResult(legal[key], "bracket", True, True, False)
+        folded = {" ".join(k.split()).lower(): a for k, a in legal.items()}
+        visible = strip_think(text)[-MAX_ANSWER_CHARS:]
+        named = {key: folded[key] for key in (" ".join(t.split()).lower() for t in _BRACKET.findall(visible)) if key in folded}
+        if len(named) == 1:  # bracket tokens (TextArena's format) that name one legal move only
+            return ParseResult(next(iter(named.values())), "bracket", True, True, False)
+        if len(named) > 1:
+            return ParseResult(result.action, "unparseable", False, False, True, f"the answer names different moves: {', '.join(sorted(named))}")
         return result
