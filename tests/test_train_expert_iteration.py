@@ -12,7 +12,7 @@ from arena_core.players import Decision  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
 from arena_train.expert_iteration import ExpertIterationTrainer, GridExpert, expert_menu_index  # noqa: E402
 from arena_train.lm import menu_logprobs, records_batch, trainables  # noqa: E402
-from arena_train.views import MEGAGEM_BID_GRID, MegaGemCompactView  # noqa: E402
+from arena_games.megagem.views import MEGAGEM_BID_GRID, MegaGemCompactView  # noqa: E402
 
 SMALL = dict(rounds=1, deals_per_round=1, epochs=1, eval_deals=2, bootstrap=200, optim=dict(learning_rate=3e-4))
 

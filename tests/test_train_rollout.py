@@ -25,7 +25,9 @@ from arena_train.rollout import (
     rotated_specs,
     PlayerLearner,
 )
-from arena_train.views import KuhnCompactView, MegaGemCompactView, Menu, MenuView
+from arena_core.views import Menu, MenuView
+from arena_games.kuhn.views import KuhnCompactView
+from arena_games.megagem.views import MegaGemCompactView
 
 returns_and_groups = st.lists(st.tuples(st.integers(-5, 5).map(float), st.integers(0, 3)), min_size=2, max_size=40)
 

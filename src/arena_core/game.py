@@ -203,6 +203,14 @@ class Game(ABC, Generic[S, A]):
 
         return GenericTextView()
 
+    def views(self) -> Mapping[str, Any]:
+        """This game's views: name -> zero-argument factory (``text``, ``menu``, and any the game
+        adds, e.g. ``compact``); see :mod:`arena_core.views`. Override as
+        ``{**super().views(), "compact": MyView}``."""
+        from .views import default_views
+
+        return default_views(self)
+
     # ------------------------------------------------------------------ machinery
     @property
     def has_hidden_state_sampler(self) -> bool:

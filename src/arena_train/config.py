@@ -44,11 +44,6 @@ class PoolConfig(_Strict):
     max_snapshots: int = Field(4, ge=1)
     snapshot_temperature: float = Field(0.0, ge=0)
 
-    @model_validator(mode="after")
-    def _non_empty(self):
-        if not self.players and not self.snapshot_every:
-            raise ValueError("the opponent pool is empty: list players (e.g. 'kuhn_king_only') or set snapshot_every")
-        return self
 
 
 class EvalConfig(_Strict):
@@ -57,6 +52,8 @@ class EvalConfig(_Strict):
     deals: int = Field(64, ge=1, description="held-out deals; each is played once per learner seat")
     bootstrap: int = Field(2000, ge=100)
     silent_threshold: float = Field(0.2, ge=0, le=1, description="refuse to report a run whose learner answers are illegal/unparseable above this rate")
+    exploitability: bool = Field(False, description="also compute the exact exploitability of the learner's (sampling) policy and of its "
+                                 "average over the evaluations so far (two-player games that enumerate their deals, e.g. Kuhn poker)")
 
 
 class GRPOConfig(_Strict):
@@ -70,6 +67,13 @@ class GRPOConfig(_Strict):
     steps: int = Field(..., ge=1)
     deals_per_step: int = Field(4, ge=1)
     seats: Literal["all", "rotate"] = Field("all", description="each deal with the learner in every seat, or one seat rotating")
+    self_play: bool = Field(False, description="the learner sits in every seat at once (no opponents); the pool is then unused")
+    baseline: Literal["group", "role"] = Field(
+        "group",
+        description="advantage baseline: the group's mean return (per seat in self-play), or a running mean per seat "
+        "(role-conditioned, SPIRAL's RAE) with decay baseline_decay",
+    )
+    baseline_decay: float = Field(0.95, ge=0, lt=1)
     group_size: int = Field(8, ge=2, description="plays of the same deal, seat and table per group")
     temperature: float = Field(1.0, gt=0)
     ppo_epochs: int = Field(1, ge=1)
@@ -86,12 +90,22 @@ class GRPOConfig(_Strict):
     model: ModelConfig = ModelConfig()
     optim: OptimConfig = OptimConfig()
     reward: RewardConfig = RewardConfig()
-    pool: PoolConfig
+    pool: PoolConfig = PoolConfig()
     eval: EvalConfig
+    init_from: Optional[str] = Field(None, description="start from another run's weights: a checkpoint directory or a run directory "
+                                     "(its latest checkpoint); that run becomes the parent in the manifest")
     checkpoint_every: int = Field(0, ge=0, description="0: only at the end")
     resume_from: Optional[str] = Field(None, description="a checkpoint directory (or a run directory: its latest checkpoint)")
     parent_run: Optional[str] = Field(None, description="run directory this run derives from (recorded in the manifest)")
     plot: bool = Field(True, description="write metrics.png at the end (needs matplotlib)")
+
+    @model_validator(mode="after")
+    def _pool_non_empty(self):
+        if not self.self_play and not self.pool.players and not self.pool.snapshot_every:
+            raise ValueError("the opponent pool is empty: list pool.players (e.g. 'kuhn_king_only'), set pool.snapshot_every, or self_play = true")
+        if self.init_from and self.resume_from:
+            raise ValueError("init_from (new run from another run's weights) and resume_from (continue a run) exclude each other")
+        return self
 
 
 class ExpertIterationConfig(_Strict):
@@ -113,6 +127,7 @@ class ExpertIterationConfig(_Strict):
     eval_deals: int = Field(16, ge=1)
     bootstrap: int = Field(2000, ge=100)
     parent_run: Optional[str] = None
+    init_from: Optional[str] = Field(None, description="start from another run's weights (checkpoint or run directory); recorded as the parent")
 
 
 class PolicyGradientConfig(_Strict):
@@ -147,7 +162,10 @@ def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig 
     if isinstance(data, (str, Path)) and Path(data).suffix in {".json", ".toml"} and Path(data).exists():
         path = Path(data)
         if path.suffix == ".toml":
-            import tomllib
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib
 
             data = tomllib.loads(path.read_text())
         else:

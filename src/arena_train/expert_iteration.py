@@ -28,10 +28,10 @@ from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .config import ExpertIterationConfig, parse_config
-from .lm import LMPolicy, LMRecord, menu_logprobs, records_batch, trainable_model, trainables
-from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
+from .lm import LMPolicy, LMRecord, load_flat, load_trainables, menu_logprobs, records_batch, save_flat, trainable_model, trainables
+from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import EpisodeSpec, PlayerLearner, Request, paired_bootstrap, play_episodes
-from .views import Menu, default_view
+from .views import Menu, compact_view
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,15 @@ class ExpertIterationTrainer:
         self.config = config if isinstance(config, ExpertIterationConfig) else parse_config({"trainer": "expert_iteration", **config})
         cfg = self.config
         self.run_dir = Path(run_dir)
+        claim_run_dir(self.run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
-        self.view = view or default_view(cfg.game)
+        self.view = view or compact_view(self.game)
         self.model, self.tokenizer = trainable_model(cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer)
+        parent = cfg.parent_run
+        init = checkpoint_dir(cfg.init_from) if cfg.init_from else None
+        if init is not None:
+            load_trainables(self.model, load_flat(init / "trainable.safetensors"))
+            parent = parent or str(init.parent.parent)
         self.initial = trainables(self.model)
         self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
         self.expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
@@ -118,7 +124,8 @@ class ExpertIterationTrainer:
         self.progress = progress
         self.eval_deals = [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)]
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=cfg.parent_run, extra={"trainer": "expert_iteration"})
+        self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=parent,
+                                       extra={"trainer": "expert_iteration", "init_from": str(init) if init else None})
         write_manifest(self.run_dir, self.manifest)
 
     def policy(self, temperature: float, weights: dict | None = None) -> LMPolicy:
@@ -177,6 +184,7 @@ class ExpertIterationTrainer:
             values, agree = self.evaluate(self.policy(0.0))
             row.update({"step": r, "eval_mean": float(np.mean(values)), "eval_agreement": agree})
             self.log.append(row)
+            self.save_checkpoint(r)
             if self.progress:
                 self.progress(r, row)
         student = values
@@ -198,6 +206,18 @@ class ExpertIterationTrainer:
         self.manifest.update({"status": "ok", "report": report, "wall_s": round(time.perf_counter() - started, 2)})
         write_manifest(self.run_dir, self.manifest)
         return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
+
+
+    def save_checkpoint(self, round_index: int) -> Path:
+        """``checkpoints/step_NNNNNN/``: the student's trainable weights and ``state.json`` (a
+        checkpoint any trainer can start from with ``init_from``, and the ``checkpoint`` player loads)."""
+        import json
+
+        ckpt = self.run_dir / "checkpoints" / f"step_{round_index:06d}"
+        save_flat(ckpt / "trainable.safetensors", trainables(self.model))
+        state = {"trainer": "expert_iteration", "step": round_index, "seed": self.config.seed, "config": self.config.model_dump(mode="json")}
+        (ckpt / "state.json").write_text(json.dumps(state, indent=2))
+        return ckpt
 
 
 def _iv(a, b, cfg) -> dict[str, float]:

@@ -50,7 +50,8 @@ from .lm import (
     trainable_model,
     trainables,
 )
-from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
+from .exact import average_policy, deals_of, exploitability, information_states
+from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import (
     EpisodeResult,
     EpisodeSpec,
@@ -62,8 +63,10 @@ from .rollout import (
     per_deal_means,
     play_episodes,
     rotated_specs,
+    seat_decision_returns,
+    seat_return,
 )
-from .views import MenuView, default_view
+from .views import compact_view, menu_view
 
 
 class SilentPlayerError(ArenaError):
@@ -79,8 +82,11 @@ class Sample:
     ref_logprobs: tuple[float, ...]  # over the menu, from the frozen reference
 
 
-def _loss(model, tokens, lengths, labels, mask, chosen, old_lp, ref_lp, adv, clip_eps, kl_beta, temperature, entropy_beta):
-    lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)
+def _loss(model, tokens, lengths, labels, mask, inverse, chosen, old_lp, ref_lp, adv, clip_eps, kl_beta, temperature, entropy_beta):
+    # one forward pass per distinct (prompt, menu); each decision reads its row (exact, and
+    # much cheaper when decisions repeat, as in a small game)
+    lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)[inverse]
+    mask = mask[inverse]
     lp = mx.take_along_axis(lp_all, chosen[:, None], axis=-1)[:, 0]
     ratio = mx.exp(lp - old_lp)
     clipped = mx.clip(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
@@ -90,7 +96,7 @@ def _loss(model, tokens, lengths, labels, mask, chosen, old_lp, ref_lp, adv, cli
     entropy = -mx.sum(mx.where(mask, p * lp_all, 0.0), axis=-1)
     loss = mx.mean(surrogate + kl_beta * kl - entropy_beta * entropy)
     clip_frac = mx.mean((mx.abs(ratio - 1.0) > clip_eps).astype(mx.float32))
-    return loss, (mx.mean(kl), clip_frac)
+    return loss, (mx.mean(kl), clip_frac, mx.mean(entropy))
 
 
 def grpo_update(
@@ -111,20 +117,22 @@ def grpo_update(
     loss_and_grad = nn.value_and_grad(model, _loss)
     chunks = [c for c in np.array_split(order, grad_accum) if len(c)]
     total = None
-    losses, kls, clips = [], [], []
+    losses, kls, clips, ents = [], [], [], []
     for chunk in chunks:
         part = [samples[i] for i in chunk]
-        tokens, lengths, labels, mask = records_batch([s.record for s in part])
+        unique, inverse = _distinct([s.record for s in part])
+        tokens, lengths, labels, mask = records_batch(unique)
         a = labels.shape[1]
         ref = np.full((len(part), a), -1e9, dtype=np.float32)
         for i, s in enumerate(part):
             ref[i, : len(s.ref_logprobs)] = s.ref_logprobs
-        (loss, (kl, clip)), grads = loss_and_grad(
+        (loss, (kl, clip, ent)), grads = loss_and_grad(
             model,
             tokens,
             lengths,
             labels,
             mask,
+            mx.array(inverse, dtype=mx.int32),
             mx.array([s.record.chosen for s in part], dtype=mx.int32),
             mx.array([s.record.logprob for s in part], dtype=mx.float32),
             mx.array(ref),
@@ -140,11 +148,25 @@ def grpo_update(
         losses.append(float(loss) * weight)
         kls.append(float(kl) * weight)
         clips.append(float(clip) * weight)
+        ents.append(float(ent) * weight)
     norm = float(grad_norm(total))
     total, _ = optim.clip_grad_norm(total, max_grad_norm)
     optimizer.update(model, total)
     mx.eval(model.parameters(), optimizer.state)
-    return {"loss": sum(losses), "kl": sum(kls), "clip_frac": sum(clips), "grad_norm": norm}
+    return {"loss": sum(losses), "kl": sum(kls), "clip_frac": sum(clips), "entropy": sum(ents), "grad_norm": norm}
+
+
+def _distinct(records: Sequence[LMRecord]) -> tuple[list[LMRecord], list[int]]:
+    """The records with distinct (tokens, labels), and each record's index among them."""
+    index: dict[tuple, int] = {}
+    unique, inverse = [], []
+    for r in records:
+        key = (r.tokens, r.labels)
+        if key not in index:
+            index[key] = len(unique)
+            unique.append(r)
+        inverse.append(index[key])
+    return unique, inverse
 
 
 # ---------------------------------------------------------------------- evaluation
@@ -157,8 +179,10 @@ class EvalResult:
     margin: float  # own return minus the others' mean, averaged over every episode
 
 
-def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seeds: Sequence[int], key_seed: int) -> EvalResult:
-    """The learner in every seat of every held-out deal against anchor players."""
+def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seeds: Sequence[int], key_seed: int, weights: Sequence[float] | None = None) -> EvalResult:
+    """The learner in every seat of every held-out deal against anchor players. ``weights``:
+    the deals' probabilities when they are all of the game's deals (exact enumeration); the
+    means are then weighted by them."""
     specs = rotated_specs(game, deal_seeds, lambda seat: {s: anchor_factory(s, seat) for s in range(game.num_players) if s != seat}, key_seed)
     results = play_episodes(game, specs, learner)
     wins, margins = [], []
@@ -170,7 +194,9 @@ def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seed
     decisions = sum(len(r.steps) for r in results)
     bad = sum(1 for r in results for s in r.steps if s.choice.illegal or s.choice.unparseable or s.choice.action is None)
     per_deal = per_deal_means(results)
-    return EvalResult(per_deal, float(np.mean(per_deal)), float(np.mean(wins)), bad / max(decisions, 1), float(np.mean(margins)))
+    w = np.full(len(per_deal), 1.0 / len(per_deal)) if weights is None else np.asarray(weights, dtype=np.float64)
+    ep_w = np.repeat(w, game.num_players) / game.num_players  # rotated_specs: every deal once per seat, in order
+    return EvalResult(per_deal, float(w @ per_deal), float(ep_w @ wins), bad / max(decisions, 1), float(ep_w @ margins))
 
 
 def silent_status(bad_answer_rate: float, threshold: float) -> str:
@@ -220,9 +246,16 @@ class GRPOTrainer:
         self.config = config if isinstance(config, GRPOConfig) else parse_config({"trainer": "grpo", **config})
         cfg = self.config
         self.run_dir = Path(run_dir)
+        resume = checkpoint_dir(Path(cfg.resume_from)) if cfg.resume_from else None
+        claim_run_dir(self.run_dir, continuing=resume)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
-        self.view = view or (default_view(cfg.game) if cfg.view == "auto" else MenuView())
+        self.view = view or (compact_view(self.game) if cfg.view == "auto" else menu_view(self.game))
         self.model, self.tokenizer = trainable_model(cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer)
+        parent = cfg.parent_run
+        if cfg.init_from:
+            src = checkpoint_dir(Path(cfg.init_from))
+            load_trainables(self.model, load_flat(src / "trainable.safetensors"))
+            parent = parent or str(src.parent.parent)
         self.reference = trainables(self.model)  # frozen copy for the KL penalty and the 'initial' anchor
         lr = cfg.optim.learning_rate
         if cfg.optim.schedule == "linear":
@@ -233,21 +266,32 @@ class GRPOTrainer:
         self.pool = Pool(list(cfg.pool.players), [(0, self.reference)] if cfg.pool.snapshot_every else [])
         self.progress = progress
         self.step = 0
+        self.episodes_total = 0
         self.baseline: list[float] | None = None  # per-deal eval values of the initial policy
+        self.role_baseline = [0.0] * self.game.num_players  # running mean return per seat (baseline = "role")
+        self.policy_tables: list[dict] = []  # the learner's exact policy at each evaluation (exploitability)
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        for spec in self.pool.players + ([cfg.eval.anchor] if cfg.eval.anchor != "initial" else []):
+        for spec in ([] if cfg.self_play else self.pool.players) + ([cfg.eval.anchor] if cfg.eval.anchor != "initial" else []):
             make_player(spec, seed=0)  # fail now, naming the player, rather than mid-run
-        self.eval_deals = [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)]
-        parent = cfg.parent_run
-        if cfg.resume_from:
-            ckpt = self._checkpoint_dir(Path(cfg.resume_from))
-            parent = parent or str(ckpt.parent.parent)
-            self._restore(ckpt)
+        enumerable = getattr(self.game, "enumerate_deals", None)
+        if enumerable is not None:  # few deals: evaluate every one of them, weighted by its probability
+            deals = deals_of(self.game)
+            self.eval_deals, self.eval_weights = [d for d, _ in deals], [p for _, p in deals]
+        else:
+            self.eval_deals = [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)]
+            self.eval_weights = None
+        if cfg.eval.exploitability:
+            deals_of(self.game)  # refuses, naming the fix, a game that cannot enumerate its deals
+            self._infos = information_states(self.game)
+        if resume is not None:
+            parent = parent or str(resume.parent.parent)
+            self._restore(resume)
         self.manifest = build_manifest(
             cfg.model_dump(mode="json"),
             seeds={"seed": cfg.seed, "eval_deals_seed": derive_seed(cfg.seed, "eval_deal", 0)},
             parent_dir=parent,
-            extra={"trainer": "grpo", "resumed_at_step": self.step if cfg.resume_from else None},
+            extra={"trainer": "grpo", "resumed_at_step": self.step if cfg.resume_from else None,
+                   "init_from": str(checkpoint_dir(Path(cfg.init_from))) if cfg.init_from else None},
         )
         write_manifest(self.run_dir, self.manifest)
 
@@ -263,15 +307,19 @@ class GRPOTrainer:
             weights=weights,
         )
 
+    def policy_table(self) -> dict:
+        """The learner's sampling policy (training temperature) at every information state, exact."""
+        return lm_policy_table(self.game, self.policy(), self._infos)
+
     def _opponent(self, entry: tuple[str, Any], seed: int):
         kind, value = entry
         if kind == "player":
             return make_player(value, seed=seed)
         return SnapshotPlayer(self.policy(temperature=self.config.pool.snapshot_temperature, weights=value[1]), seed=seed)
 
-    def _anchor(self, seat: int, learner_seat: int):
+    def _anchor(self, seat: int, learner_seat: int, salt: int = 0):
         anchor = self.config.eval.anchor
-        seed = derive_seed(self.config.seed, "anchor", seat)
+        seed = derive_seed(self.config.seed, "anchor", seat, *((salt,) if salt else ()))
         if anchor == "initial":
             return SnapshotPlayer(self.policy(temperature=0.0, weights=self.reference), seed=seed)
         return make_player(anchor, seed=seed)
@@ -285,6 +333,11 @@ class GRPOTrainer:
         group = 0
         for j in range(cfg.deals_per_step):
             deal = derive_seed(cfg.seed, "train_deal", step, j)
+            if cfg.self_play:  # the learner in every seat at once: one group per deal
+                for k in range(cfg.group_size):
+                    specs.append((group, EpisodeSpec(deal, 0, {}, derive_seed(cfg.seed, "sample", step, j, "self", k))))
+                group += 1
+                continue
             seats = range(game.num_players) if cfg.seats == "all" else [(step * cfg.deals_per_step + j) % game.num_players]
             for seat in seats:
                 rng = make_rng(cfg.seed, "table", step, j, seat)
@@ -295,56 +348,86 @@ class GRPOTrainer:
         return specs
 
     def samples(self, grouped: list[tuple[int, EpisodeSpec]], results: list[EpisodeResult]) -> tuple[list[Sample], list[float]]:
+        """One sample per learner decision. A *unit* is an (episode, learner seat) pair with that
+        seat's return; its baseline is the mean over its group and seat (``baseline = "group"``)
+        or the seat's running mean (``"role"``, updated after the step)."""
         cfg = self.config
-        returns = [episode_return(r, self.reward) for r in results]
-        group_ids = [g for g, _ in grouped]
-        episode_adv = centred_advantages(returns, group_ids, cfg.advantage_scale)
-        adv_by_episode: dict[int, np.ndarray] = {i: np.full(len(r.steps), episode_adv[i]) for i, r in enumerate(results)}
-        if cfg.advantage == "per_decision":
-            # each decision's return (outcome plus the penalties from it on) against its group's mean
-            # episode return, on the same scale as the episode advantages
-            means: dict[int, float] = {}
-            for g in set(group_ids):
-                means[g] = float(np.mean([returns[i] for i, gi in enumerate(group_ids) if gi == g]))
-            centred = np.array(returns) - np.array([means[g] for g in group_ids])
-            scale = float(np.std(centred)) if cfg.advantage_scale != "none" and np.std(centred) > 1e-9 else 1.0
-            for i, r in enumerate(results):
-                adv_by_episode[i] = (np.array(decision_returns(r, self.reward)) - means[group_ids[i]]) / scale
-        records, advs = [], []
+        units: list[tuple[int, int]] = []  # (episode index, seat)
         for i, r in enumerate(results):
-            for s, a in zip(r.steps, adv_by_episode[i]):
-                records.append(s.choice.record)
+            for seat in sorted({s.seat for s in r.steps}):
+                units.append((i, seat))
+        returns = [seat_return(results[i], seat, self.reward) for i, seat in units]
+        keys = [(grouped[i][0], seat) for i, seat in units]
+        if cfg.baseline == "role":
+            base = np.array([self.role_baseline[seat] for _, seat in units])
+            centred = np.asarray(returns, dtype=np.float64) - base
+            std = float(np.std(centred)) if len(centred) else 0.0
+            scale = std if cfg.advantage_scale != "none" and std > 1e-9 else 1.0
+            unit_adv = centred / scale
+            for seat in range(self.game.num_players):
+                vals = [r for r, (_, s) in zip(returns, units) if s == seat]
+                if vals:
+                    d = cfg.baseline_decay
+                    self.role_baseline[seat] = d * self.role_baseline[seat] + (1 - d) * float(np.mean(vals))
+        else:
+            ids = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+            unit_adv = centred_advantages(returns, [ids[k] for k in keys], cfg.advantage_scale)
+            means = {k: float(np.mean([r for r, kk in zip(returns, keys) if kk == k])) for k in ids}
+            base = np.array([means[k] for k in keys])
+            centred = np.asarray(returns, dtype=np.float64) - base
+            std = float(np.std(centred)) if len(centred) else 0.0
+            scale = std if cfg.advantage_scale != "none" and std > 1e-9 else 1.0
+        records, advs = [], []
+        for u, (i, seat) in enumerate(units):
+            steps = [st for st in results[i].steps if st.seat == seat]
+            if cfg.advantage == "per_decision":
+                # each decision's return (outcome plus the penalties from it on) against the unit's baseline
+                dec = seat_decision_returns(results[i], seat, self.reward)
+                adv = (np.asarray(dec) - base[u]) / scale
+            else:
+                adv = np.full(len(steps), unit_adv[u])
+            for st, a in zip(steps, adv):
+                records.append(st.choice.record)
                 advs.append(float(a))
         ref = self._menu_logprobs(records, self.reference)
         return [Sample(rec, a, tuple(rl)) for rec, a, rl in zip(records, advs, ref)], returns
 
     def _menu_logprobs(self, records: Sequence[LMRecord], weights: dict | None) -> list[np.ndarray]:
-        out = []
-        for start in range(0, len(records), 256):
-            part = records[start : start + 256]
+        if self.config.kl_beta == 0:  # the reference enters the loss only through the KL term
+            return [np.zeros(len(r.labels)) for r in records]
+        unique, inverse = _distinct(records)
+        rows = []
+        for start in range(0, len(unique), 256):
+            part = unique[start : start + 256]
             with swapped(self.model, weights):
                 lp = menu_logprobs(self.model, *records_batch(part), self.config.temperature)
                 mx.eval(lp)
             arr = np.array(lp)
-            out.extend(arr[i, : len(r.labels)] for i, r in enumerate(part))
-        return out
+            rows.extend(arr[i, : len(r.labels)] for i, r in enumerate(part))
+        return [rows[i] for i in inverse]
 
     def train_step(self, step: int) -> dict:
         cfg = self.config
         grouped = self.episode_specs(step)
         results = play_episodes(self.game, [s for _, s in grouped], self.policy(), illegal_penalty=cfg.reward.illegal_penalty)
         samples, returns = self.samples(grouped, results)
+        self.episodes_total += len(results)
         row: dict[str, Any] = {
             "step": step,
             "episodes": len(results),
+            "episodes_total": self.episodes_total,
             "decisions": len(samples),
             "reward_mean": float(np.mean(returns)),
             "reward_std": float(np.std(returns)),
+            "response_tokens": float(np.mean([1.0 for _ in samples])) if samples else 0.0,  # menu answers: one label token each
+            "prompt_tokens": float(np.mean([len(s.record.tokens) for s in samples])) if samples else 0.0,
             "illegal_actions": sum(1 for r in results for s in r.steps if s.choice.illegal),
             "parse_failures": sum(1 for r in results for s in r.steps if s.choice.unparseable),
             "opponent_errors": sum(r.opponent_errors for r in results),
             "truncated": sum(int(r.truncated) for r in results),
         }
+        if cfg.baseline == "role":
+            row.update({f"baseline_seat{i}": b for i, b in enumerate(self.role_baseline)})
         if samples:
             stats = []
             for epoch in range(cfg.ppo_epochs):
@@ -365,6 +448,8 @@ class GRPOTrainer:
                 )
             row.update({k: float(np.mean([s[k] for s in stats])) for k in stats[0]})
             row["clip_frac"] = stats[-1]["clip_frac"]
+            if cfg.kl_beta == 0:
+                del row["kl"]  # the reference is not evaluated then (no KL term in the loss)
         if cfg.pool.snapshot_every and step % cfg.pool.snapshot_every == 0:
             self.pool.snapshots.append((step, trainables(self.model)))
             self.pool.snapshots = self.pool.snapshots[-cfg.pool.max_snapshots :]
@@ -372,20 +457,38 @@ class GRPOTrainer:
 
     def evaluate(self) -> dict:
         cfg = self.config
-        res = evaluate(self.game, self.policy(temperature=0.0), self._anchor, self.eval_deals, derive_seed(cfg.seed, "eval_keys"))
+        greedy = self.policy(temperature=0.0)
+        keys = derive_seed(cfg.seed, "eval_keys")
+        res = evaluate(self.game, greedy, self._anchor, self.eval_deals, keys, self.eval_weights)
         if self.baseline is None:
             self.baseline = res.per_deal
-        iv = paired_bootstrap(res.per_deal, self.baseline, seed=derive_seed(cfg.seed, "bootstrap"), resamples=cfg.eval.bootstrap)
-        return {
+        out: dict[str, Any] = {
             "eval_mean": res.mean,
             "eval_win_rate": res.win_rate,
             "eval_margin": res.margin,
             "eval_bad_answer_rate": res.bad_answer_rate,
-            "eval_improvement": iv.mean,
-            "eval_improvement_low": iv.low,
-            "eval_improvement_high": iv.high,
-            "eval_deals": iv.n,
         }
+        exact = False
+        if self.eval_weights is not None:
+            # every deal enumerated and the learner greedy: exact, if the anchor is deterministic
+            # (checked by replaying with the anchors reseeded)
+            again = evaluate(self.game, greedy, lambda s, ls: self._anchor(s, ls, salt=1), self.eval_deals, keys, self.eval_weights)
+            exact = again.per_deal == res.per_deal
+        if exact:
+            diff = float(np.asarray(self.eval_weights) @ (np.asarray(res.per_deal) - np.asarray(self.baseline)))
+            out.update({"eval_improvement": diff, "eval_improvement_low": diff, "eval_improvement_high": diff, "eval_deals": len(res.per_deal)})
+        else:
+            iv = paired_bootstrap(res.per_deal, self.baseline, seed=derive_seed(cfg.seed, "bootstrap"), resamples=cfg.eval.bootstrap)
+            out.update({"eval_improvement": iv.mean, "eval_improvement_low": iv.low, "eval_improvement_high": iv.high, "eval_deals": iv.n})
+        out["eval_exact"] = exact
+        if cfg.eval.exploitability:
+            table = self.policy_table()
+            self.policy_tables.append(table)
+            last = exploitability(self.game, table)
+            avg = exploitability(self.game, average_policy(self.game, self.policy_tables))
+            out.update({"eval_exploitability": last.exploitability, "eval_avg_exploitability": avg.exploitability,
+                        "eval_policy_value_seat0": last.policy_values[0], "eval_snapshots": len(self.policy_tables)})
+        return out
 
     # -------------------------------------------------------------- the loop
     def run(self) -> RunSummary:
@@ -393,7 +496,7 @@ class GRPOTrainer:
         started = time.perf_counter()
         if self.step == 0:
             self.log.path.write_text("")
-            self.log.append({"step": 0, **self.evaluate()})
+            self.log.append({"step": 0, "episodes_total": 0, **self.evaluate()})
         final_eval = None
         for step in range(self.step + 1, cfg.steps + 1):
             row = self.train_step(step)
@@ -410,7 +513,8 @@ class GRPOTrainer:
         bad = [r["eval_bad_answer_rate"] for r in rows if "eval_bad_answer_rate" in r]
         status = silent_status(bad[-1] if bad else 0.0, cfg.eval.silent_threshold)
         if cfg.plot:
-            plot_metrics(rows, self.run_dir / "metrics.png", title=self.manifest["run_id"])
+            keys = ("reward_mean", "kl", "entropy", "eval_mean") + (("eval_exploitability", "eval_avg_exploitability") if cfg.eval.exploitability else ())
+            plot_metrics(rows, self.run_dir / "metrics.png", keys=keys, title=self.manifest["run_id"])
         self.manifest.update({"status": status, "final_eval": final_eval, "wall_s": round(time.perf_counter() - started, 2), "steps_done": self.step})
         write_manifest(self.run_dir, self.manifest)
         return RunSummary(self.run_dir, self.manifest["run_id"], self.step, rows, final_eval, status)
@@ -424,11 +528,15 @@ class GRPOTrainer:
         for i, (snap_step, weights) in enumerate(self.pool.snapshots):
             save_flat(ckpt / "pool" / f"snapshot_{i}.safetensors", weights)
         state = {
+            "trainer": "grpo",
             "step": self.step,
             "seed": self.config.seed,
             "rng": {"scheme": "derive_seed(seed, purpose, step, ...)", "next_step": self.step + 1},
             "pool": {"players": self.pool.players, "snapshot_steps": [s for s, _ in self.pool.snapshots]},
             "eval_baseline": self.baseline,
+            "role_baseline": self.role_baseline,
+            "episodes_total": self.episodes_total,
+            "policy_tables": self.policy_tables,
             "config": self.config.model_dump(mode="json"),
         }
         (ckpt / "state.json").write_text(json.dumps(state, indent=2))
@@ -436,15 +544,12 @@ class GRPOTrainer:
 
     @staticmethod
     def _checkpoint_dir(path: Path) -> Path:
-        if (path / "state.json").exists():
-            return path
-        found = sorted((path / "checkpoints").glob("step_*")) if (path / "checkpoints").exists() else []
-        if not found:
-            raise ConfigError(f"resume_from={str(path)!r} is neither a checkpoint (state.json) nor a run directory with checkpoints/")
-        return found[-1]
+        return checkpoint_dir(path)
 
     def _restore(self, ckpt: Path) -> None:
         state = json.loads((ckpt / "state.json").read_text())
+        if state.get("trainer", "grpo") != "grpo":
+            raise ConfigError(f"checkpoint {ckpt} is a {state['trainer']} run; resume_from continues a GRPO run (use init_from to start from its weights)")
         if state["seed"] != self.config.seed:
             raise ConfigError(f"checkpoint {ckpt} was trained with seed {state['seed']}; an exact resume needs the same seed")
         load_trainables(self.model, load_flat(ckpt / "trainable.safetensors"))
@@ -453,10 +558,30 @@ class GRPOTrainer:
         self.pool = Pool(state["pool"]["players"], [(s, load_flat(ckpt / "pool" / f"snapshot_{i}.safetensors")) for i, s in enumerate(state["pool"]["snapshot_steps"])])
         self.step = int(state["step"])
         self.baseline = state["eval_baseline"]
+        self.role_baseline = list(state.get("role_baseline", self.role_baseline))
+        self.episodes_total = int(state.get("episodes_total", 0))
+        self.policy_tables = [{k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in state.get("policy_tables", [])]
         src = ckpt.parent.parent / "metrics.jsonl"
         rows = [r for r in MetricsLog(src).rows() if r.get("step", 0) <= self.step] if src.exists() else []
         self.log.path.parent.mkdir(parents=True, exist_ok=True)
         self.log.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+
+def lm_policy_table(game, policy: LMPolicy, infos) -> dict:
+    """``policy``'s exact distribution over the legal actions at each information state (the
+    mass of a menu entry that is illegal goes to the game's default action, as the rollout plays)."""
+    menus = [policy.view.menu(game, i.pos, i.seat, include_illegal=policy.include_illegal) for i in infos]
+    dists = policy.distributions(menus)
+    table = {}
+    for info, menu, lp in zip(infos, menus, dists):
+        p = np.exp(lp - lp.max())
+        p = p / p.sum()
+        row = {game.action_id(a): 0.0 for a in info.actions}
+        default = game.action_id(game.default_action(info.pos.state, info.seat))
+        for a, legal, q in zip(menu.actions, menu.legal, p):
+            row[game.action_id(a) if legal else default] += float(q)
+        table[info.key] = row
+    return table
 
 
 def train(config: GRPOConfig | dict, run_dir: str | Path, **parts) -> RunSummary:

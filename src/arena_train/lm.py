@@ -182,17 +182,22 @@ class LMPolicy:
         return toks, tuple(self.tokens.tokens(menu.labels))
 
     def distributions(self, menus: Sequence[Menu]) -> list[np.ndarray]:
-        out: list[np.ndarray] = []
-        for start in range(0, len(menus), self.max_batch):
-            chunk = menus[start : start + self.max_batch]
-            enc = [self.encode(m) for m in chunk]
-            batch = pad_batch([e[0] for e in enc], [e[1] for e in enc])
+        """Log-probabilities over each menu; one forward row per distinct (prompt, labels)."""
+        encoded = [self.encode(m) for m in menus]
+        index: dict[tuple, int] = {}
+        for e in encoded:
+            index.setdefault(e, len(index))
+        unique = list(index)
+        rows: list[np.ndarray] = []
+        for start in range(0, len(unique), self.max_batch):
+            chunk = unique[start : start + self.max_batch]
+            batch = pad_batch([e[0] for e in chunk], [e[1] for e in chunk])
             with swapped(self.model, self.weights):
                 lp = menu_logprobs(self.model, *batch, temperature=self.temperature if self.temperature > 0 else 1.0)
                 mx.eval(lp)
             lp_np = np.array(lp, dtype=np.float64)
-            out.extend(lp_np[i, : len(m.labels)] for i, m in enumerate(chunk))
-        return out
+            rows.extend(lp_np[i, : len(e[1])] for i, e in enumerate(chunk))
+        return [rows[index[e]] for e in encoded]
 
     def decide(self, requests: Sequence[Request]) -> list[Choice]:
         menus = [self.view.menu(r.game, r.pos, r.seat, include_illegal=self.include_illegal) for r in requests]

@@ -148,3 +148,32 @@ def plot_metrics(rows: list[dict], path: str | Path, *, keys: tuple[str, ...] = 
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return out
+
+
+def checkpoint_dir(path: str | Path) -> Path:
+    """A checkpoint directory (holding ``state.json``), or a run directory's latest checkpoint."""
+    from arena_core.errors import ConfigError
+
+    path = Path(path)
+    if (path / "state.json").exists():
+        return path
+    found = sorted((path / "checkpoints").glob("step_*")) if (path / "checkpoints").exists() else []
+    found = [f for f in found if (f / "state.json").exists()]
+    if not found:
+        raise ConfigError(f"{str(path)!r} is neither a checkpoint (state.json) nor a run directory with checkpoints/")
+    return found[-1]
+
+
+def claim_run_dir(run_dir: str | Path, *, continuing: Path | None = None) -> None:
+    """Refuse a run directory that already holds a run (manifest, metrics or checkpoints), so
+    runs never mix; the one exception is resuming from a checkpoint of that same directory."""
+    from arena_core.errors import ConfigError
+
+    run_dir = Path(run_dir)
+    used = [n for n in ("manifest.json", "metrics.jsonl", "checkpoints") if (run_dir / n).exists()]
+    if not used:
+        return
+    if continuing is not None and Path(continuing).resolve().parent.parent == run_dir.resolve():
+        return
+    raise ConfigError(f"run directory {str(run_dir)!r} already holds a run ({', '.join(used)}); choose a new directory "
+                      "(runs never mix), or resume_from one of its checkpoints to continue it")

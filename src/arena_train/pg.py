@@ -22,7 +22,7 @@ from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .config import PolicyGradientConfig, parse_config
-from .manifest import MetricsLog, build_manifest, plot_metrics, write_manifest
+from .manifest import MetricsLog, build_manifest, claim_run_dir, plot_metrics, write_manifest
 from .rollout import Choice, EpisodeSpec, Request, RewardSpec, episode_return, paired_bootstrap, per_deal_means, play_episodes, rotated_specs
 
 
@@ -165,6 +165,7 @@ class PolicyGradientTrainer:
         self.config = config if isinstance(config, PolicyGradientConfig) else parse_config({"trainer": "policy_gradient", **config})
         cfg = self.config
         self.run_dir = Path(run_dir)
+        claim_run_dir(self.run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
         size = getattr(self.game, "observation_size", None)
         if not size:

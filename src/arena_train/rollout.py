@@ -66,9 +66,13 @@ class Learner(Protocol):
 
 @dataclass(frozen=True)
 class EpisodeSpec:
+    """One episode to play. Every seat without an opponent is the learner's: an empty
+    ``opponents`` is self-play with the learner in every seat at once (``learner_seat`` is
+    then only the seat that :func:`per_deal_means` and the rewards read first)."""
+
     deal_seed: int
     learner_seat: int
-    opponents: Mapping[int, Any]  # seat -> player (act(Decision))
+    opponents: Mapping[int, Any]  # seat -> player (act(Decision)); missing seats are the learner's
     key_seed: int  # seeds the learner's draws in this episode
 
 
@@ -114,7 +118,7 @@ def play_episodes(
                 if game.is_over(pos) or pos.ply >= cap:
                     break
                 seat = game.current_player(pos)
-                if seat == spec.learner_seat:
+                if seat not in spec.opponents:
                     break
                 action, bad = _opponent_action(game, pos, seat, spec.opponents[seat], spec.deal_seed)
                 results[i].opponent_errors += int(bad)
@@ -130,7 +134,7 @@ def play_episodes(
                     res.returns = tuple(0.0 for _ in range(game.num_players))
                 continue
             key = _decision_key(spec.key_seed, pos.ply)
-            requests.append(Request(game, pos, spec.learner_seat, i, key))
+            requests.append(Request(game, pos, game.current_player(pos), i, key))
         if not requests:
             break
         choices = learner.decide(requests)
@@ -191,6 +195,23 @@ def decision_returns(result: EpisodeResult, spec: RewardSpec) -> list[float]:
     penalties = [s.penalty for s in result.steps]
     tails = np.cumsum(penalties[::-1])[::-1] if penalties else []
     return [base + float(t) for t in tails]
+
+
+def seat_return(result: EpisodeResult, seat: int, spec: RewardSpec) -> float:
+    """The reward of ``seat`` (a learner seat; several in self-play): the outcome from that
+    seat's point of view plus the penalties of that seat's own decisions."""
+    from dataclasses import replace
+
+    return outcome_reward(replace(result, learner_seat=seat), spec) + sum(s.penalty for s in result.steps if s.seat == seat)
+
+
+def seat_decision_returns(result: EpisodeResult, seat: int, spec: RewardSpec) -> list[float]:
+    """:func:`decision_returns` for the decisions of ``seat`` only (per-turn credit: each
+    decision is charged the outcome plus the penalties at or after it)."""
+    from dataclasses import replace
+
+    own = replace(result, learner_seat=seat, steps=[s for s in result.steps if s.seat == seat])
+    return decision_returns(own, spec)
 
 
 def group_advantages(returns: Sequence[float], eps: float = 1e-6) -> np.ndarray:

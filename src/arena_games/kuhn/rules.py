@@ -26,6 +26,7 @@ class KuhnAction(IntEnum):
 
 
 _TERMINAL = {(0, 0), (1, 0), (1, 1), (0, 1, 0), (0, 1, 1)}
+_DEAL_SEEDS: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,24 @@ class KuhnPoker(Game[KuhnState, KuhnAction]):
 
     def action_from_id(self, index: int) -> KuhnAction:
         return KuhnAction(index)
+
+    def enumerate_deals(self) -> list[tuple[int, float]]:
+        """The 6 deals (ordered card pairs), each with probability 1/6, as the deal seed of
+        each (the first seed that deals it); used for exact evaluation by enumeration."""
+        global _DEAL_SEEDS
+        if _DEAL_SEEDS is None:
+            found: dict[tuple[int, int], int] = {}
+            seed = 0
+            while len(found) < 6:
+                found.setdefault(self.start(seed).state.cards, seed)
+                seed += 1
+            _DEAL_SEEDS = tuple(found[c] for c in sorted(found))
+        return [(s, 1 / 6) for s in _DEAL_SEEDS]
+
+    def views(self):
+        from .views import KuhnCompactView
+
+        return {**super().views(), "compact": KuhnCompactView}
 
     def sample_hidden_state(self, state: KuhnState, player: int, rng: np.random.Generator) -> KuhnState:
         own = state.cards[player]

@@ -443,6 +443,11 @@ class MegaGem(Game[MegaGemState, Action]):
 
         return MegaGemTextView()
 
+    def views(self):
+        from .views import MegaGemCompactView
+
+        return {**super().views(), "compact": MegaGemCompactView}
+
 
 def resolve_winner(bids: tuple[int, ...], tiebreak: tuple[int, ...]) -> int:
     """Highest bid wins; among the highest, the earliest seat in the tiebreak queue."""

@@ -1,0 +1,84 @@
+"""Views: how a game is shown to a player, by name, supplied by the game itself.
+
+``Game.views()`` maps a view name to a zero-argument factory. Every game has
+
+- ``"text"``: its language-model view (prompt and answer parser; ``Game.text_view()``);
+- ``"menu"``: :class:`MenuView`, its own prompt plus a lettered menu of its legal actions;
+
+and a game may add more, e.g. ``"compact"``: a short prompt whose action labels are single
+characters (a small trainable model reads it in one forward pass). Players and trainers
+look views up through :func:`get_view`, so a third-party game brings its own views by
+overriding ``views()`` (``{**super().views(), "compact": MyCompactView}``); no table of game
+ids lives anywhere else.
+
+A menu view's ``menu(game, pos, player, include_illegal=False)`` returns a :class:`Menu`.
+"""
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .game import Game, Position
+
+
+@dataclass(frozen=True)
+class Menu:
+    """One decision as a menu-reading player sees it: the prompt text, the actions on offer
+    (the legal set, or a larger fixed set), one distinct label per action and its legality."""
+
+    text: str
+    actions: tuple[Any, ...]
+    labels: tuple[str, ...]
+    legal: tuple[bool, ...]
+
+    def __post_init__(self) -> None:
+        if not (len(self.actions) == len(self.labels) == len(self.legal)):
+            raise ConfigError("a Menu needs one label and one legality flag per action")
+        if len(set(self.labels)) != len(self.labels):
+            raise ConfigError(f"menu labels must be distinct, got {self.labels}")
+        if not any(self.legal):
+            raise ConfigError("a Menu must offer at least one legal action")
+
+
+class MenuViewProtocol(Protocol):
+    def menu(self, game: "Game", pos: "Position", player: int, *, include_illegal: bool = False) -> Menu: ...
+
+
+@dataclass(frozen=True)
+class MenuView:
+    """Any game: its own text prompt, then ``A) <action>`` lines; the answer is the letter.
+    Holds up to 52 legal actions (A-Z, a-z)."""
+
+    letters: str = string.ascii_uppercase + string.ascii_lowercase
+
+    def menu(self, game, pos, player, *, include_illegal: bool = False) -> Menu:
+        prompt = game.text_view().prompt(game, pos, player)
+        actions = tuple(game.legal(pos, player))
+        if len(actions) > len(self.letters):
+            raise ConfigError(
+                f"{game.spec.id}: {len(actions)} legal actions exceed the {len(self.letters)} menu letters; "
+                "give the game a 'compact' view (override Game.views(), see arena_core.views)"
+            )
+        labels = tuple(self.letters[: len(actions)])
+        lines = "\n".join(f"{lb}) {game.action_to_str(a)}" for lb, a in zip(labels, actions))
+        text = f"{prompt.system}\n{prompt.user}\nChoose by letter:\n{lines}\nAnswer:"
+        return Menu(text, actions, labels, (True,) * len(actions))
+
+
+def default_views(game: "Game") -> dict[str, Callable[[], Any]]:
+    """The views every game has: ``text`` (its ``text_view()``) and ``menu`` (:class:`MenuView`)."""
+    return {"text": game.text_view, "menu": MenuView}
+
+
+def get_view(game: "Game", name: str, *, fallback: str | None = None) -> Any:
+    """A fresh instance of ``game``'s view ``name`` (or of ``fallback`` when the game has no
+    such view); one clear line naming the views it has otherwise."""
+    views: Mapping[str, Callable[[], Any]] = game.views()
+    factory = views.get(name) or (views.get(fallback) if fallback else None)
+    if factory is None:
+        raise ConfigError(f"{game.spec.id} has no {name!r} view; it has {sorted(views)} (a game adds views by overriding Game.views())")
+    return factory()

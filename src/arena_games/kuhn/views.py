@@ -1,0 +1,23 @@
+"""Kuhn poker's compact view (the ``"compact"`` entry of ``KuhnPoker.views()``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arena_core.views import Menu
+
+KUHN_LABELS = ("p", "b")  # pass, bet: single bytes are always single tokens of a byte-level BPE
+KUHN_HISTORY = ("c", "r")  # past actions (check/raise) in other tokens than the answers
+
+
+@dataclass(frozen=True)
+class KuhnCompactView:
+    """``"kuhn <seat> <history or -> <card>"``; the answer is ``p`` (pass) or ``b`` (bet).
+    The private card comes last and the history uses other letters than the answers (a tiny
+    model's last position then depends on the card; see docs/training.md)."""
+
+    def menu(self, game, pos, player, *, include_illegal: bool = False) -> Menu:
+        obs = game.observe(pos, player)
+        history = "".join(KUHN_HISTORY[0] if h == "pass" else KUHN_HISTORY[1] for h in obs["history"]) or "-"
+        actions = tuple(game.legal(pos, player))
+        labels = tuple(KUHN_LABELS[game.action_id(a)] for a in actions)
+        return Menu(f"kuhn {player} {history} {obs['card']}", actions, labels, (True,) * len(actions))

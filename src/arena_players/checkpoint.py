@@ -1,0 +1,100 @@
+"""A trained checkpoint as an arena player: ``checkpoint:run=RUN_DIR[,step=N][,temperature=T]``.
+
+Loads the trainable weights any language-model trainer wrote (GRPO, expert iteration) from
+``RUN_DIR/checkpoints/step_NNNNNN/`` (the latest step unless ``step`` is given; ``run`` may
+also name the checkpoint directory itself), rebuilds the model the run's config names, and
+answers through the game's own compact view (``Game.views()``; the menu view for a run
+trained with ``view = "menu"``). ``temperature`` 0 (the default) plays the most likely
+answer; ``temperature=train`` samples at the run's training temperature (the policy GRPO
+optimised), from the decision's seeded generator.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from arena_core.errors import ConfigError, PlayerError
+from arena_core.players import BasePlayer, Decision
+
+
+def find_checkpoint(run: str | Path, step: int | None = None) -> Path:
+    """The checkpoint directory of ``run`` at ``step`` (latest if None); one clear line otherwise."""
+    path = Path(run)
+    if (path / "state.json").exists() and step is None:
+        return path
+    ckpts = path / "checkpoints"
+    if not path.exists():
+        raise ConfigError(f"checkpoint player: run directory {str(path)!r} does not exist")
+    found = sorted(p for p in ckpts.glob("step_*") if (p / "state.json").exists()) if ckpts.exists() else []
+    if not found:
+        raise ConfigError(f"checkpoint player: {str(path)!r} holds no checkpoints/step_*/ (train with checkpoint_every, or name a checkpoint directory)")
+    if step is None:
+        return found[-1]
+    want = ckpts / f"step_{int(step):06d}"
+    if want not in found:
+        steps = ", ".join(str(int(p.name[5:])) for p in found)
+        raise ConfigError(f"checkpoint player: {str(path)!r} has no step {step}; steps saved: {steps}")
+    return want
+
+
+class CheckpointPlayer(BasePlayer):
+    """Plays a trained language-model checkpoint (see the module docstring)."""
+
+    name = "checkpoint"
+
+    def __init__(self, seed: int = 0, run: str | None = None, step: int | None = None, temperature: Any = 0.0):
+        super().__init__(seed)
+        if not run:
+            raise ConfigError("checkpoint player needs run=RUN_DIR (a training run directory or a checkpoint directory)")
+        self.path = find_checkpoint(run, step)
+        state = json.loads((self.path / "state.json").read_text())
+        self.state = state
+        cfg = state.get("config", {})
+        self.game_id = cfg.get("game")
+        self.step = int(state.get("step", 0))
+        self.view_name = cfg.get("view", "auto")
+        if temperature == "train":
+            temperature = float(cfg.get("temperature", 1.0))
+        try:
+            self.temperature = float(temperature)
+        except (TypeError, ValueError):
+            raise ConfigError(f"checkpoint player: temperature={temperature!r} must be a number or 'train'") from None
+        self._model = self._tokenizer = None
+        self._policies: dict[int, Any] = {}
+        self._model_cfg = cfg.get("model", {})
+
+    def _load(self):
+        if self._model is None:
+            from arena_train.config import ModelConfig
+            from arena_train.lm import load_flat, load_trainables, trainable_model
+
+            model_cfg = ModelConfig(**self._model_cfg)
+            model, tok = trainable_model(model_cfg, seed=0)
+            load_trainables(model, load_flat(self.path / "trainable.safetensors"))
+            self._model, self._tokenizer = model, tok
+        return self._model, self._tokenizer
+
+    def policy_for(self, game):
+        """The :class:`arena_train.lm.LMPolicy` this player decides with on ``game`` (built once)."""
+        if self.game_id and game.spec.id != self.game_id:
+            raise PlayerError(f"checkpoint {self.path} was trained on {self.game_id!r}, not {game.spec.id!r}")
+        pol = self._policies.get(id(game))
+        if pol is None:
+            from arena_train.lm import LMPolicy
+            from arena_train.views import compact_view, menu_view
+
+            model, tok = self._load()
+            view = menu_view(game) if self.view_name == "menu" else compact_view(game)
+            pol = self._policies[id(game)] = LMPolicy(model, tok, view, temperature=self.temperature)
+        return pol
+
+    def act(self, decision: Decision):
+        from arena_train.rollout import Request
+
+        policy = self.policy_for(decision.game)
+        key = int(decision.rng("checkpoint", self.seed).integers(0, 2**62))
+        choice = decision.view_with(lambda game, pos, seat: policy.decide([Request(game, pos, seat, 0, key)])[0])
+        if choice.action is None:
+            raise PlayerError(f"checkpoint {self.path} chose a menu entry that is not legal here")
+        return choice.action
