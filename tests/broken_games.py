@@ -7,9 +7,9 @@ import zlib
 import numpy as np
 
 from arena_core.game import Position
-from arena_core.spec import GameSpec
+from arena_core.spec import GameSpec, Information, TurnStructure
 from arena_games.kuhn import KuhnAction, KuhnPoker, KuhnState
-from toy_games import RepeatedPennies
+from toy_games import CountToTwenty, RepeatedPennies
 
 
 def _spec(**changes) -> GameSpec:
@@ -134,6 +134,91 @@ class NondeterministicReplay(KuhnPoker):
         return f"{action.name.lower()}#{zlib.crc32(str(type(self).counter).encode()) % 3}"
 
 
+class DealsFromGlobalRandom(KuhnPoker):
+    """Draws the deal from Python's global `random` module instead of the rng it is given."""
+
+    def initial_state(self, rng):
+        cards = random.sample(range(3), 2)
+        return KuhnState((cards[0], cards[1]))
+
+
+class DealsFromNumpyGlobal(KuhnPoker):
+    """Draws the deal from numpy's global generator."""
+
+    def initial_state(self, rng):
+        deal = np.random.permutation(3)
+        return KuhnState((int(deal[0]), int(deal[1])))
+
+
+class MutatesInputState(KuhnPoker):
+    """next_state appends to the history of the state it was given and returns that same object."""
+
+    def next_state(self, state, joint):
+        (action,) = joint.values()
+        object.__setattr__(state, "history", state.history + (action,))
+        return state
+
+
+class MutatesAndWrongMask(MutatesInputState):
+    """The mutation plus a mask that disagrees with the legal set (as in the issue's report)."""
+
+    def legal_mask(self, state, player):
+        return np.ones(self.num_actions, dtype=np.int8) if state.history else np.array([1, 0], dtype=np.int8)
+
+
+class EncodesOpponentCard(KuhnPoker):
+    """observe() is fine, but the numeric vector Gym/PettingZoo agents get holds the opponent's card."""
+
+    observation_size = 12
+
+    def encode_observation(self, state, player):
+        out = np.zeros(12, dtype=np.float32)
+        out[:9] = super().encode_observation(state, player)
+        out[9 + state.cards[1 - player]] = 1.0
+        return out
+
+
+class EncodingDropsHistory(KuhnPoker):
+    """The encoding keeps only the own card although the spec claims observation_is_state (the default)."""
+
+    def encode_observation(self, state, player):
+        out = np.zeros(9, dtype=np.float32)
+        out[state.cards[player]] = 1.0
+        return out
+
+
+class EncodingOutOfBounds(CountToTwenty):
+    observation_bounds = (0.0, 1.0)
+
+
+class ClaimsNoChance(KuhnPoker):
+    spec = _spec(chance=False)
+
+
+class ClaimsChance(CountToTwenty):
+    spec = CountToTwenty.spec.model_copy(update={"chance": True})
+
+
+class ClaimsPerfectInformation(KuhnPoker):
+    spec = _spec(information=Information.PERFECT)
+
+
+class SimultaneousClaimsPerfect(RepeatedPennies):
+    spec = RepeatedPennies.spec.model_copy(update={"information": Information.PERFECT})
+
+
+class ClaimsSequential(RepeatedPennies):
+    spec = RepeatedPennies.spec.model_copy(update={"turn_structure": TurnStructure.SEQUENTIAL})
+
+
+class ClaimsSimultaneous(KuhnPoker):
+    spec = _spec(turn_structure=TurnStructure.SIMULTANEOUS)
+
+
+class ClaimsMixed(KuhnPoker):
+    spec = _spec(turn_structure=TurnStructure.MIXED)
+
+
 BROKEN = {
     "legal_play": CrashesOnLegalMove,
     "determinism": StatefulObservation,
@@ -146,9 +231,57 @@ BROKEN = {
     "length_bound": TooLong,
     "serialization": LosesHistoryWhenSerialised,
     "replay": NondeterministicReplay,
-    "no_global_rng": TouchesGlobalRandom,
+    "no_global_rng": DealsFromGlobalRandom,
+    "no_state_mutation": MutatesInputState,
     "no_private_leak": ShowsOpponentCard,
     "hidden_state_sampling": SamplerChangesOwnCard,
     "commit_reveal": PeeksAtCommitments,
+    "chance": ClaimsNoChance,
+    "turn_structure": ClaimsSequential,
+    "information": ClaimsPerfectInformation,
+    "encoding": EncodesOpponentCard,
     "pettingzoo_api": WrongEncodingShape,
 }
+
+
+#: what the failure message of each check must say about its broken game (the defect, named)
+NAMED = {
+    "legal_play": "crashed",
+    "determinism": "observations differ",
+    "cross_process_determinism": "PYTHONHASHSEED",
+    "mask_matches_legal": "share an index",
+    "illegal_rejected": "was accepted",
+    "no_step_after_end": "after the end",
+    "returns_bounds": "outside the declared",
+    "returns_sum": "sum to",
+    "length_bound": "max_length",
+    "serialization": "JSON round trip",
+    "replay": "replay",
+    "no_global_rng": "global RNG",
+    "no_state_mutation": "next_state changed its input state",
+    "no_private_leak": "observation changes",
+    "hidden_state_sampling": "sampled state",
+    "commit_reveal": "commitment",
+    "chance": "declare chance=True",
+    "turn_structure": "declared sequential",
+    "information": "declare Information.IMPERFECT",
+    "encoding": "carries something observe() does not show",
+    "pettingzoo_api": "pettingzoo_api",
+}
+
+#: further broken games: (check, game class, what its failure message must say)
+MORE_BROKEN = [
+    ("no_global_rng", DealsFromNumpyGlobal, "plays differently when numpy's global random state is reseeded"),
+    ("no_global_rng", DealsFromGlobalRandom, "plays differently when Python's global `random` is reseeded"),
+    ("determinism", DealsFromGlobalRandom, "the global RNG"),
+    ("no_global_rng", TouchesGlobalRandom, "global RNG"),
+    ("no_state_mutation", MutatesAndWrongMask, "next_state changed its input state"),
+    ("mask_matches_legal", MutatesAndWrongMask, "mask"),
+    ("no_private_leak", EncodesOpponentCard, "numeric observation (encode_observation"),
+    ("encoding", EncodingDropsHistory, "observation_is_state=False"),
+    ("encoding", EncodingOutOfBounds, "outside observation_bounds"),
+    ("chance", ClaimsChance, "declared chance=True"),
+    ("information", SimultaneousClaimsPerfect, "hidden until the reveal"),
+    ("turn_structure", ClaimsSimultaneous, "declared simultaneous"),
+    ("turn_structure", ClaimsMixed, "declared mixed"),
+]

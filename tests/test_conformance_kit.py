@@ -4,7 +4,7 @@ import pytest
 from arena_core.spec import CONFORMANCE_CHECKS
 from arena_core.testing import ConformanceError, assert_conformance, run_conformance
 from arena_games.kuhn import KuhnPoker
-from broken_games import BROKEN, NoSampler
+from broken_games import BROKEN, MORE_BROKEN, NAMED, NoSampler
 from toy_games import CountToTwenty, RepeatedPennies
 
 
@@ -24,7 +24,15 @@ def test_the_kit_flags_the_broken_game(check):
     game = BROKEN[check]()
     results = {r.name: r for r in run_conformance(game, max_examples=15)}
     assert results[check].status == "failed", f"{check} was not flagged: {results[check]}"
-    assert check in results[check].detail or results[check].detail
+    assert results[check].detail.startswith(f"{check}:"), results[check].detail
+    assert NAMED[check] in results[check].detail, results[check].detail
+
+
+@pytest.mark.parametrize("check,game_cls,named", MORE_BROKEN, ids=[f"{c}-{g.__name__}" for c, g, _ in MORE_BROKEN])
+def test_the_kit_names_the_defect(check, game_cls, named):
+    (result,) = run_conformance(game_cls(), max_examples=15, checks=[check])
+    assert result.status == "failed", f"{game_cls.__name__} passed {check}"
+    assert result.detail.startswith(f"{check}:") and named in result.detail, result.detail
 
 
 def test_missing_sampler_fails_the_leak_check_unless_declared():

@@ -40,6 +40,72 @@ def test_gymnasium_check_env():
     check_env(ArenaGymEnv(CountToTwenty(), [RandomPlayer(1), RandomPlayer(2)], seat=2), skip_render_check=True)
 
 
+def _available_games():
+    from arena_core.registry import availability, list_plugins
+
+    return [p.name for p in list_plugins("games") if availability("games", p.name)[0]]
+
+
+@pytest.mark.parametrize("game_id", _available_games())
+def test_gymnasium_check_env_passes_on_every_available_game_with_defaults(game_id):
+    """Default opponents (uniform random), default policy: check_env's random (mostly illegal)
+    actions are replaced by the game's default action, never raised."""
+    from arena_core.registry import make_game
+
+    check_env(ArenaGymEnv(make_game(game_id)))
+
+
+def _to_a_restricted_mask(env):
+    obs, info = env.reset(seed=0)
+    while obs["action_mask"].all():
+        obs, _, _, _, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    return obs, info
+
+
+def test_gym_exposes_legality_as_action_masks_and_in_info():
+    env = ArenaGymEnv(CountToTwenty(num_players=2))
+    obs, info = _to_a_restricted_mask(env)
+    masks = env.action_masks()
+    assert masks.dtype == bool and masks.tolist() == obs["action_mask"].astype(bool).tolist()
+    assert info["action_mask"].tolist() == obs["action_mask"].tolist()
+    assert [env.game.action_id(a) for a in info["legal_actions"]] == np.flatnonzero(masks).tolist()
+
+
+def test_an_illegal_action_under_the_gym_view_plays_the_default_action_and_says_so():
+    env = ArenaGymEnv(CountToTwenty(num_players=2))
+    obs, _ = _to_a_restricted_mask(env)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    ply = env.match.ply
+    _, _, _, _, info = env.step(illegal)
+    assert info["illegal_action"] is True and info["policy_verdict"] == "default"
+    events = env.match.record.events
+    policy = next(e for e in events if e.type == "policy" and e.ply == ply)
+    assert policy.verdict == "default" and policy.player == env.seat
+    substituted = next(e for e in events if e.type == "step" and e.ply == ply)
+    default = env.game.default_action(_state_at(env, ply), env.seat)
+    assert substituted.substituted and substituted.action_id == env.game.action_id(default)
+
+
+def _state_at(env, ply):
+    pos = env.game.start(env.match.seed)
+    for e in env.match.record.events:
+        if e.type == "step" and e.ply < ply:
+            pos = env.game.act(pos, e.player, env.game.action_from_id(e.action_id))
+    return pos.state
+
+
+def test_the_gym_policy_can_still_be_chosen():
+    env = ArenaGymEnv(CountToTwenty(num_players=2), policy=IllegalActionPolicy())
+    obs, _ = _to_a_restricted_mask(env)
+    with pytest.raises(IllegalActionError):
+        env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    env = ArenaGymEnv(CountToTwenty(num_players=2), policy=IllegalActionPolicy(mode="penalize"))
+    obs, _ = _to_a_restricted_mask(env)
+    _, reward, terminated, _, info = env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    assert terminated and info["end_reason"] == "forfeit" and reward == -1
+    assert not env.action_masks().any()
+
+
 def _play_aec(env, seed):
     env.reset(seed=seed)
     trace = []

@@ -46,6 +46,8 @@ class Match:
         self.seed = int(seed)
         self.policy = policy
         self.turn_cap = turn_cap
+        # with no cap given, the game's declared max_length caps it: a longer game is truncated, never a draw
+        self._cap = game.spec.max_length if turn_cap is None else turn_cap
         self.time_cap_s = time_cap_s
         self._clock = clock
         self._started = clock()
@@ -209,8 +211,8 @@ class Match:
             self._emit_event(self._step(*raw))
         if self.game.is_over(new_pos):
             self._finish(EndReason.NATURAL)
-        elif self.turn_cap is not None and new_pos.ply >= self.turn_cap:
-            self._finish(EndReason.TURN_CAP, detail=f"turn cap of {self.turn_cap} decisions")
+        elif new_pos.ply >= self._cap:
+            self._finish(EndReason.TURN_CAP, detail=f"turn cap of {self._cap} decisions" + ("" if self.turn_cap else " (the game's declared max_length)"))
         else:
             self.check_clock()
 

@@ -27,6 +27,8 @@ def play_episode(
 
     A player that raises or answers with something that is not a legal action is recorded and
     handled by ``policy`` (with the ``raise`` policy, illegal actions raise; crashes forfeit).
+    With no ``turn_cap``, the game's ``spec.max_length`` caps it: a game still running after
+    that many decisions ends as a ``turn_cap`` truncation (no returns, never a draw).
     """
     if len(players) != game.num_players:
         raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(players)}")

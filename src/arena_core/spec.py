@@ -48,9 +48,14 @@ CONFORMANCE_CHECKS = (
     "serialization",
     "replay",
     "no_global_rng",
+    "no_state_mutation",
     "no_private_leak",
     "hidden_state_sampling",
     "commit_reveal",
+    "chance",
+    "turn_structure",
+    "information",
+    "encoding",
     "pettingzoo_api",
 )
 
@@ -72,6 +77,11 @@ class GameSpec(BaseModel):
     max_length: int = Field(ge=1, description="upper bound on the number of decisions (player actions)")
     reward_bounds: tuple[float, float]
     free_text: bool = False
+    observation_is_state: bool = Field(
+        default=True,
+        description="the numeric observation (encode_observation) tells apart every two different observations of a "
+        "player; False when it is only a summary (TextArena titles: seat, turn, legal mask and progress, no game state)",
+    )
     exempt_checks: Mapping[str, str] = Field(
         default_factory=dict,
         description="conformance checks this game cannot satisfy, each with the reason",

@@ -1,25 +1,49 @@
-"""A Gymnasium single-agent view: one seat plays against fixed players."""
+"""A Gymnasium single-agent view: one seat plays against fixed players.
+
+Legality is exposed three ways: ``observation["action_mask"]``, ``info["action_mask"]`` (with
+the typed ``info["legal_actions"]``), and :meth:`ArenaGymEnv.action_masks` (the method
+sb3-contrib's ``MaskablePPO`` calls). An illegal action index does not raise by default: the
+policy is :data:`GYM_POLICY` (``default``), so the game's default action is played in its place
+and the step's ``info`` says so (``illegal_action: True``, ``policy_verdict: "default"``); the
+episode record keeps the policy event. Pass ``policy=`` to choose another (``penalize`` ends the
+episode with the learner's forfeit, ``raise`` raises :class:`~arena_core.errors.IllegalActionError`).
+"""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import gymnasium as gym
+import numpy as np
 
 from ..errors import ConfigError
 from ..game import Game
 from ..match import Match
-from ..players import Player, begin_episodes
-from ..policy import RAISE, IllegalActionPolicy
+from ..players import Decision, Player, begin_episodes
+from ..policy import IllegalActionPolicy
 from ..runner import step_player
 from ..seeding import derive_seed
 from . import spaces as sp
 
+#: the Gym view's default illegal-action policy: play the game's default action instead
+GYM_POLICY = IllegalActionPolicy(mode="default")
+
+
+class UniformRandomOpponent:
+    """The default opponent: a uniformly random legal action, drawn from (episode seed, seat, ply)."""
+
+    name = "uniform_random"
+
+    def act(self, decision: Decision) -> Any:
+        legal = decision.legal_actions
+        return legal[int(decision.rng("uniform_random").integers(len(legal)))]
+
 
 class ArenaGymEnv(gym.Env):
-    """Seat ``seat`` is the learner; ``opponents`` fill the other seats in order.
+    """Seat ``seat`` is the learner; ``opponents`` fill the other seats in order (by default
+    :class:`UniformRandomOpponent` in each).
 
-    The reward is the learner's return when the episode ends (0 before, and 0 when truncated);
-    the mask is ``observation["action_mask"]``.
+    The reward is the learner's return when the episode ends (0 before, and 0 when truncated).
+    With no ``turn_cap`` the game's ``spec.max_length`` caps the episode (a truncation).
     """
 
     metadata = {"render_modes": []}
@@ -27,12 +51,14 @@ class ArenaGymEnv(gym.Env):
     def __init__(
         self,
         game: Game,
-        opponents: Sequence[Player],
+        opponents: Sequence[Player] | None = None,
         *,
         seat: int = 0,
-        policy: IllegalActionPolicy = RAISE,
+        policy: IllegalActionPolicy = GYM_POLICY,
         turn_cap: int | None = None,
     ):
+        if opponents is None:
+            opponents = [UniformRandomOpponent() for _ in range(game.num_players - 1)]
         if len(opponents) != game.num_players - 1:
             raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players - 1} opponents, got {len(opponents)}")
         if not 0 <= seat < game.num_players:
@@ -60,7 +86,7 @@ class ArenaGymEnv(gym.Env):
     def step(self, action: Any):
         if self.match is None or self.match.done:
             raise RuntimeError("call reset() before step(): the episode has ended")
-        self.match.submit_id(self.seat, action)
+        outcome = self.match.submit_id(self.seat, action)
         self._advance()
         reward = 0.0
         terminated = truncated = False
@@ -68,7 +94,18 @@ class ArenaGymEnv(gym.Env):
             end = self.match.end
             terminated, truncated = end.terminated, end.truncated
             reward = float(end.returns[self.seat]) if end.returns is not None else 0.0
-        return self._obs(), reward, terminated, truncated, self._info()
+        info = self._info()
+        info["illegal_action"] = outcome.verdict is not None
+        if outcome.verdict is not None:
+            info["policy_verdict"] = outcome.verdict.value
+        return self._obs(), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a boolean vector over ``range(num_actions)`` (all
+        False once the episode has ended); the interface of sb3-contrib's maskable algorithms."""
+        if self.match is None or self.match.done:
+            return np.zeros(self.game.num_actions, dtype=bool)
+        return self.game.mask(self.match.position, self.seat).astype(bool)
 
     def _advance(self) -> None:
         while not self.match.done and self.match.to_act() != self.seat:
@@ -79,7 +116,10 @@ class ArenaGymEnv(gym.Env):
         return sp.observe(self.game, self.match.position, self.seat, live=not self.match.done)
 
     def _info(self) -> dict:
-        info: dict[str, Any] = {"legal_actions": self.match.legal_actions(self.seat)}
+        info: dict[str, Any] = {
+            "legal_actions": self.match.legal_actions(self.seat),
+            "action_mask": self.action_masks().astype(np.int8),
+        }
         if self.match.done:
             info["end_reason"] = self.match.end.reason.value
         return info

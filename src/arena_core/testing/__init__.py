@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import contextlib
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Iterable, Literal
@@ -23,7 +24,18 @@ from typing import Iterable, Literal
 from ..game import Game
 from ..seeding import make_rng
 from ..spec import CONFORMANCE_CHECKS
-from .checks import PLAYTHROUGH_CHECKS, CheckFailure, check_cross_process_determinism, play_random
+from .checks import (
+    CHILD_ENV,
+    PLAYTHROUGH_CHECKS,
+    CannotRebuild,
+    CheckFailure,
+    check_chance_observed,
+    check_cross_process_determinism,
+    check_turn_structure_observed,
+    play_random,
+    seed_matters,
+    turn_shapes,
+)
 
 __all__ = ["CheckResult", "ConformanceError", "assert_conformance", "registered_games", "run_conformance", "CONFORMANCE_CHECKS"]
 
@@ -61,8 +73,13 @@ def run_conformance(
     if unknown:
         raise ValueError(f"unknown checks {sorted(unknown)}; known: {CONFORMANCE_CHECKS}")
     exempt = dict(game.spec.exempt_checks)
+    if os.environ.get(CHILD_ENV):  # imported by the kit's own subprocess (a script that runs the kit at import)
+        return [CheckResult(n, "exempt", "not run: inside the kit's cross-process subprocess") for n in selected]
     failures: dict[str, str] = {}
     active = [n for n in PLAYTHROUGH_CHECKS if n in selected and n not in exempt]
+    evidence = {"pairs": 0, "seed_matters": False, "shapes": set()}  # for the claims one playthrough cannot settle
+    want_chance = "chance" in active and game.spec.chance
+    want_shapes = "turn_structure" in active
 
     @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck), print_blob=False)
@@ -77,6 +94,14 @@ def run_conformance(
             failures.setdefault("legal_play", f"legal_play: random legal play from seed {seed} crashed: {type(exc).__name__}: {exc}")
             return
         rng = make_rng(seed, "kit")
+        if want_shapes:
+            evidence["shapes"] |= turn_shapes(game, pt)
+        if want_chance and not evidence["seed_matters"]:
+            try:
+                evidence["seed_matters"] = seed_matters(game, pt)
+                evidence["pairs"] += len(pt.twins(game))
+            except Exception as exc:
+                failures.setdefault("chance", f"chance: replaying seed {seed}'s moves from other seeds raised {type(exc).__name__}: {exc}")
         for name in active:
             if name in failures:
                 continue
@@ -89,9 +114,21 @@ def run_conformance(
 
     if active:
         explore()
+    for name, aggregate in (
+        ("chance", lambda: check_chance_observed(game, evidence["pairs"], evidence["seed_matters"])),
+        ("turn_structure", lambda: check_turn_structure_observed(game, evidence["shapes"])),
+    ):
+        if name in active and name not in failures:
+            try:
+                aggregate()
+            except CheckFailure as exc:
+                failures[name] = str(exc)
+    rebuild_exempt: str | None = None
     if "cross_process_determinism" in selected and "cross_process_determinism" not in exempt:
         try:
             check_cross_process_determinism(game, list(cross_process_seeds))
+        except CannotRebuild as exc:
+            rebuild_exempt = f"exempt: {exc}; the check needs a class another process can import"
         except CheckFailure as exc:
             failures["cross_process_determinism"] = str(exc)
         except Exception as exc:  # the game crashed while fingerprinting
@@ -106,6 +143,8 @@ def run_conformance(
     for name in selected:
         if name in exempt:
             results.append(CheckResult(name, "exempt", exempt[name]))
+        elif name == "cross_process_determinism" and rebuild_exempt:
+            results.append(CheckResult(name, "exempt", rebuild_exempt))
         elif name in failures:
             results.append(CheckResult(name, "failed", failures[name]))
         else:

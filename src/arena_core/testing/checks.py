@@ -1,9 +1,17 @@
-"""The conformance checks. Each check plays seeded random-legal games and verifies one claim."""
+"""The conformance checks. Each check plays seeded random-legal games and verifies one claim.
+
+One file: every check is a small function over the same :class:`Playthrough` (and its cached
+twins, the same moves replayed from other seeds), and the failure message of each starts with
+the check's name, which callers (the kit, ``arena check``, the pytest plugin) rely on.
+"""
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 import math
 import os
+import pickle
 import random
 import subprocess
 import sys
@@ -17,8 +25,8 @@ from ..episode import digest
 from ..errors import GameOverError, IllegalActionError, NotYourTurnError, ReplayDivergenceError
 from ..game import Game, Position
 from ..match import Match
-from ..seeding import make_rng
-from ..spec import Information
+from ..seeding import derive_seed, make_rng
+from ..spec import Information, TurnStructure
 
 
 class CheckFailure(AssertionError):
@@ -34,10 +42,81 @@ class Playthrough:
     moves: list[tuple[int, Any]] = field(default_factory=list)
     obs_digests: list[str] = field(default_factory=list)
     returns: tuple[float, ...] | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def final(self) -> Position:
         return self.positions[-1]
+
+    def views(self, game: Game) -> list["View"]:
+        """Every player's view at every position (computed once)."""
+        if "views" not in self._cache:
+            self._cache["views"] = [view_of(game, pos) for pos in self.positions]
+        return self._cache["views"]
+
+    def twins(self, game: Game) -> list["Twin"]:
+        """The same moves replayed from two other seeds, as far as they stay legal (computed once)."""
+        if "twins" not in self._cache:
+            self._cache["twins"] = [replay_twin(game, s, self.moves) for s in twin_seeds(self.seed)]
+        return self._cache["twins"]
+
+
+@dataclass(frozen=True)
+class View:
+    """What every player gets at one position: observation digest, numeric encoding, legal set."""
+
+    obs: tuple[str, ...]
+    enc: tuple[bytes, ...]
+    legal: tuple[tuple[str, ...], ...]
+    to_move: tuple[int, ...]
+
+
+@dataclass
+class Twin:
+    """A replay of a playthrough's moves from another seed (cut where a move is not legal there)."""
+
+    seed: int
+    views: list[View]
+    complete: bool  # every move was legal and the game ended where the original did
+    returns: tuple[float, ...] | None
+
+
+def view_of(game: Game, pos: Position) -> View:
+    n = range(game.num_players)
+    return View(
+        tuple(digest(game.observe(pos, p)) for p in n),
+        tuple(np.asarray(game.encode_observation(pos.state, p), dtype=np.float32).tobytes() for p in n),
+        tuple(tuple(game.action_to_str(a) for a in game.legal(pos, p)) for p in n),
+        game.players_to_act(pos),
+    )
+
+
+def twin_seeds(seed: int) -> tuple[int, int]:
+    return (seed + 1) % 2**31, derive_seed(seed, "kit-twin") % 2**31
+
+
+def replay_twin(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Twin:
+    pos = game.start(seed)
+    views = [view_of(game, pos)]
+    for player, action in moves:
+        if game.is_over(pos) or player not in game.players_to_act(pos) or action not in game.legal(pos, player):
+            return Twin(seed, views, False, None)
+        pos = game.act(pos, player, action)
+        views.append(view_of(game, pos))
+    over = game.is_over(pos)
+    return Twin(seed, views, over, game.final_returns(pos) if over else None)
+
+
+def state_key(game: Game, state: Any) -> str:
+    """A digest of a state's content (its JSON form, else its pickle, else its repr), to see
+    whether a hook changed a state it was given."""
+    try:
+        return "json:" + digest(game.state_to_json(state))
+    except Exception:
+        try:
+            return "pickle:" + hashlib.sha256(pickle.dumps(state)).hexdigest()
+        except Exception:
+            return "repr:" + repr(state)
 
 
 def observation_digest(game: Game, pos: Position) -> str:
@@ -64,7 +143,21 @@ def play_random(game: Game, seed: int, choose: Callable[[int], int], *, max_step
         pt.positions.append(pos)
         pt.obs_digests.append(observation_digest(game, pos))
     pt.returns = game.final_returns(pos)
+    if any(observation_digest(game, p) != d for p, d in zip(pt.positions, pt.obs_digests)):
+        # a hook changed states after the fact (no_state_mutation names it): the other checks
+        # get positions copied before each move, so they still see the game as it was played
+        pt.positions = _copied_positions(game, seed, pt.moves)
     return pt
+
+
+def _copied_positions(game: Game, seed: int, moves: list[tuple[int, Any]]) -> list[Position]:
+    pos = game.start(seed)
+    out = []
+    for player, action in moves:
+        out.append(copy.deepcopy(pos))
+        pos = game.act(pos, player, action)
+    out.append(pos)
+    return out
 
 
 def replay_moves(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Playthrough:
@@ -83,12 +176,21 @@ def replay_moves(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Playthr
 
 # ---------------------------------------------------------------------- per-playthrough checks
 def check_determinism(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
-    again = replay_moves(game, pt.seed, pt.moves)
+    try:
+        again = replay_moves(game, pt.seed, pt.moves)
+    except Exception as exc:
+        raise CheckFailure(
+            f"determinism: seed {pt.seed}: replaying the same seed and actions raised {type(exc).__name__}: {exc}"
+            + global_rng_hint(game, pt)
+        ) from None
     for ply, (a, b) in enumerate(zip(pt.obs_digests, again.obs_digests)):
         if a != b:
-            raise CheckFailure(f"determinism: seed {pt.seed}: observations differ at ply {ply} when the same seed and actions are replayed")
+            raise CheckFailure(
+                f"determinism: seed {pt.seed}: observations differ at ply {ply} when the same seed and actions are replayed"
+                + global_rng_hint(game, pt)
+            )
     if pt.returns != again.returns:
-        raise CheckFailure(f"determinism: seed {pt.seed}: returns {pt.returns} then {again.returns} for the same seed and actions")
+        raise CheckFailure(f"determinism: seed {pt.seed}: returns {pt.returns} then {again.returns} for the same seed and actions" + global_rng_hint(game, pt))
 
 
 def check_mask_matches_legal(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -216,11 +318,17 @@ def check_no_private_leak(game: Game, pt: Playthrough, rng: np.random.Generator)
     pos = candidates[int(rng.integers(len(candidates)))]
     for p in range(game.num_players):
         before = digest(game.observe(pos, p))
+        encoded = _encode(game, pos.state, p)
         legal = [game.action_to_str(a) for a in game.legal(pos, p)]
         for draw in range(3):
             sampled = Position(game.sample_hidden_state(pos.state, p, make_rng(int(rng.integers(2**31)), "kit", draw)), (), pos.ply)
             if digest(game.observe(sampled, p)) != before:
                 raise CheckFailure(f"no_private_leak: ply {pos.ply}: player {p}'s observation changes when only what is hidden from it is resampled")
+            if _encode(game, sampled.state, p) != encoded:
+                raise CheckFailure(
+                    f"no_private_leak: ply {pos.ply}: player {p}'s numeric observation (encode_observation, what PettingZoo "
+                    "and Gym agents receive) changes when only what is hidden from it is resampled"
+                )
             if [game.action_to_str(a) for a in game.legal(sampled, p)] != legal:
                 raise CheckFailure(f"no_private_leak: ply {pos.ply}: player {p}'s legal actions change when only what is hidden from it is resampled")
 
@@ -248,22 +356,234 @@ def check_commit_reveal(game: Game, pt: Playthrough, rng: np.random.Generator) -
                 raise CheckFailure(f"commit_reveal: ply {after.ply}: player {p} can see another player's commitment before the reveal")
 
 
-def check_no_global_rng(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
-    """Runs the whole playthrough again with the global RNG states captured before and after."""
+def _encode(game: Game, state: Any, player: int) -> bytes:
+    return np.asarray(game.encode_observation(state, player), dtype=np.float32).tobytes()
+
+
+def _global_rng_run(game: Game, pt: Playthrough, py_seed: int, np_seed: int) -> list:
+    """The playthrough's views and returns with the global generators reseeded first."""
+    random.seed(py_seed)
+    np.random.seed(np_seed)
+    try:
+        twin = replay_twin(game, pt.seed, pt.moves)
+    except Exception as exc:  # a crash is a difference too
+        return [f"raised {type(exc).__name__}"]
+    return [*twin.views, twin.returns]
+
+
+def global_rng_reader(game: Game, pt: Playthrough) -> str | None:
+    """``"Python's global `random`"`` or ``"numpy's global random state"`` if reseeding it
+    changes the playthrough from ``pt.seed``; None if neither does. The global states are restored."""
     py_state, np_state = random.getstate(), np.random.get_state()
-    replay_moves(game, pt.seed, pt.moves)
-    for pos in pt.positions[:: max(1, len(pt.positions) // 4)]:
-        for p in range(game.num_players):
-            game.observe(pos, p)
-            game.encode_observation(pos.state, p)
-            game.legal(pos, p)
-            if game.has_hidden_state_sampler and not pos.pending:
-                game.sample_hidden_state(pos.state, p, make_rng(0))
-    np_after = np.random.get_state()
-    if random.getstate() != py_state:
-        raise CheckFailure("no_global_rng: the game changed the state of Python's global `random`; draw from the Generator passed in")
+    try:
+        base = _global_rng_run(game, pt, 1, 1)
+        for salt in (987654321, 2**31 - 1, 20261201):  # one salt can deal the same by chance
+            if _global_rng_run(game, pt, salt, salt) != base:
+                if _global_rng_run(game, pt, salt, 1) != base:
+                    return "Python's global `random`"
+                return "numpy's global random state"
+        return None
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+
+
+def global_rng_hint(game: Game, pt: Playthrough) -> str:
+    who = global_rng_reader(game, pt)
+    return "" if who is None else f" (the game reads {who}, the global RNG: see no_global_rng)"
+
+
+def check_no_global_rng(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+    """The same seed deals the same game whatever the global generators hold, and the game
+    leaves their states as it found them."""
+    who = global_rng_reader(game, pt)
+    if who is not None:
+        raise CheckFailure(
+            f"no_global_rng: seed {pt.seed} plays differently when {who} is reseeded: the game draws from the global RNG; "
+            "draw every chance event from the Generator passed to initial_state (and keep it in the state)"
+        )
+    py_state, np_state = random.getstate(), np.random.get_state()
+    try:
+        replay_twin(game, pt.seed, pt.moves)
+        for pos in pt.positions[:: max(1, len(pt.positions) // 4)]:
+            for p in range(game.num_players):
+                game.observe(pos, p)
+                game.encode_observation(pos.state, p)
+                game.legal(pos, p)
+                if game.has_hidden_state_sampler and not pos.pending:
+                    game.sample_hidden_state(pos.state, p, make_rng(0))
+        py_after, np_after = random.getstate(), np.random.get_state()
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+    if py_after != py_state:
+        raise CheckFailure("no_global_rng: the game changed the state of Python's global `random` (the global RNG); draw from the Generator passed in")
     if np_after[0] != np_state[0] or not np.array_equal(np_after[1], np_state[1]) or np_after[2:] != np_state[2:]:
-        raise CheckFailure("no_global_rng: the game changed numpy's global random state; draw from the Generator passed in")
+        raise CheckFailure("no_global_rng: the game changed numpy's global random state (the global RNG); draw from the Generator passed in")
+
+
+def check_no_state_mutation(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+    """Replays the moves; the state given to every hook must be unchanged afterwards."""
+    pos = game.start(pt.seed)
+    for ply, (player, action) in enumerate(pt.moves):
+        before, obs = state_key(game, pos.state), view_of(game, pos)
+        if state_key(game, pos.state) != before:
+            raise CheckFailure(
+                f"no_state_mutation: seed {pt.seed} ply {ply}: observation, encode_observation or legal_actions changed "
+                "the state it was given; hooks must not modify a state"
+            )
+        new = game.act(pos, player, action)
+        if state_key(game, pos.state) != before or view_of(game, pos) != obs:
+            raise CheckFailure(
+                f"no_state_mutation: seed {pt.seed} ply {ply}: next_state changed its input state while applying player "
+                f"{player}'s {game.action_to_str(action)!r}; return a new state and leave the old one untouched "
+                "(copy lists, dicts and arrays before changing them)"
+            )
+        pos = new
+
+
+def check_chance(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+    """``chance=False``: another seed must give the same game for the same moves (the
+    ``chance=True`` half needs several playthroughs: :func:`check_chance_observed`)."""
+    if game.spec.chance:
+        return
+    mine = pt.views(game)
+    for twin in pt.twins(game):
+        where = _first_difference(game, mine, pt.returns, twin)
+        if where is not None:
+            raise CheckFailure(
+                f"chance: declared chance=False, but seeds {pt.seed} and {twin.seed} differ for the same moves ({where}); "
+                "the seed changes the game: declare chance=True"
+            )
+
+
+def seed_matters(game: Game, pt: Playthrough) -> bool:
+    """Whether replaying ``pt``'s moves from another seed changes any view or the returns."""
+    mine = pt.views(game)
+    return any(_first_difference(game, mine, pt.returns, twin) is not None for twin in pt.twins(game))
+
+
+def check_chance_observed(game: Game, pairs: int, seen: bool) -> None:
+    """``chance=True``: over ``pairs`` seed pairs, some seed must change something."""
+    if game.spec.chance and pairs and not seen:
+        raise CheckFailure(
+            f"chance: declared chance=True, but {pairs} pairs of seeds played the same moves to the same observations, "
+            "legal actions and returns; declare chance=False (or draw the chance events from the rng given to initial_state)"
+        )
+
+
+def _first_difference(game: Game, mine: list[View], returns, twin: Twin) -> str | None:
+    for ply, (a, b) in enumerate(zip(mine, twin.views)):
+        for p in range(game.num_players):
+            if a.obs[p] != b.obs[p]:
+                return f"player {p}'s observation at ply {ply}"
+            if a.legal[p] != b.legal[p]:
+                return f"player {p}'s legal actions at ply {ply}"
+    if not twin.complete:
+        return f"a move of the playthrough is not legal from seed {twin.seed} at ply {len(twin.views) - 1}"
+    if twin.returns != returns:
+        return f"returns {returns} then {twin.returns}"
+    return None
+
+
+def check_turn_structure(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+    """Sequential: one player at every decision; simultaneous: several at every decision."""
+    declared = game.spec.turn_structure
+    if game.num_players < 2 or declared is TurnStructure.MIXED:
+        return
+    for pos in pt.positions:
+        if pos.pending or game.is_over(pos):
+            continue
+        acting = list(game.to_move(pos.state))
+        if declared is TurnStructure.SEQUENTIAL and len(acting) != 1:
+            raise CheckFailure(
+                f"turn_structure: declared sequential, but at ply {pos.ply} players {acting} are to act together; "
+                "declare TurnStructure.SIMULTANEOUS or MIXED"
+            )
+        if declared is TurnStructure.SIMULTANEOUS and len(acting) < 2:
+            raise CheckFailure(
+                f"turn_structure: declared simultaneous (parallel_env relies on it), but at ply {pos.ply} only players "
+                f"{acting} are to act; declare TurnStructure.MIXED (or SEQUENTIAL)"
+            )
+
+
+def turn_shapes(game: Game, pt: Playthrough) -> set[str]:
+    """``"single"`` and/or ``"several"``: the kinds of decision points seen in ``pt``."""
+    return {
+        "several" if len(game.to_move(pos.state)) > 1 else "single"
+        for pos in pt.positions if not pos.pending and not game.is_over(pos)
+    }
+
+
+def check_turn_structure_observed(game: Game, shapes: set[str]) -> None:
+    """``mixed``: over all playthroughs, both kinds of decision point must occur."""
+    if game.spec.turn_structure is not TurnStructure.MIXED or game.num_players < 2 or not shapes:
+        return
+    if shapes == {"single"}:
+        raise CheckFailure("turn_structure: declared mixed, but every decision point seen had one player to act; declare TurnStructure.SEQUENTIAL")
+    if shapes == {"several"}:
+        raise CheckFailure("turn_structure: declared mixed, but every decision point seen had several players to act; declare TurnStructure.SIMULTANEOUS")
+
+
+def check_information(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+    """Perfect information: no player may see something another does not."""
+    if game.spec.information is not Information.PERFECT:
+        return
+    if game.spec.turn_structure is not TurnStructure.SEQUENTIAL:
+        raise CheckFailure(
+            f"information: declared perfect, but turn_structure is {game.spec.turn_structure.value}: each commitment "
+            "of a simultaneous move is hidden until the reveal; declare Information.IMPERFECT"
+        )
+    mine = pt.views(game)
+    for twin in pt.twins(game):
+        for ply, (a, b) in enumerate(zip(mine, twin.views)):
+            same = [p for p in range(game.num_players) if a.obs[p] == b.obs[p]]
+            differ = [p for p in range(game.num_players) if a.obs[p] != b.obs[p]]
+            if same and differ:
+                raise CheckFailure(
+                    f"information: declared perfect, but at ply {ply} of seeds {pt.seed} and {twin.seed} player {differ[0]}'s "
+                    f"observation differs while player {same[0]}'s is the same: player {differ[0]} sees something player "
+                    f"{same[0]} does not; declare Information.IMPERFECT"
+                )
+
+
+def check_encoding(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+    """The numeric observation is a function of ``observe`` (nothing hidden leaks into it), of
+    the declared size and bounds; with ``spec.observation_is_state`` it also tells apart every
+    two different observations."""
+    lo, hi = getattr(game, "observation_bounds", (-np.inf, np.inf))
+    views = [*pt.views(game)]
+    for twin in pt.twins(game):
+        views.extend(twin.views)
+    by_obs: dict[tuple[int, str], bytes] = {}
+    by_enc: dict[tuple[int, bytes], str] = {}
+    for ply, view in enumerate(pt.views(game)):
+        for p in range(game.num_players):
+            vec = np.asarray(game.encode_observation(pt.positions[ply].state, p))
+            if vec.shape != (game.observation_size,):
+                raise CheckFailure(f"encoding: encode_observation gives shape {vec.shape}, not (observation_size,) = ({game.observation_size},)")
+            vec = vec.astype(np.float32)
+            if not np.all(np.isfinite(vec)) or np.any(vec < lo) or np.any(vec > hi):
+                raise CheckFailure(
+                    f"encoding: seed {pt.seed} ply {ply}: player {p}'s numeric observation has values in "
+                    f"[{vec.min()}, {vec.max()}], outside observation_bounds ({lo}, {hi}) (or not finite)"
+                )
+    for view in views:
+        for p in range(game.num_players):
+            known = by_obs.setdefault((p, view.obs[p]), view.enc[p])
+            if known != view.enc[p]:
+                raise CheckFailure(
+                    f"encoding: seed {pt.seed}: player {p}'s numeric observation (encode_observation) differs for two positions "
+                    "with the same observation: it carries something observe() does not show (hidden information leaks "
+                    "to PettingZoo and Gym agents)"
+                )
+            if game.spec.observation_is_state:
+                other = by_enc.setdefault((p, view.enc[p]), view.obs[p])
+                if other != view.obs[p]:
+                    raise CheckFailure(
+                        f"encoding: seed {pt.seed}: two different observations of player {p} have the same numeric observation; "
+                        "encode all of the observation, or declare observation_is_state=False in the spec"
+                    )
 
 
 PLAYTHROUGH_CHECKS: dict[str, Callable[[Game, Playthrough, np.random.Generator], None]] = {
@@ -280,18 +600,41 @@ PLAYTHROUGH_CHECKS: dict[str, Callable[[Game, Playthrough, np.random.Generator],
     "hidden_state_sampling": check_hidden_state_sampling,
     "commit_reveal": check_commit_reveal,
     "no_global_rng": check_no_global_rng,
+    "no_state_mutation": check_no_state_mutation,
+    "chance": check_chance,
+    "turn_structure": check_turn_structure,
+    "information": check_information,
+    "encoding": check_encoding,
 }
 
 
 # ---------------------------------------------------------------------- cross-process determinism
+#: set in the subprocess that rebuilds a game: the kit does not start another one from there
+CHILD_ENV = "ARENA_KIT_CHILD"
+
+
+class CannotRebuild(Exception):
+    """The game's class cannot be imported by another process (the reason is the message)."""
+
+
 def game_reference(game: Game) -> dict[str, Any]:
+    """How another process finds ``type(game)``: its module, or for a class defined in the
+    script being run (``__main__``), that script's file."""
     cls = type(game)
-    return {
+    ref = {
         "module": cls.__module__,
         "qualname": cls.__qualname__,
         "params": game.params.model_dump(mode="json"),
         "num_players": game.num_players,
     }
+    if "<locals>" in cls.__qualname__:
+        raise CannotRebuild(f"{cls.__qualname__} is defined inside a function; define the game class at module level")
+    if cls.__module__ == "__main__":
+        path = getattr(sys.modules.get("__main__"), "__file__", None)
+        if not path or not os.path.isfile(path):
+            raise CannotRebuild(f"{cls.__qualname__} is defined in an interactive __main__ with no file to import it from")
+        ref["path"] = os.path.abspath(path)
+    return ref
 
 
 def fingerprint(game: Game, seeds: list[int]) -> str:
@@ -306,30 +649,45 @@ def fingerprint(game: Game, seeds: list[int]) -> str:
 
 def _subprocess_fingerprint(ref: dict[str, Any], seeds: list[int], hashseed: str) -> str:
     code = (
-        "import importlib, json, sys\n"
+        "import importlib, importlib.util, json, os, sys\n"
         "ref = json.loads(sys.argv[1]); seeds = json.loads(sys.argv[2])\n"
-        "obj = importlib.import_module(ref['module'])\n"
+        "if 'path' in ref:\n"  # the script that defined the game, imported under another name
+        "    sys.path.insert(0, os.path.dirname(ref['path']))\n"
+        "    spec = importlib.util.spec_from_file_location('__arena_kit_main__', ref['path'])\n"
+        "    obj = importlib.util.module_from_spec(spec); sys.modules['__arena_kit_main__'] = obj\n"
+        "    spec.loader.exec_module(obj)\n"
+        "else:\n"
+        "    obj = importlib.import_module(ref['module'])\n"
         "for part in ref['qualname'].split('.'): obj = getattr(obj, part)\n"
         "game = obj(ref['params'], num_players=ref['num_players'])\n"
         "from arena_core.testing.checks import fingerprint\n"
-        "print(fingerprint(game, seeds))\n"
+        "print('ARENA-FINGERPRINT', fingerprint(game, seeds))\n"
     )
-    env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), **{CHILD_ENV: "1"})
     out = subprocess.run(
         [sys.executable, "-c", code, json.dumps(ref), json.dumps(seeds)],
         capture_output=True, text=True, env=env, timeout=600, cwd=tempfile.gettempdir(),
     )
     if out.returncode != 0:
         raise CheckFailure(f"cross_process_determinism: the game could not be rebuilt in a subprocess: {out.stderr.strip()[-800:]}")
-    return out.stdout.strip().splitlines()[-1]
+    marked = [ln for ln in out.stdout.splitlines() if ln.startswith("ARENA-FINGERPRINT ")]
+    if not marked:
+        raise CheckFailure(f"cross_process_determinism: the subprocess printed no fingerprint: {out.stdout.strip()[-400:]}")
+    return marked[-1].split(" ", 1)[1]
 
 
 def check_cross_process_determinism(game: Game, seeds: list[int]) -> None:
+    """The same seeds give the same games in fresh processes (other string-hash seeds).
+    Raises :class:`CannotRebuild` when no other process can import the game's class."""
     here = fingerprint(game, seeds)
     ref = game_reference(game)
     for hashseed in ("1", "4242"):
         there = _subprocess_fingerprint(ref, seeds, hashseed)
         if there != here:
+            choice_rng = make_rng(seeds[0], "kit-choices")
+            hint = global_rng_hint(game, play_random(game, seeds[0], lambda n: int(choice_rng.integers(n))))
+            if hint:
+                raise CheckFailure(f"cross_process_determinism: seeds {seeds} give different games in another process{hint}")
             raise CheckFailure(
                 f"cross_process_determinism: seeds {seeds} give different games in a process with PYTHONHASHSEED={hashseed} "
                 "(iteration over a set or dict of strings, or id()-based ordering, are the usual causes)"

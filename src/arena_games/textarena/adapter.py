@@ -816,6 +816,8 @@ class TextArenaGame(Game[TextArenaState, str]):
         return "\n".join(lines)
 
     def encode_observation(self, state: TextArenaState, player: int) -> np.ndarray:
+        """Seat, whether to act, the legal mask and progress: not the game state (the spec says
+        ``observation_is_state=False``); the game itself is in the transcript (:meth:`transcript`)."""
         out = np.zeros(self.observation_size, dtype=np.float32)
         out[player] = 1.0
         m = self.spec.max_players
@@ -939,6 +941,7 @@ def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
         max_length=title.decision_cap,
         reward_bounds=title.reward_bounds,
         free_text=title.free_text,
+        observation_is_state=False,  # the numeric observation is seat, turn, legal mask and progress: no game state
         exempt_checks=exempt,
         description=(
             f"TextArena {title.env_id} through the arena adapter; {kind}. {title.description}".strip()
