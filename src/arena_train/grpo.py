@@ -350,12 +350,9 @@ class GRPOTrainer:
     def samples(self, grouped: list[tuple[int, EpisodeSpec]], results: list[EpisodeResult]) -> tuple[list[Sample], list[float]]:
         """One sample per learner decision. A *unit* is an (episode, learner seat) pair with that
         seat's return; its baseline is the mean over its group and seat (``baseline = "group"``)
-        or the seat's running mean (``"role"``, updated after the step)."""
+        or the seat's running mean (``"role"``; :meth:`train_step` updates it after the step)."""
         cfg = self.config
-        units: list[tuple[int, int]] = []  # (episode index, seat)
-        for i, r in enumerate(results):
-            for seat in sorted({s.seat for s in r.steps}):
-                units.append((i, seat))
+        units = learner_units(results)
         returns = [seat_return(results[i], seat, self.reward) for i, seat in units]
         keys = [(grouped[i][0], seat) for i, seat in units]
         if cfg.baseline == "role":
@@ -364,11 +361,6 @@ class GRPOTrainer:
             std = float(np.std(centred)) if len(centred) else 0.0
             scale = std if cfg.advantage_scale != "none" and std > 1e-9 else 1.0
             unit_adv = centred / scale
-            for seat in range(self.game.num_players):
-                vals = [r for r, (_, s) in zip(returns, units) if s == seat]
-                if vals:
-                    d = cfg.baseline_decay
-                    self.role_baseline[seat] = d * self.role_baseline[seat] + (1 - d) * float(np.mean(vals))
         else:
             ids = {k: n for n, k in enumerate(dict.fromkeys(keys))}
             unit_adv = centred_advantages(returns, [ids[k] for k in keys], cfg.advantage_scale)
@@ -411,6 +403,13 @@ class GRPOTrainer:
         grouped = self.episode_specs(step)
         results = play_episodes(self.game, [s for _, s in grouped], self.policy(), illegal_penalty=cfg.reward.illegal_penalty)
         samples, returns = self.samples(grouped, results)
+        if cfg.baseline == "role":  # the running mean per seat, after this step's advantages used it
+            units = learner_units(results)
+            for seat in range(self.game.num_players):
+                vals = [r for r, (_, s) in zip(returns, units) if s == seat]
+                if vals:
+                    d = cfg.baseline_decay
+                    self.role_baseline[seat] = d * self.role_baseline[seat] + (1 - d) * float(np.mean(vals))
         self.episodes_total += len(results)
         row: dict[str, Any] = {
             "step": step,
@@ -565,6 +564,11 @@ class GRPOTrainer:
         rows = [r for r in MetricsLog(src).rows() if r.get("step", 0) <= self.step] if src.exists() else []
         self.log.path.parent.mkdir(parents=True, exist_ok=True)
         self.log.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+
+def learner_units(results: Sequence[EpisodeResult]) -> list[tuple[int, int]]:
+    """``(episode index, seat)`` for every seat where the learner decided, in order."""
+    return [(i, seat) for i, r in enumerate(results) for seat in sorted({s.seat for s in r.steps})]
 
 
 def lm_policy_table(game, policy: LMPolicy, infos) -> dict:

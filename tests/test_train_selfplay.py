@@ -1,0 +1,241 @@
+"""Issue 17: self-play with role baselines, exact evaluation, checkpoints that play, init_from
+across trainers, and run directories that never mix (tiny runs with the offline model)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mlx.core")
+
+from arena_core.errors import ConfigError  # noqa: E402
+from arena_core.registry import make_game, make_player  # noqa: E402
+from arena_core.runner import play_episode  # noqa: E402
+from arena_train.exact import exploitability, information_states  # noqa: E402
+from arena_train.expert_iteration import ExpertIterationTrainer  # noqa: E402
+from arena_train.grpo import GRPOTrainer, lm_policy_table  # noqa: E402
+from arena_train.lm import trainables  # noqa: E402
+from arena_train.rollout import expected_return  # noqa: E402
+
+SELF = dict(
+    game="kuhn_poker",
+    seed=5,
+    steps=2,
+    deals_per_step=2,
+    group_size=3,
+    self_play=True,
+    baseline="role",
+    temperature=3.0,
+    kl_beta=0.0,
+    entropy_beta=0.1,
+    optim=dict(learning_rate=1e-4),
+    eval=dict(anchor="kuhn_king_only", every=1, exploitability=True),
+    checkpoint_every=1,
+    plot=False,
+)
+
+
+def rows(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def selfplay_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("sp") / "run"
+    trainer = GRPOTrainer(dict(SELF), run_dir)
+    trainer.run()
+    return trainer, run_dir
+
+
+def test_self_play_puts_the_learner_in_every_seat(selfplay_run):
+    trainer, _ = selfplay_run
+    grouped = trainer.episode_specs(1)
+    assert all(spec.opponents == {} for _, spec in grouped)
+    from arena_train.rollout import play_episodes
+
+    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
+    seats = {st.seat for r in results for st in r.steps}
+    assert seats == {0, 1}
+    samples, returns = trainer.samples(grouped, results)
+    assert len(samples) == sum(len(r.steps) for r in results)
+    # one return per (episode, seat); zero-sum, so the two seats' returns cancel
+    assert len(returns) == 2 * len(results) and sum(returns) == pytest.approx(0.0)
+
+
+def test_role_baselines_are_running_means_per_seat(selfplay_run):
+    trainer, run_dir = selfplay_run
+    logged = [r for r in rows(run_dir) if "baseline_seat0" in r]
+    assert len(logged) == 2
+    assert trainer.role_baseline != [0.0, 0.0]
+    # seat 0 loses on average in Kuhn poker; the two baselines are a running mean of opposite returns
+    assert trainer.role_baseline[0] == pytest.approx(-trainer.role_baseline[1])
+
+
+def test_entropy_response_length_and_exact_exploitability_are_logged(selfplay_run):
+    trainer, run_dir = selfplay_run
+    r = rows(run_dir)
+    steps = [x for x in r if x["step"] > 0]
+    assert all(0 < x["entropy"] <= np.log(2) + 1e-6 and x["response_tokens"] == 1.0 for x in steps)
+    evals = [x for x in r if "eval_exploitability" in x]
+    assert [x["eval_snapshots"] for x in evals] == [1, 2, 3]
+    # the logged value is the exact exploitability of the learner's sampling policy now
+    table = trainer.policy_table()
+    assert evals[-1]["eval_exploitability"] == pytest.approx(exploitability(trainer.game, table).exploitability, abs=1e-9)
+    assert 0 <= evals[-1]["eval_avg_exploitability"] <= 1
+
+
+def test_kuhn_evaluation_enumerates_the_six_deals_exactly(selfplay_run):
+    trainer, run_dir = selfplay_run
+    last = [x for x in rows(run_dir) if "eval_mean" in x][-1]
+    assert last["eval_deals"] == 6 and last["eval_exact"] is True
+    assert last["eval_improvement_low"] == last["eval_improvement"] == last["eval_improvement_high"]
+    policy = trainer.policy(temperature=0.0)
+    opponent = make_player("kuhn_king_only")
+
+    def greedy(game, pos, seat):
+        menu = policy.view.menu(game, pos, seat)
+        lp = policy.distributions([menu])[0]
+        return [(a, float(i == int(np.argmax(lp)))) for i, a in enumerate(menu.actions)]
+
+    exact = np.mean([expected_return(trainer.game, d, s, greedy, {1 - s: opponent}) for d, _ in trainer.game.enumerate_deals() for s in (0, 1)])
+    assert last["eval_mean"] == pytest.approx(exact, abs=1e-12)
+
+
+def test_policy_table_matches_the_sampling_distribution(selfplay_run):
+    trainer, _ = selfplay_run
+    infos = information_states(trainer.game)
+    table = lm_policy_table(trainer.game, trainer.policy(), infos)
+    policy = trainer.policy()
+    for info in infos[:4]:
+        menu = policy.view.menu(trainer.game, info.pos, info.seat)
+        p = np.exp(policy.distributions([menu])[0])
+        assert [table[info.key][trainer.game.action_id(a)] for a in menu.actions] == pytest.approx(list(p))
+
+
+def test_self_play_resumes_exactly_with_baselines_and_snapshots(selfplay_run, tmp_path):
+    trainer, run_dir = selfplay_run
+    resumed = GRPOTrainer(dict(SELF, resume_from=str(run_dir / "checkpoints" / "step_000001")), tmp_path / "resumed")
+    resumed.run()
+    assert rows(tmp_path / "resumed") == rows(run_dir)
+    assert resumed.role_baseline == trainer.role_baseline
+
+
+# ---------------------------------------------------------------------- runs never mix
+def test_a_used_run_directory_is_refused(selfplay_run):
+    _, run_dir = selfplay_run
+    with pytest.raises(ConfigError, match="already holds a run"):
+        GRPOTrainer(dict(SELF), run_dir)
+    with pytest.raises(ConfigError, match="already holds a run"):
+        ExpertIterationTrainer(dict(game="kuhn_poker", expert="kuhn_king_only", opponents=["kuhn_king_only"]), run_dir)
+
+
+def test_resuming_inside_the_same_run_directory_is_allowed(tmp_path):
+    cfg = dict(SELF, steps=1, eval=dict(anchor="kuhn_king_only", every=0))
+    GRPOTrainer(cfg, tmp_path / "r").run()
+    again = GRPOTrainer(dict(cfg, steps=2, resume_from=str(tmp_path / "r")), tmp_path / "r")
+    assert again.step == 1
+
+
+# ---------------------------------------------------------------------- checkpoints that play
+@pytest.fixture(scope="module")
+def ei_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("ei") / "ei"
+    ExpertIterationTrainer(
+        dict(game="kuhn_poker", expert="kuhn_king_only", opponents=["kuhn_king_only"], rounds=1, deals_per_round=4, epochs=2,
+             eval_deals=4, bootstrap=200, optim=dict(learning_rate=3e-3)),
+        run_dir,
+    ).run()
+    return run_dir
+
+
+def test_expert_iteration_writes_checkpoints_a_grpo_run_starts_from(ei_run, tmp_path):
+    ckpt = ei_run / "checkpoints" / "step_000001"
+    assert (ckpt / "trainable.safetensors").exists() and json.loads((ckpt / "state.json").read_text())["trainer"] == "expert_iteration"
+    child = GRPOTrainer(dict(SELF, steps=1, self_play=False, pool=dict(players=["kuhn_king_only"]), init_from=str(ei_run)), tmp_path / "child")
+    from arena_train.lm import load_flat
+
+    loaded = load_flat(ckpt / "trainable.safetensors")
+    start = trainables(child.model)
+    assert all(np.array_equal(np.array(start[k]), np.array(loaded[k])) for k in loaded)
+    manifest = json.loads((tmp_path / "child" / "manifest.json").read_text())
+    parent = json.loads((ei_run / "manifest.json").read_text())
+    assert manifest["parent_run"] == parent["run_id"] and manifest["init_from"].endswith("step_000001")
+
+
+def test_resume_from_an_expert_iteration_run_names_init_from(ei_run, tmp_path):
+    with pytest.raises(ConfigError, match="init_from"):
+        GRPOTrainer(dict(SELF, steps=1, resume_from=str(ei_run)), tmp_path / "x")
+
+
+def test_checkpoint_player_plays_the_trained_greedy_policy(selfplay_run):
+    from arena_players.checkpoint import CheckpointPlayer
+
+    trainer, run_dir = selfplay_run
+    player = CheckpointPlayer(run=str(run_dir))  # latest step: the trainer's final weights
+    assert player.step == 2
+    game = trainer.game
+    greedy = trainer.policy(temperature=0.0)
+    for info in information_states(game):
+        menu = greedy.view.menu(game, info.pos, info.seat)
+        want = menu.actions[int(np.argmax(greedy.distributions([menu])[0]))]
+        got = player.policy_for(game).decide([_request(game, info)])[0].action
+        assert got == want
+    record = play_episode(game, [player, make_player("kuhn_king_only")], 7)
+    assert record.end.reason.value == "natural" and len(record.end.returns) == 2 and sum(record.end.returns) == 0
+
+
+def _request(game, info):
+    from arena_train.rollout import Request
+
+    return Request(game, info.pos, info.seat, 0, 0)
+
+
+def test_checkpoint_player_loads_an_earlier_step_and_expert_iteration_runs(selfplay_run, ei_run):
+    from arena_players.checkpoint import CheckpointPlayer
+
+    _, run_dir = selfplay_run
+    assert CheckpointPlayer(run=str(run_dir), step=1).path.name == "step_000001"
+    with pytest.raises(ConfigError, match="steps saved: 1, 2"):
+        CheckpointPlayer(run=str(run_dir), step=9)
+    with pytest.raises(ConfigError, match="does not exist"):
+        CheckpointPlayer(run=str(run_dir / "nope"))
+    ei = CheckpointPlayer(run=str(ei_run), temperature="train")
+    record = play_episode(make_game("kuhn_poker"), [make_player("kuhn_king_only"), ei], 3)
+    assert record.end.returns is not None and sum(record.end.returns) == 0
+
+
+def test_checkpoint_player_refuses_another_game(selfplay_run):
+    from arena_core.errors import PlayerError
+    from arena_players.checkpoint import CheckpointPlayer
+
+    _, run_dir = selfplay_run
+    with pytest.raises(PlayerError, match="trained on 'kuhn_poker'"):
+        CheckpointPlayer(run=str(run_dir)).policy_for(make_game("megagem"))
+
+
+def test_checkpoint_player_through_make_player(selfplay_run, tmp_path, monkeypatch):
+    """``checkpoint:run=...,step=...`` through the registry, as ``arena play`` and tournaments
+    build players. An install that predates the entry point gets it from a stand-in
+    distribution carrying the same line as dists/players/pyproject.toml."""
+    import sys
+    from importlib import metadata
+
+    from arena_core import registry
+
+    if "checkpoint" not in {ep.name for ep in metadata.entry_points(group="arena.players")}:
+        info = tmp_path / "site" / "checkpoint_stand_in-0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: checkpoint-stand-in\nVersion: 0\n")
+        (info / "entry_points.txt").write_text("[arena.players]\ncheckpoint = arena_players.checkpoint:CheckpointPlayer\n")
+        monkeypatch.setattr(sys, "path", [str(tmp_path / "site"), *sys.path])
+        registry.refresh()
+    try:
+        _, run_dir = selfplay_run
+        player = make_player(f"checkpoint:run={run_dir},step=1")
+        assert player.step == 1 and player.path.name == "step_000001"
+        record = play_episode(make_game("kuhn_poker"), [player, make_player("kuhn_king_only")], 11)
+        assert record.end.returns is not None
+    finally:
+        monkeypatch.undo()
+        registry.refresh()
