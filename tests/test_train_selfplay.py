@@ -214,10 +214,11 @@ def test_checkpoint_player_refuses_another_game(selfplay_run):
         CheckpointPlayer(run=str(run_dir)).policy_for(make_game("megagem"))
 
 
-def test_checkpoint_player_through_make_player(selfplay_run, tmp_path, monkeypatch):
-    """``checkpoint:run=...,step=...`` through the registry, as ``arena play`` and tournaments
-    build players. An install that predates the entry point gets it from a stand-in
-    distribution carrying the same line as dists/players/pyproject.toml."""
+@pytest.fixture
+def checkpoint_registered(tmp_path, monkeypatch):
+    """The ``checkpoint`` entry point, as ``arena play`` and tournaments find players. An install
+    whose metadata predates the entry point gets it from a stand-in distribution carrying the
+    same line as dists/players/pyproject.toml."""
     import sys
     from importlib import metadata
 
@@ -230,12 +231,36 @@ def test_checkpoint_player_through_make_player(selfplay_run, tmp_path, monkeypat
         (info / "entry_points.txt").write_text("[arena.players]\ncheckpoint = arena_players.checkpoint:CheckpointPlayer\n")
         monkeypatch.setattr(sys, "path", [str(tmp_path / "site"), *sys.path])
         registry.refresh()
-    try:
-        _, run_dir = selfplay_run
-        player = make_player(f"checkpoint:run={run_dir},step=1")
-        assert player.step == 1 and player.path.name == "step_000001"
-        record = play_episode(make_game("kuhn_poker"), [player, make_player("kuhn_king_only")], 11)
-        assert record.end.returns is not None
-    finally:
-        monkeypatch.undo()
-        registry.refresh()
+    yield
+    monkeypatch.undo()
+    registry.refresh()
+
+
+def test_checkpoint_player_through_make_player(selfplay_run, checkpoint_registered):
+    _, run_dir = selfplay_run
+    player = make_player(f"checkpoint:run={run_dir},step=1")
+    assert player.step == 1 and player.path.name == "step_000001"
+    record = play_episode(make_game("kuhn_poker"), [player, make_player("kuhn_king_only")], 11)
+    assert record.end.returns is not None
+
+
+def test_checkpoint_player_in_a_tournament(selfplay_run, checkpoint_registered, tmp_path):
+    from arena_core.tournament.config import TournamentConfig
+    from arena_core.tournament.runner import run_tournament
+
+    _, run_dir = selfplay_run
+    cfg = TournamentConfig(
+        name="ckpt",
+        game="kuhn_poker",
+        entrants=[{"name": "trained", "player": "checkpoint", "options": {"run": str(run_dir)}}, {"name": "king", "player": "kuhn_king_only"}],
+        deals=2,
+        output=str(tmp_path / "t"),
+        run={"backend": "sequential", "fresh_players": False},
+    )
+    run_tournament(cfg, quiet=True)
+    lines = [json.loads(x) for x in (tmp_path / "t" / "results.jsonl").read_text().splitlines() if x.strip()]
+    games = [x for x in lines if x.get("type") == "game"]
+    assert len(games) == 4 and all("trained" in g["seats"] for g in games)
+    assert all(g["reason"] == "natural" and g["faults"] == [] and sum(g["returns"]) == 0 for g in games)
+    identity = lines[0]["identities"]["trained"]["params"]
+    assert identity["checkpoint"].endswith("step_000002") and identity["step"] == 2

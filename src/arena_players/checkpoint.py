@@ -48,6 +48,7 @@ class CheckpointPlayer(BasePlayer):
         if not run:
             raise ConfigError("checkpoint player needs run=RUN_DIR (a training run directory or a checkpoint directory)")
         self.path = find_checkpoint(run, step)
+        self.checkpoint = str(self.path)  # recorded in a tournament's player identity
         state = json.loads((self.path / "state.json").read_text())
         self.state = state
         cfg = state.get("config", {})
