@@ -59,3 +59,20 @@ def test_grpo_example_runs_short(tmp_path):
 def test_expert_iteration_example_runs_short(tmp_path):
     report = _example("expert_iteration").main([str(tmp_path / "e"), "--rounds", "1", "--deals", "1", "--eval-deals", "2"])
     assert report["eval_deals"] == 2 and "recovered_fraction" in report
+
+
+def test_selfplay_example_runs_short(tmp_path):
+    report = _example("train_kuhn_selfplay").main([str(tmp_path / "s"), "--steps", "2"])
+    assert report["steps"] == 2 and 0 <= report["final_eval"]["eval_exploitability"] <= 1
+    parent = json.loads((tmp_path / "s" / "selfplay" / "manifest.json").read_text())["run_id"]
+    assert report["child_parent"] == parent
+
+
+def test_selfplay_toml_config_trains_through_the_cli(tmp_path, capsys):
+    assert main([str(ROOT / "examples" / "train_kuhn_selfplay.toml"), "--run-dir", str(tmp_path / "t"), "--quiet",
+                 "--set", "steps=2", "--set", "checkpoint_every=1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["steps"] == 2 and "eval_avg_exploitability" in out["final_eval"]
+    # the run directory is taken now: a second run there is refused with one line
+    assert main([str(ROOT / "examples" / "train_kuhn_selfplay.toml"), "--run-dir", str(tmp_path / "t"), "--quiet", "--set", "steps=2"]) == 2
+    assert "already holds a run" in capsys.readouterr().err
