@@ -95,9 +95,11 @@ def coverage(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int
     truth = true_ratings(theta, tables, deal_sd, seed=seed) * ELO_PER_LOGIT
     truth_h2h = true_head_to_head(theta, deal_sd)
     hit = {"rating": [0, 0], "difference": [0, 0], "head_to_head": [0, 0]}
+    per_trial: dict[str, list[float]] = {k: [] for k in hit}
     false_any = {"rating_pairs": 0, "head_to_head": 0}
     zero_width = 0
     for t in range(trials):
+        before = {k: tuple(v) for k, v in hit.items()}
         outcomes = simulate(theta, tables, deals, deal_sd=deal_sd, seed=seed * 100_003 + t)
         fit = plackett_luce_ratings(outcomes, names, resamples=resamples, seed=t, level=level, base=0.0)
         iv = fit.rating_interval
@@ -119,9 +121,13 @@ def coverage(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int
             zero_width += p.interval[1] - p.interval[0] <= 0
             bad |= p.resolved and (p.a_above_b - 0.5) * (true_p - 0.5) <= 0
         false_any["head_to_head"] += bad
-    out = {k: h / n for k, (h, n) in hit.items()}
-    out.update({f"any_false_{k}": c / trials for k, c in false_any.items()})
-    out["zero_width"] = zero_width
+        for k, (h, n) in hit.items():
+            per_trial[k].append((h - before[k][0]) / max(1, n - before[k][1]))
+    out = {k: float(h / n) for k, (h, n) in hit.items()}
+    # Monte-Carlo standard error with the tournament as the unit (intervals within one are correlated)
+    out["mc_se"] = {k: float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan") for k, v in per_trial.items()}
+    out.update({f"any_false_{k}": float(c / trials) for k, c in false_any.items()})
+    out["zero_width"] = int(zero_width)
     out["counts"] = {k: n for k, (h, n) in hit.items()}
     out["trials"] = trials
     return out
