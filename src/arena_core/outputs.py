@@ -200,7 +200,7 @@ def append_jsonl(fh, obj: Any) -> None:
 _PATTERNS = [
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),  # OpenAI-style keys (sk-..., sk-proj-...)
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"),  # Authorization header values
-    re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|authorization)\s*[\"']?\s*[:=]\s*[\"']?)([^\s\"',;&}]{4,})"),
+    re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|authorization)\s*[\"']?\s*[:=]\s*[\"']?)(?!(?:bearer|basic)\s)([^\s\"',;&}]{4,})"),
     re.compile(r"\b(?:ghp|gho|github_pat|xox[abp]|hf)_[A-Za-z0-9_]{8,}"),  # GitHub, Slack, Hugging Face tokens
     re.compile(r"\bAIza[A-Za-z0-9_\-]{20,}"),  # Google API keys
 ]

@@ -279,6 +279,9 @@ def play_game(ctx: GameContext, sg: ScheduledGame, *, marker: Callable[[int], No
     finally:
         caller.close()
     end = match.end
+    for e in match.record.events:  # the record carries each failure's kind as a field too
+        if isinstance(e, PolicyEvent):
+            e.telemetry.setdefault("fault", fault_kind(e).value)
     faults = [
         PlayerFault(
             seat=e.player, player=sg.seats[e.player], verdict=e.verdict, kind=fault_kind(e),

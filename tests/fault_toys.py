@@ -1,0 +1,98 @@
+"""Players that fail in every way a real one can, for the fault tests (with tournament_toys' game)."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from arena_core.errors import PlayerError
+from arena_core.faults import CapExhausted
+from arena_core.players import BasePlayer, Decision
+
+
+class ExitsWorker(BasePlayer):
+    """Kills its own process (what ``os._exit``, a segfault or the OOM killer does to a worker)."""
+
+    name = "exits"
+
+    def __init__(self, seed: int = 0, how: str = "exit"):
+        super().__init__(seed)
+        self.how = how
+
+    def act(self, decision: Decision) -> str:
+        if self.how == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif self.how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(3)
+
+
+class RaisesBase(BasePlayer):
+    """Raises a BaseException that is not an Exception."""
+
+    name = "raises-base"
+
+    def __init__(self, seed: int = 0, what: str = "SystemExit"):
+        super().__init__(seed)
+        self.what = what
+
+    def act(self, decision: Decision) -> str:
+        raise {"SystemExit": SystemExit(0), "KeyboardInterrupt": KeyboardInterrupt(), "GeneratorExit": GeneratorExit()}[self.what]
+
+
+class Capped(BasePlayer):
+    """Plays right until its spending cap of ``calls`` decisions (per player object) is used up."""
+
+    name = "capped"
+    mode = "constrained"
+
+    def __init__(self, seed: int = 0, calls: int = 3):
+        super().__init__(seed)
+        self.calls = int(calls)
+        self._used = 0
+
+    def act(self, decision: Decision):
+        if self._used >= self.calls:
+            raise CapExhausted(f"spending cap reached: {self._used} calls of {self.calls}")
+        self._used += 1
+        return "draw" if decision.observation["card"] < 6 else "stand"
+
+
+class Leaky(BasePlayer):
+    """Fails with an error that quotes a key at a position where a cut would split it."""
+
+    name = "leaky"
+
+    def act(self, decision: Decision) -> str:
+        raise PlayerError("x" * 290 + " Authorization: Bearer sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+class SlowSkilled(BasePlayer):
+    """Right play, slowly (for the Ctrl-C test)."""
+
+    name = "slow"
+
+    def __init__(self, seed: int = 0, delay_s: float = 0.05):
+        super().__init__(seed)
+        self.delay_s = float(delay_s)
+
+    def act(self, decision: Decision) -> str:
+        time.sleep(self.delay_s)
+        return "draw" if decision.observation["card"] < 6 else "stand"
+
+
+class Unbuildable(BasePlayer):
+    name = "unbuildable"
+
+    def __init__(self, seed: int = 0, **options):
+        raise TypeError(f"Unbuildable takes no options {sorted(options)}")
+
+
+class PreflightFails(BasePlayer):
+    name = "preflight-fails"
+
+    def preflight(self) -> None:
+        raise PlayerError("endpoint http://127.0.0.1:9/v1 refused the connection")
+
+    def act(self, decision: Decision) -> str:
+        return "stand"
