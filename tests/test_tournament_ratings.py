@@ -291,3 +291,72 @@ def test_few_games_note_gives_the_deals_needed():
     assert note is not None and "deals" in note
     need = int(note.split("about ")[1].split(" deals")[0])
     assert need > 4
+
+
+# ---------------------------------------------------------------------- summary and leaderboard
+def _results(outcomes, v: int, tables):
+    """A results header and game lines for synthetic outcomes (deal d = seed d)."""
+    from arena_core.tournament.results import GameResult, ScheduleLine, Settings
+    from arena_core.tournament.schedule import Entrant, Schedule
+
+    names = names_of(v)
+    deals = sorted({int(o.key.split("/")[0]) for o in outcomes})
+    schedule = Schedule(game="toy", num_players=len(tables[0]), entrants=tuple(Entrant(name=n, player="random") for n in names),
+                        tables=tuple(tuple(t) for t in tables), deals=tuple(deals))
+    header = ScheduleLine(name="synthetic", schedule=schedule, settings=Settings(policy="penalize"))
+    games = []
+    for o in outcomes:
+        d = int(o.key.split("/")[0])
+        table = next(i for i, t in enumerate(tables) if sorted(names[j] for j in t) == sorted(o.seats))
+        games.append(GameResult(key=o.key, cluster=f"{d}/" + "|".join(sorted(o.seats)), table=table, deal=d, seed=d, rotation=0,
+                                seats=list(o.seats), reason="natural", returns=list(o.scores), plies=1))
+    return header, games
+
+
+def _board(summary) -> str:
+    import io
+
+    from arena_core.tournament.report import print_leaderboard
+
+    buf = io.StringIO()
+    print_leaderboard(summary, file=buf)
+    return buf.getvalue()
+
+
+def test_summary_uses_deal_clusters_and_prints_what_it_resolves():
+    from arena_core.tournament.ratings import summarize
+
+    tables = steiner_triple_system(7)
+    header, games = _results(synthetic.simulate(np.linspace(-2, 2, 7), tables, 6, seed=4), 7, tables)
+    s = summarize(header, games, resamples=200)
+    assert s["clusters"] == 6 and "cluster = one deal" in s["method"]["intervals"]
+    assert len(s["rating_pairs"]) == 21 and any(p["resolved"] for p in s["rating_pairs"])
+    for r in s["leaderboard"]:
+        assert r["rating_low"] < r["rating"] < r["rating_high"] and r["rank_low"] <= r["rank"] <= r["rank_high"]
+    text = _board(s)
+    assert "Resolved orderings (95%, Holm over 21 pairs): p6 >" in text
+
+
+def test_six_game_tournament_prints_no_interval_and_says_why():
+    from arena_core.tournament.ratings import summarize
+
+    tables = [(0, 1, 2)]
+    header, games = _results(synthetic.simulate(np.linspace(-1, 1, 3), tables, 2, seed=5), 3, tables)
+    s = summarize(header, games, resamples=200)
+    assert s["games_scored"] == 6
+    assert all(r["rating_low"] is None and r["rank_low"] is None for r in s["leaderboard"])
+    assert all(p["low"] is None and not p["resolved"] for p in s["head_to_head"])
+    text = _board(s)
+    assert "Too few deals for intervals (2 < 4" in text and "[" not in text.split("Too few")[0].split("openskill")[-1]
+
+
+def test_disconnected_results_print_groups_and_no_cross_group_pairs():
+    from arena_core.tournament.ratings import summarize
+
+    tables = [(0, 1, 2), (3, 4, 5)]
+    header, games = _results(synthetic.simulate(np.linspace(-1, 1, 6), tables, 5, seed=6), 6, tables)
+    s = summarize(header, games, resamples=100)
+    assert s["groups"] == [["p0", "p1", "p2"], ["p3", "p4", "p5"]]
+    assert {r["group"] for r in s["leaderboard"]} == {1, 2} and max(r["rank"] for r in s["leaderboard"]) == 3
+    assert all({p["a"], p["b"]} <= set(s["groups"][0]) or {p["a"], p["b"]} <= set(s["groups"][1]) for p in s["rating_pairs"])
+    assert "2 groups that never met" in _board(s)
