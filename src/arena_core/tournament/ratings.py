@@ -19,6 +19,9 @@
   score difference.
 - A TrueSkill-style rating (openskill's Plackett–Luce model), mean score, margin and
   finishing-position tables per player and per seat.
+
+One file (over 500 lines) because every part reads the same per-deal stage statistics and the
+summary is their one consumer; the generic statistics live in :mod:`arena_core.stats`.
 """
 from __future__ import annotations
 
