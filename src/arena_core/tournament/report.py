@@ -246,7 +246,7 @@ small {{ color: #555; }}
 <h2>Ratings plot</h2>
 <div id="plot">{plot}</div>
 <h2>Head to head</h2>
-<p>Share of shared games in which the row entrant finished above the column entrant (ties count half), with its 95% cluster-bootstrap interval; ✓ = resolved (the interval excludes 0.5).</p>
+<p>Share of shared games in which the row entrant finished above the column entrant (ties count half), with its 95% deal-level interval; ✓ = resolved (differs from 0.5 under Holm's control over all pairs).</p>
 <div id="head-to-head">{_h2h_matrix(summary)}</div>
 <div id="pairs">{pairs}</div>
 <h2>Seat bias</h2>
