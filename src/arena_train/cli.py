@@ -22,7 +22,10 @@ def _load(path: str) -> dict:
     if not p.exists():
         raise ArenaError(f"config file {path!r} does not exist")
     if p.suffix == ".toml":
-        import tomllib
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib
 
         return tomllib.loads(p.read_text())
     if p.suffix == ".json":

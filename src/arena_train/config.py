@@ -163,7 +163,10 @@ def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig 
         path = Path(data)
         if path.suffix == ".toml":
             try:
-                import tomllib
+                try:
+                    import tomllib
+                except ModuleNotFoundError:  # Python 3.10
+                    import tomli as tomllib
             except ModuleNotFoundError:  # Python 3.10
                 import tomli as tomllib
 

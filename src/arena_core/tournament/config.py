@@ -135,7 +135,10 @@ def load_config(path: str | os.PathLike) -> TournamentConfig:
     text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        import tomllib
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib
 
         try:
             data = tomllib.loads(text)
