@@ -1,6 +1,9 @@
 # Two commands do all set-up on a fresh machine that has only python3:
 #   make demo   -- the main job on a built-in default
 #   make test   -- the whole test suite
+# The venv is the development install: the root pyproject.toml puts all four packages in, editable.
+#   make dists        -- a wheel and an sdist of each distribution (dists/*) in build/dists
+#   make check-split  -- CI's second step: build them, install the core alone (lowest Python), add the games
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -10,7 +13,7 @@ STAMP  := $(VENV)/.installed
 OPENBLAS := /usr/lib/x86_64-linux-gnu/libopenblas.so.0
 FAST_ENV = $(shell test -e $(OPENBLAS) && echo LD_PRELOAD=$(OPENBLAS))
 
-.PHONY: demo test venv sysdeps bench clean
+.PHONY: demo test venv sysdeps bench clean dists check-split
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,9 +37,15 @@ demo: venv
 test: venv sysdeps
 	$(FAST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
+dists: venv
+	$(BIN)/python scripts/dists.py build build/dists
+
+check-split: venv
+	PYTHON=$(BIN)/python bash scripts/check_split.sh
+
 bench: venv
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(FAST_ENV) $(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis build/dists

@@ -1,0 +1,132 @@
+"""The four distributions: each declares what it imports, the root development install agrees
+with them, and the core-only CI step runs test files that need nothing but the core.
+
+Building the wheels and sdists, and installing the core alone, is CI's job
+(scripts/check_split.sh, run by .ci/run); these checks are the static half."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("dists_script", ROOT / "scripts" / "dists.py")
+dists = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dists)
+
+
+@pytest.mark.parametrize("dist", dists.DISTS)
+def test_every_import_is_declared_by_its_distribution(dist):
+    assert dists.undeclared_imports(dist) == []
+
+
+@pytest.mark.parametrize("dist", dists.DISTS)
+def test_every_declared_requirement_is_imported(dist):
+    assert dists.unused_declarations(dist) == []
+
+
+def test_the_scan_catches_an_undeclared_import(tmp_path):
+    """The hostile case: a module of the core that imports a package the core does not declare,
+    directly, from a sub-module, and through importlib."""
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import json\nimport numpy\nimport scipy.stats\nfrom requests import get\n"
+        "def later():\n    import importlib\n    return importlib.import_module('torch.nn')\n"
+        "from arena_games import kuhn\n"
+    )
+    found = dists.undeclared_imports("core", files=[bad])
+    named = sorted(re.search(r"imports '(\w+)'", p).group(1) for p in found)
+    assert named == ["arena_games", "requests", "scipy", "torch"]
+    assert all("add it to dists/core/pyproject.toml" in p for p in found)
+
+
+def test_the_root_entry_points_are_generated_from_the_distributions():
+    assert dists.drift() == [], "run `python scripts/dists.py sync`"
+    text = (ROOT / "pyproject.toml").read_text()
+    head, block, tail = dists._split_root()
+    assert block == dists.render_block() and head + block + tail == text
+
+
+def test_an_entry_point_added_to_the_root_only_is_reported_with_its_owner(monkeypatch):
+    real = dists.root_project()
+    fake = {**real, "entry-points": {**real["entry-points"], "arena.players": {**real["entry-points"]["arena.players"], "search": "arena_players.search:SearchPlayer"}}}
+    monkeypatch.setattr(dists, "root_project", lambda: fake)
+    (problem,) = dists.drift()
+    assert "'search'" in problem and "dists/players/pyproject.toml" in problem
+
+
+def test_each_entry_point_lives_in_the_distribution_that_owns_its_module():
+    for dist in dists.DISTS:
+        for group, eps in dists.entry_points(dists.project(dist)).items():
+            for name, value in eps.items():
+                assert dists.owner_of(value) == dist, f"{group} {name!r} = {value!r} is declared in dists/{dist}"
+
+
+def _extras_used(value: str) -> set[str]:
+    m = re.search(r"\[([^\]]*)\]\s*$", value)
+    return {e.strip() for e in m.group(1).split(",")} if m else set()
+
+
+def test_the_root_install_holds_everything_each_distribution_declares():
+    """`pip install -e .[extra]` at the root gives what `pip install turn-arena-X[extra]` gives."""
+    root = dists.root_project()
+    norm = lambda reqs: {re.sub(r"\s+", "", r) for r in reqs}  # noqa: E731
+    root_extras = root["optional-dependencies"]
+    internal = re.compile(r"turn-arena-(\w+)(\[([^\]]*)\])?")
+    for dist in dists.DISTS:
+        proj = dists.project(dist)
+        assert proj["requires-python"] == root["requires-python"], dist
+        assert proj["version"] == root["version"], dist
+        base = {r for r in norm(proj["dependencies"]) if not r.startswith("turn-arena-")}
+        assert base <= norm(root["dependencies"]), f"dists/{dist} dependencies missing from the root: {base - norm(root['dependencies'])}"
+        for extra, reqs in proj.get("optional-dependencies", {}).items():
+            assert extra in root_extras, f"the root has no extra {extra!r} (dists/{dist})"
+            for req in norm(reqs):
+                m = internal.match(req)
+                if m:  # another distribution's extras: the root must have those extras too
+                    assert all(e in root_extras for e in filter(None, (m.group(3) or "").split(","))), req
+                else:
+                    assert req in norm(root_extras[extra]), f"root extra {extra!r} lacks {req} (dists/{dist})"
+        for eps in dists.entry_points(proj).values():
+            for value in eps.values():
+                assert _extras_used(value) <= set(proj.get("optional-dependencies", {})), value
+
+
+def test_pygambit_and_bench_tools_stay_out_of_the_test_install():
+    root = dists.root_project()
+    test_extras = re.search(r"\[(.*)\]", root["optional-dependencies"]["test"][0]).group(1).split(",")
+    pulled = {r for e in test_extras if e != "test" for r in root["optional-dependencies"][e]} | set(root["dependencies"])
+    assert not any(dists.requirement_name(r) in {"pygambit", "open-spiel", "pygame"} for r in pulled)
+    assert "solver" in dists.project("games")["optional-dependencies"]
+
+
+def test_license_and_readmes_ship_with_every_distribution():
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    for dist in dists.DISTS:
+        here = ROOT / "dists" / dist
+        assert (here / "LICENSE").resolve() == (ROOT / "LICENSE").resolve()
+        assert (here / "src" / dists.PACKAGE_OF[dist]).resolve() == (ROOT / "src" / dists.PACKAGE_OF[dist]).resolve()
+        assert (here / "README.md").exists()
+        # the table form: setuptools 68 without build isolation rejects the SPDX string
+        assert dists.project(dist)["license"] == {"text": "MIT"}
+
+
+def test_the_core_only_test_files_import_nothing_but_the_core():
+    """CI runs these in a venv holding turn-arena-core alone (scripts/check_split.sh)."""
+    script = (ROOT / "scripts" / "check_split.sh").read_text()
+    files = re.search(r"CORE_TESTS=\"([^\"]+)\"", script).group(1).split()
+    assert files
+    allowed = set(dists.declared_imports("core")) | set(sys.stdlib_module_names) | {"__future__", "pytest", "toy_games", "tournament_toys"}
+    for name in files:
+        mods = {mod for _, mod in dists.imports_in(ROOT / name)}
+        assert mods <= allowed, f"{name} imports {sorted(mods - allowed)}, which the core-only venv lacks"
+
+
+def test_the_python_floor_is_the_version_ci_runs_the_core_on():
+    floor = re.fullmatch(r">=3\.(\d+)", dists.root_project()["requires-python"]).group(1)
+    script = (ROOT / "scripts" / "check_split.sh").read_text()
+    assert f"LOW_PYTHON:-python3.{floor}" in script
+
