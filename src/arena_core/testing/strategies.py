@@ -119,7 +119,9 @@ class Playthrough:
         from ..match import Match
 
         moves = list(self.moves)
-        cap = None
+        # the harness caps a game at its declared max_length unless told otherwise: a game that
+        # runs longer (the length_bound defect) is recorded in full
+        cap = len(moves) if len(moves) > self.game.spec.max_length else None
         if not self.complete:
             if not moves:
                 player = self.game.current_player(self.final)

@@ -1,0 +1,166 @@
+"""``arena check GAME``: the conformance kit from the command line.
+
+One line per check (passed, FAILED with the defect named, exempt with the game's reason). For a
+failed check that a single playthrough shows, hypothesis then shrinks it to a minimal failing
+playthrough, saved as an episode file that ``arena replay`` re-runs step by step. Exit 0 when
+nothing failed, 1 when a check failed, 2 on bad input (one line).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .errors import ArenaError
+
+EXIT_FAILED = 1
+EXIT_USER_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena check", description="Run the conformance kit on a registered game.")
+    p.add_argument("game", help="a registered game id (`arena list games`)")
+    p.add_argument("--players", type=int, default=None, help="number of players (default: the game's default)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
+    p.add_argument("--max-examples", type=int, default=20, help="hypothesis examples (default 20)")
+    p.add_argument("--checks", default=None, help="comma-separated check names (default: all)")
+    p.add_argument("--out", default="arena-check", help="folder for minimal failing episodes (default ./arena-check)")
+    return p
+
+
+def minimal_failing_playthrough(game, check: str, *, max_examples: int = 200):
+    """Search and shrink a playthrough on which ``check`` fails by itself; None if none is found
+    (a claim settled only over many playthroughs, or a failure not met again in the search)."""
+    from hypothesis import HealthCheck, given, settings
+
+    from .testing.checks import PLAYTHROUGH_CHECKS
+    from .testing.strategies import PlaythroughError, playthroughs
+
+    fn = PLAYTHROUGH_CHECKS.get(check)
+    if fn is None and check != "legal_play":
+        return None
+    found: list = []
+
+    @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
+    # one decision past the declared bound, so that a game running too long shows it
+    @given(pt=playthroughs(game, complete=check != "legal_play", max_decisions=game.spec.max_length + 1))
+    def probe(pt) -> None:
+        if fn is not None and _fails(fn, game, pt):  # keep the last failing one: the shrunk one
+            found.append(pt)
+            raise AssertionError(check)
+
+    try:
+        probe()
+    except PlaythroughError as exc:  # legal play crashed: the moves before the crash lead to it
+        return exc.playthrough
+    except Exception:
+        if not found:
+            return None
+        return _smaller_seed(game, found[-1], lambda pt: _fails(fn, game, pt)) if fn is not None else found[-1]
+    return None
+
+
+def _fails(fn, game, pt) -> bool:
+    from .seeding import make_rng
+    from .testing.checks import replay_moves
+
+    try:
+        fn(game, replay_moves(game, pt.seed, list(pt.moves)), make_rng(pt.seed, "kit"))
+    except Exception:
+        return True
+    return False
+
+
+def _smaller_seed(game, pt, fails, scan: int = 256):
+    """Hypothesis shrinks a seed greedily; try the smaller seeds (up to ``scan``) with the same moves."""
+    from .testing.strategies import Playthrough
+
+    for seed in range(min(pt.seed, scan)):
+        pos, positions = game.start(seed), []
+        try:
+            positions.append(pos)
+            for seat, action in pt.moves:
+                pos = game.act(pos, seat, action)
+                positions.append(pos)
+        except Exception:  # the moves are not legal after this deal
+            continue
+        candidate = Playthrough(game, seed, pt.moves, tuple(positions))
+        if candidate.complete == pt.complete and fails(candidate):
+            return candidate
+    return pt
+
+
+def _label(game) -> str:
+    return f"{game.spec.id} ({game.num_players} players)"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        raise ArenaError("the conformance kit needs hypothesis: pip install hypothesis") from None
+    from .cli import _parse_params
+    from .registry import make_game
+    from .spec import CONFORMANCE_CHECKS
+
+    if args.max_examples < 1:
+        raise ArenaError(f"--max-examples must be at least 1, got {args.max_examples}")
+    checks = None
+    if args.checks:
+        checks = [c.strip() for c in args.checks.split(",") if c.strip()]
+        unknown = [c for c in checks if c not in CONFORMANCE_CHECKS]
+        if unknown:
+            raise ArenaError(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CONFORMANCE_CHECKS)}")
+    game = make_game(args.game, _parse_params(args.param), num_players=args.players)
+    return check_game(game, max_examples=args.max_examples, checks=checks, out=args.out)
+
+
+def check_game(game, *, max_examples: int = 20, checks: Sequence[str] | None = None, out: str | Path = "arena-check") -> int:
+    """Run the kit on ``game`` and print one line per check (what ``arena check`` does after
+    making the game); returns the exit status."""
+    from .testing import run_conformance
+
+    print(f"arena check {_label(game)}, {max_examples} examples")
+    results = run_conformance(game, max_examples=max_examples, checks=checks)
+    width = max(len(r.name) for r in results)
+    failed = 0
+    for r in results:
+        if r.status == "passed":
+            print(f"  passed  {r.name}")
+        elif r.status == "exempt":
+            print(f"  exempt  {r.name:<{width}}  {' '.join(r.detail.split())}")
+        else:
+            failed += 1
+            print(f"  FAILED  {r.name:<{width}}  {' '.join(r.detail.split())}")
+            print(f"          {_save_minimal(game, r.name, Path(out))}")
+    passed = sum(r.status == "passed" for r in results)
+    exempt = sum(r.status == "exempt" for r in results)
+    print(f"{len(results)} checks: {passed} passed, {failed} failed, {exempt} exempt")
+    return EXIT_FAILED if failed else 0
+
+
+def _save_minimal(game, check: str, out: Path) -> str:
+    found = minimal_failing_playthrough(game, check)
+    if found is None:
+        return "no single playthrough shows it on its own (see the message above); no episode saved"
+    path = out / f"{game.spec.id.replace('/', '_')}-{check}-seed{found.seed}.jsonl"
+    try:
+        found.write(path)
+    except Exception as exc:  # the defect may be what stops the record (e.g. a replay check)
+        return f"minimal failing playthrough: {found.describe()} (not saved as an episode: {type(exc).__name__}: {exc})"
+    return f"minimal failing episode ({len(found.moves)} decisions): {path}; step through it: arena replay {path}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse printed its one-line usage error (or --help)
+        return EXIT_USER_ERROR if exc.code else 0
+    try:
+        return run(args)
+    except (ArenaError, ValueError) as exc:
+        print(f"arena check: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USER_ERROR
