@@ -90,3 +90,22 @@ def test_policy_gradient_matches_finite_differences(seed, hidden):
 def test_pg_needs_a_numeric_encoding_and_valid_config(tmp_path):
     with pytest.raises(ConfigError, match="opponents"):
         PolicyGradientTrainer(dict(CFG, opponents=[]), tmp_path / "x")
+
+
+def test_kuhn_evaluation_is_exact_over_the_six_deals(tmp_path):
+    trainer = PolicyGradientTrainer(dict(CFG, steps=2), tmp_path / "pg")
+    assert len(trainer.eval_deals) == 6  # every deal once, not 64 draws with replacement
+    out = trainer.run()
+    final = out["final_eval"]
+    assert final["eval_exact"] is True
+    assert final["eval_improvement_low"] == final["eval_improvement"] == final["eval_improvement_high"]
+    # the value is a multiple of 1/12 (6 deals x 2 seats, integer chip outcomes, deterministic players)
+    assert abs(final["eval_mean"] * 12 - round(final["eval_mean"] * 12)) < 1e-9
+
+
+def test_a_used_run_directory_is_refused(tmp_path):
+    from arena_core.errors import ConfigError
+
+    PolicyGradientTrainer(dict(CFG, steps=1), tmp_path / "pg").run()
+    with pytest.raises(ConfigError, match="already holds a run"):
+        PolicyGradientTrainer(dict(CFG, steps=1), tmp_path / "pg")

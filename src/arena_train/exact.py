@@ -34,6 +34,15 @@ def deals_of(game) -> list[tuple[int, float]]:
     return deals
 
 
+def evaluation_deals(game, sampled: Sequence[int]) -> tuple[list[int], list[float] | None]:
+    """Every deal of a game that can list them, with their probabilities (exact evaluation);
+    else the ``sampled`` held-out deal seeds and None."""
+    if getattr(game, "enumerate_deals", None) is None:
+        return list(sampled), None
+    deals = deals_of(game)
+    return [d for d, _ in deals], [p for _, p in deals]
+
+
 def infostate_key(game, pos, seat: int) -> str:
     return json.dumps(game.observe(pos, seat), sort_keys=True)
 

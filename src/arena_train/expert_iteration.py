@@ -23,11 +23,13 @@ import mlx.nn as nn
 import mlx.optimizers as optim
 import numpy as np
 
+from arena_core.errors import ConfigError
 from arena_core.players import Decision, Move
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .config import ExpertIterationConfig, parse_config
+from .exact import evaluation_deals
 from .lm import LMPolicy, LMRecord, load_flat, load_trainables, menu_logprobs, records_batch, save_flat, trainable_model, trainables
 from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import EpisodeSpec, PlayerLearner, Request, paired_bootstrap, play_episodes
@@ -122,7 +124,10 @@ class ExpertIterationTrainer:
         for spec in cfg.opponents:
             make_player(spec, seed=0)
         self.progress = progress
-        self.eval_deals = [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)]
+        # a game that lists its deals is evaluated on all of them (equally likely for Kuhn poker, so the plain means hold)
+        self.eval_deals, weights = evaluation_deals(self.game, [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)])
+        if weights is not None and max(weights) - min(weights) > 1e-12:
+            raise ConfigError(f"{cfg.game}: expert iteration averages deals equally; its enumerated deals are not equally likely")
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
         self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=parent,
                                        extra={"trainer": "expert_iteration", "init_from": str(init) if init else None})

@@ -50,7 +50,7 @@ from .lm import (
     trainable_model,
     trainables,
 )
-from .exact import average_policy, deals_of, exploitability, information_states
+from .exact import average_policy, deals_of, evaluation_deals, exploitability, information_states
 from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import (
     EpisodeResult,
@@ -273,13 +273,8 @@ class GRPOTrainer:
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
         for spec in ([] if cfg.self_play else self.pool.players) + ([cfg.eval.anchor] if cfg.eval.anchor != "initial" else []):
             make_player(spec, seed=0)  # fail now, naming the player, rather than mid-run
-        enumerable = getattr(self.game, "enumerate_deals", None)
-        if enumerable is not None:  # few deals: evaluate every one of them, weighted by its probability
-            deals = deals_of(self.game)
-            self.eval_deals, self.eval_weights = [d for d, _ in deals], [p for _, p in deals]
-        else:
-            self.eval_deals = [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)]
-            self.eval_weights = None
+        # few deals: evaluate every one of them, weighted by its probability; else sampled held-out deals
+        self.eval_deals, self.eval_weights = evaluation_deals(self.game, [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)])
         if cfg.eval.exploitability:
             deals_of(self.game)  # refuses, naming the fix, a game that cannot enumerate its deals
             self._infos = information_states(self.game)

@@ -22,6 +22,7 @@ from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .config import PolicyGradientConfig, parse_config
+from .exact import evaluation_deals
 from .manifest import MetricsLog, build_manifest, claim_run_dir, plot_metrics, write_manifest
 from .rollout import Choice, EpisodeSpec, Request, RewardSpec, episode_return, paired_bootstrap, per_deal_means, play_episodes, rotated_specs
 
@@ -177,7 +178,7 @@ class PolicyGradientTrainer:
         self.progress = progress
         for spec in cfg.opponents + ([cfg.eval_anchor] if cfg.eval_anchor else []):
             make_player(spec, seed=0)
-        self.eval_deals = [derive_seed(cfg.seed, "pg_eval_deal", i) for i in range(cfg.eval_deals)]
+        self.eval_deals, self.eval_weights = evaluation_deals(self.game, [derive_seed(cfg.seed, "pg_eval_deal", i) for i in range(cfg.eval_deals)])
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
         self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=cfg.parent_run, extra={"trainer": "policy_gradient"})
         write_manifest(self.run_dir, self.manifest)
@@ -217,15 +218,21 @@ class PolicyGradientTrainer:
         anchor = cfg.eval_anchor or cfg.opponents[0]
         game = self.game
 
-        def run(policy: NumericPolicy) -> list[float]:
-            specs = rotated_specs(game, self.eval_deals, lambda seat: {s: make_player(anchor, seed=derive_seed(cfg.seed, "pg_anchor", s)) for s in range(game.num_players) if s != seat}, derive_seed(cfg.seed, "pg_eval_keys"))
+        def run(policy: NumericPolicy, salt: tuple = ()) -> list[float]:
+            specs = rotated_specs(game, self.eval_deals, lambda seat: {s: make_player(anchor, seed=derive_seed(cfg.seed, "pg_anchor", s, *salt)) for s in range(game.num_players) if s != seat}, derive_seed(cfg.seed, "pg_eval_keys"))
             return per_deal_means(play_episodes(game, specs, NumericLearner(policy, greedy=True)))
 
         if self.baseline is None:
             self.baseline = run(self.initial)
         values = run(self.policy)
+        if self.eval_weights is not None and run(self.policy, (1,)) == values:
+            # every deal, a greedy learner and a deterministic anchor (same values reseeded): exact
+            w = np.asarray(self.eval_weights)
+            diff = float(w @ (np.asarray(values) - np.asarray(self.baseline)))
+            return {"eval_mean": float(w @ values), "eval_improvement": diff, "eval_improvement_low": diff, "eval_improvement_high": diff, "eval_exact": True}
         iv = paired_bootstrap(values, self.baseline, seed=derive_seed(cfg.seed, "pg_bootstrap"), resamples=cfg.bootstrap)
-        return {"eval_mean": float(np.mean(values)), "eval_improvement": iv.mean, "eval_improvement_low": iv.low, "eval_improvement_high": iv.high}
+        w = np.full(len(values), 1 / len(values)) if self.eval_weights is None else np.asarray(self.eval_weights)
+        return {"eval_mean": float(w @ values), "eval_improvement": iv.mean, "eval_improvement_low": iv.low, "eval_improvement_high": iv.high, "eval_exact": False}
 
     def run(self) -> dict:
         cfg = self.config
