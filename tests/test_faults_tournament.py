@@ -351,3 +351,68 @@ def test_resume_refuses_changed_identities_and_reads_format_one(tmp_path):
     assert h1.format == "arena.tournament/1" and len(g1) == 1
     assert summarize(h1, g1, resamples=0)["games_recorded"] == 1
     assert fault_summary(h1, g1)["flagged"] == []
+
+
+# ---------------------------------------------------------------------- done when
+def test_a_tournament_of_every_failure_completes_with_every_game_once_and_every_fault_visible(tmp_path):
+    """Entrants that raise, hang, answer garbage, kill their worker, raise SystemExit, exhaust
+    their cap and point at a dead endpoint; process backend, preflight skipped."""
+    port = closed_port()
+    cfg = tmp_path / "all.toml"
+    out = tmp_path / "out"
+    cfg.write_text(f'''
+name = "every-failure"
+game = "draw_or_stand"
+game_factory = "{TOY}"
+deals = 1
+output = "{out}"
+entrants = [
+  {{ name = "good", factory = "tournament_toys:Skilled" }},
+  {{ name = "fair", factory = "tournament_toys:Skilled", options = {{ skill = 0.5 }} }},
+  {{ name = "raises", factory = "tournament_toys:Crashing" }},
+  {{ name = "hangs", factory = "tournament_toys:Hanging" }},
+  {{ name = "garbage", factory = "tournament_toys:Garbage" }},
+  {{ name = "kills-worker", factory = "fault_toys:ExitsWorker" }},
+  {{ name = "sys-exit", factory = "fault_toys:RaisesBase", options = {{ what = "SystemExit" }} }},
+  {{ name = "capped", factory = "fault_toys:Capped", options = {{ calls = 1 }} }},
+  {{ name = "dead-endpoint", player = "openai", options = {{ base_url = "http://127.0.0.1:{port}/v1", api_key_env = "", max_retries = 0, timeout_s = 2 }} }},
+]
+[run]
+backend = "process"
+workers = 2
+policy = "penalize"
+fresh_players = false
+decision_time_limit_s = 0.3
+[ratings]
+bootstrap = 0
+''')
+    started = time.monotonic()
+    done = cli("tournament", str(cfg), "--no-preflight", "--quiet")
+    assert time.monotonic() - started < 60
+    assert done.returncode == EXIT_FLAGGED, done.stderr
+    assert "Traceback" not in done.stderr
+    header, games = load_results(out)
+    keys = [g.key for g in games]
+    assert sorted(keys) == sorted(g.key for g in header.schedule.games())  # every scheduled game, once
+    unplayed = [g for g in games if g.reason == "unplayed"]
+    assert unplayed and all("capped" in g.seats and "spending cap" in g.detail for g in unplayed)
+    summary = json.loads((out / "summary.json").read_text())
+    counts = {n: r["counts"] for n, r in summary["faults"]["entrants"].items()}
+    expected = {"raises": "error", "hangs": "timeout", "garbage": "illegal", "kills-worker": "crash",
+                "sys-exit": "error", "capped": "cap_exhausted", "dead-endpoint": "error"}
+    for name, kind in expected.items():
+        assert counts[name][kind] > 0, (name, counts[name])
+    assert counts["good"] == counts["good"] | {k: 0 for k in counts["good"]}
+    assert set(summary["faults"]["flagged"]) == set(expected) - {"capped"} | ({"capped"} & set(summary["faults"]["flagged"]))
+    assert summary["faults"]["games_unplayed"] == len(unplayed)
+    board = {r["name"]: r for r in summary["leaderboard"]}
+    assert board["dead-endpoint"]["mode"] == "free" and board["capped"]["mode"] == "constrained"
+    assert read_game_records(out).keys() == {g.key for g in games if g.reason not in ("unplayed", "crash")}
+
+
+def test_the_openai_player_refuses_a_literal_key_without_echoing_it():
+    from arena_players.openai_player import OpenAIPlayer
+
+    with pytest.raises(ConfigError, match="literal 'api_key' is refused.*api_key_env") as err:
+        OpenAIPlayer(api_key="sk-verysecret0123456789")
+    assert "verysecret" not in str(err.value)

@@ -143,6 +143,12 @@ class OpenAIPlayer(BasePlayer):
 
     def __init__(self, seed: int = 0, *, sleep: Callable[[float], None] = time.sleep, **options: Any):
         super().__init__(seed)
+        literal = sorted(k for k in options if k.lower().replace("-", "_") in ("api_key", "key", "token", "authorization", "secret"))
+        if literal:
+            raise ConfigError(
+                f"OpenAIPlayer: a literal {literal[0]!r} is refused (it would be written to results, records and errors); "
+                "put the key in an environment variable and pass api_key_env='NAME'"
+            )
         self.settings = player_settings(OpenAISettings, "OpenAIPlayer", options)
         self.name = f"openai:{self.settings.model}"
         self.spend = Spend()

@@ -136,7 +136,8 @@ def fault_lines(summary: dict) -> list[str]:
             rates = ", ".join(f"{k} {r['rates'][k]:.1%}" for k in KINDS if r["counts"][k])
             flag = "  FLAGGED" if r["flagged"] else ""
             extra = f", {r['unplayed_games']} games unplayed" if r["unplayed_games"] else ""
-            lines.append(f"  {n} [{r['mode'] or '?'}]: {r['fault_rate']:.1%} of {r['decisions']} decisions faulted ({rates}){extra}{flag}")
+            rates = f" ({rates})" if rates else ""
+            lines.append(f"  {n} [{r['mode'] or '?'}]: {r['fault_rate']:.1%} of {r['decisions']} decisions faulted{rates}{extra}{flag}")
     if faults["mixed_modes"]:
         modes = ", ".join(f"{n}={r['mode']}" for n, r in faults["entrants"].items() if r["mode"])
         lines.append(f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so")

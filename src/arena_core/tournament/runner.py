@@ -131,7 +131,7 @@ def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str) -> Ga
     if seat < 0:
         return GameResult(
             key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-            seats=list(sg.seats), reason="game_error", returns=None, plies=0,
+            seats=list(sg.seats), reason="game_error", returns=None, plies=0, decisions=[0] * len(sg.seats),
             detail=f"the worker process died outside any player's code ({why}); the game has no result",
         )
     from ..policy import IllegalActionPolicy
@@ -143,7 +143,7 @@ def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str) -> Ga
     detail = f"the worker process died while {sg.seats[seat]!r} (seat {seat}) was deciding: {why}"
     return GameResult(
         key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-        seats=list(sg.seats), reason="crash", returns=returns, offender=seat, plies=0,
+        seats=list(sg.seats), reason="crash", returns=returns, offender=seat, plies=0, decisions=[0] * len(sg.seats),
         faults=[PlayerFault(seat=seat, player=sg.seats[seat], verdict="forfeit", kind=FaultKind.CRASH, detail=detail)],
         detail=detail,
     )
