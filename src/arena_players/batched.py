@@ -38,7 +38,7 @@ class BatchStats:
 
 
 def play_batch(
-    game: Game,
+    game: Game | Sequence[Game],
     players: Sequence[Player] | PlayersFor,
     seeds: Sequence[int],
     *,
@@ -54,22 +54,26 @@ def play_batch(
     ``players`` is either one list (seat ``i`` is ``players[i]`` in every game, so one object
     sees the decisions of all games) or a function ``game_index -> players``. With
     ``batched=False`` every decision is a separate ``act`` call (the sequential baseline).
-    ``log_path``: each finished episode's record is appended there as JSON lines.
+    ``log_path``: each finished episode's record is appended there as JSON lines. ``game`` may
+    also be a sequence of games, one per seed (e.g. the label rotations of a matrix study).
     """
     if not seeds:
         return []
+    games = list(game) if isinstance(game, (list, tuple)) else [game] * len(seeds)
+    if len(games) != len(seeds):
+        raise ConfigError(f"play_batch got {len(games)} games for {len(seeds)} seeds; give one game per seed")
     lineups = [list(players(i)) if callable(players) else list(players) for i in range(len(seeds))]
-    for lineup in lineups:
-        if len(lineup) != game.num_players:
-            raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(lineup)}")
+    for g, lineup in zip(games, lineups):
+        if len(lineup) != g.num_players:
+            raise ConfigError(f"{g.spec.id} with {g.num_players} players needs {g.num_players} players, got {len(lineup)}")
     stats = stats if stats is not None else BatchStats()
     wall = time.perf_counter()
     matches = [
-        Match(game, seed, policy=policy, turn_cap=turn_cap, time_cap_s=time_cap_s, players=[_name(p) for p in lineup])
-        for seed, lineup in zip(seeds, lineups)
+        Match(g, seed, policy=policy, turn_cap=turn_cap, time_cap_s=time_cap_s, players=[_name(p) for p in lineup])
+        for g, seed, lineup in zip(games, seeds, lineups)
     ]
     for match, lineup in zip(matches, lineups):
-        begin_episodes(lineup, game, match.seed)
+        begin_episodes(lineup, match.game, match.seed)
     written = [False] * len(matches)
     try:
         while True:

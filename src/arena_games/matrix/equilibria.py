@@ -1,7 +1,13 @@
 """Equilibria and reference points of the archetype games, computed once and cached.
 
 - Extreme Nash equilibria from pygambit's ``enummixed_solve`` (every profile verified by
-  regret <= 1e-9, then deduplicated at 1e-7), cached in memory and on disk per (archetype, k).
+  regret <= 1e-9, then deduplicated at 1e-7), shipped for every (archetype, k) as package data
+  (``data/equilibria.json``) with a checksum manifest (``data/equilibria.sha256.json``: the
+  file's SHA-256 and each cell's count and SHA-256). A shipped cell is used only when its
+  checksum and count match and every profile passes the regret check; a damaged or missing
+  cell is recomputed where pygambit (the ``solver`` extra) is installed, otherwise refused with
+  one line naming the extra. Recomputed cells are cached in memory and on disk (the disk entry
+  is checked against the manifest's count too, so a truncated file is never used).
 - Symmetric equilibria (the column player mirrors the row player, see ``payoffs``) by support
   enumeration over symmetric profiles, merged with the symmetric profiles gambit returns.
 - Reference points: worst/best joint cell, best/worst/mean over extreme equilibria, the
@@ -13,6 +19,7 @@ always 0: there the metric is the matcher's (row player's) payoff.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -23,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_core.errors import ConfigError
+
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES, PayoffMatrices, check_archetype, payoff_matrices
 
 REGRET_TOL = 1e-9
@@ -32,8 +41,15 @@ CACHE_VERSION = 1
 CACHE_ENV = "ARENA_MATRIX_CACHE"
 
 
-class SolverUnavailableError(ImportError):
-    """pygambit is not installed."""
+SOLVER_EXTRA = "turn-arena[solver]"
+DATA_DIR = Path(__file__).parent / "data"
+TABLE_PATH = DATA_DIR / "equilibria.json"
+MANIFEST_PATH = DATA_DIR / "equilibria.sha256.json"
+TABLE_FORMAT = "arena.matrix-equilibria/1"
+
+
+class SolverUnavailableError(ConfigError, ImportError):
+    """pygambit is not installed (and the shipped table cannot stand in)."""
 
 
 # ---------------------------------------------------------------------------- profiles
@@ -112,7 +128,7 @@ def solve_extreme_equilibria(archetype: str, k: int) -> EquilibriumSet:
     try:
         import pygambit as gbt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise SolverUnavailableError("computing equilibria needs pygambit; fix: pip install 'turn-arena[games]'") from exc
+        raise SolverUnavailableError(f"computing equilibria needs pygambit; fix: pip install '{SOLVER_EXTRA}'") from exc
     pm = payoff_matrices(archetype, k)
     scale = pm.integer_scale()  # equilibria are invariant to scaling; integers keep gambit exact-ish
     game = gbt.Game.from_arrays((pm.A * scale).astype(int), (pm.B * scale).astype(int))
@@ -145,29 +161,125 @@ def _cache_path(cache_dir: Path, archetype: str, k: int) -> Path:
 _MEMORY: dict[tuple[str, int], EquilibriumSet] = {}
 
 
-def extreme_equilibria(archetype: str, k: int, *, cache_dir: str | os.PathLike | None | bool = True) -> EquilibriumSet:
-    """The extreme equilibria of (archetype, k), from memory, then disk, then the solver.
+def extreme_equilibria(archetype: str, k: int, *, cache_dir: str | os.PathLike | None | bool = True, shipped: bool = True) -> EquilibriumSet:
+    """The extreme equilibria of (archetype, k): from memory, the shipped table, the disk
+    cache, then the solver.
 
     ``cache_dir``: ``True`` for :func:`default_cache_dir`, a path, or ``False``/``None`` for
-    memory only. A disk entry is re-verified by regret when read; a bad one is recomputed.
+    memory only. Shipped and cached entries are used only when they pass their checks (see the
+    module docstring); without pygambit a cell that fails them raises
+    :class:`SolverUnavailableError` naming the ``solver`` extra.
     """
     check_archetype(archetype, k)
     key = (archetype, int(k))
     if key in _MEMORY:
         return _MEMORY[key]
+    found, problem = shipped_cell(archetype, k) if shipped else (None, "")
     directory = default_cache_dir() if cache_dir is True else (Path(cache_dir) if cache_dir else None)
-    found = _read_cache(directory, archetype, k) if directory else None
+    if found is None and directory:
+        found = _read_cache(directory, archetype, k)
     if found is None:
-        found = solve_extreme_equilibria(archetype, k)
+        try:
+            found = solve_extreme_equilibria(archetype, k)
+        except SolverUnavailableError:
+            if not problem:
+                raise
+            raise SolverUnavailableError(
+                f"the shipped equilibrium table is damaged for {archetype} k={k} ({problem}) and pygambit is not installed "
+                f"to recompute it; reinstall turn-arena or run: pip install '{SOLVER_EXTRA}'"
+            ) from None
         if directory:
             _write_cache(directory, found)
     _MEMORY[key] = found
     return found
 
 
+def _cell_digest(cell: dict) -> str:
+    return hashlib.sha256(json.dumps(cell, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _manifest() -> dict:
+    """The shipped checksums ({} when missing or unreadable: then nothing shipped is trusted)."""
+    try:
+        data = json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) and isinstance(data.get("cells"), dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+@lru_cache(maxsize=1)
+def _shipped_table() -> tuple[dict, str]:
+    """(cells, problem): the shipped table's cells, or {} and why it cannot be used."""
+    manifest = _manifest()
+    if not manifest:
+        return {}, f"its checksum manifest {MANIFEST_PATH.name} is missing or unreadable"
+    try:
+        raw = TABLE_PATH.read_bytes()
+    except OSError:
+        return {}, f"{TABLE_PATH.name} is missing"
+    if hashlib.sha256(raw).hexdigest() != manifest.get("file_sha256"):
+        problem = f"{TABLE_PATH.name} does not match its checksum"
+    else:
+        problem = ""
+    try:
+        data = json.loads(raw)
+        cells = data["cells"] if data.get("format") == TABLE_FORMAT and data.get("cache_version") == CACHE_VERSION else {}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}, problem or f"{TABLE_PATH.name} is not valid JSON"
+    return (cells if isinstance(cells, dict) else {}), problem
+
+
+def expected_count(archetype: str, k: int) -> int | None:
+    """How many extreme equilibria the manifest records for (archetype, k), if it does."""
+    entry = _manifest().get("cells", {}).get(f"{archetype}-{k}")
+    return int(entry["count"]) if isinstance(entry, dict) and "count" in entry else None
+
+
+def shipped_cell(archetype: str, k: int) -> tuple[EquilibriumSet | None, str]:
+    """(the shipped equilibria of one cell, "") when complete and verified, else (None, why)."""
+    cells, file_problem = _shipped_table()
+    name = f"{archetype}-{k}"
+    entry = _manifest().get("cells", {}).get(name)
+    cell = cells.get(name)
+    if cell is None or entry is None:
+        return None, file_problem or f"{name} is not in the table"
+    if _cell_digest(cell) != entry.get("sha256"):
+        return None, f"{name} does not match its checksum"
+    try:
+        eqs = EquilibriumSet.from_json(cell)
+    except (KeyError, ValueError, TypeError):
+        return None, f"{name} is malformed"
+    if eqs.archetype != archetype or eqs.k != k or len(eqs) != int(entry.get("count", -1)) or len(eqs) == 0:
+        return None, f"{name} is incomplete ({len(eqs)} equilibria, expected {entry.get('count')})"
+    pm = payoff_matrices(archetype, k)
+    if any(regret(pm, x, y) > REGRET_TOL for x, y in eqs.profiles()):
+        return None, f"{name} holds a profile that is not an equilibrium"
+    return eqs, ""
+
+
+def write_table(path: Path = TABLE_PATH, manifest_path: Path = MANIFEST_PATH) -> tuple[Path, Path]:
+    """Solve every (archetype, k) with pygambit and write the shipped table and its manifest."""
+    cells = {f"{a}-{k}": solve_extreme_equilibria(a, k).to_json() for a in ARCHETYPE_NAMES for k in K_VALUES}
+    raw = json.dumps({"format": TABLE_FORMAT, "cache_version": CACHE_VERSION, "cells": cells}, separators=(",", ":")).encode()
+    manifest = {
+        "format": TABLE_FORMAT,
+        "file": path.name,
+        "file_sha256": hashlib.sha256(raw).hexdigest(),
+        "cells": {name: {"count": len(c["row"]), "sha256": _cell_digest(c)} for name, c in cells.items()},
+    }
+    path.write_bytes(raw)
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    _manifest.cache_clear()
+    _shipped_table.cache_clear()
+    return path, manifest_path
+
+
 def clear_memory_cache() -> None:
     _MEMORY.clear()
     reference_points.cache_clear()
+    _manifest.cache_clear()
+    _shipped_table.cache_clear()
 
 
 def _read_cache(directory: Path, archetype: str, k: int) -> EquilibriumSet | None:
@@ -178,6 +290,9 @@ def _read_cache(directory: Path, archetype: str, k: int) -> EquilibriumSet | Non
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if data.get("version") != CACHE_VERSION or eqs.archetype != archetype or eqs.k != k or len(eqs) == 0:
+        return None
+    expected = expected_count(archetype, k)
+    if expected is not None and len(eqs) != expected:  # a truncated or stale entry
         return None
     pm = payoff_matrices(archetype, k)
     if any(regret(pm, x, y) > REGRET_TOL for x, y in eqs.profiles()):
@@ -391,3 +506,12 @@ def reference_points(archetype: str, k: int) -> ReferencePoints:
 def reference_table(archetypes=ARCHETYPE_NAMES, ks=K_VALUES) -> list[ReferencePoints]:
     """Reference points for every (archetype, k), archetype-major."""
     return [reference_points(a, k) for a in archetypes for k in ks]
+
+
+if __name__ == "__main__":  # pragma: no cover - maintenance: python -m arena_games.matrix.equilibria --write-table
+    import sys
+
+    if sys.argv[1:] != ["--write-table"]:
+        sys.exit("usage: python -m arena_games.matrix.equilibria --write-table  (needs pygambit: the solver extra)")
+    for written in write_table():
+        print(f"wrote {written}")

@@ -1,17 +1,34 @@
-"""The one-shot self-play (or cross-play) study: N seeded trials per (archetype, k) cell.
+"""The one-shot self-play (or cross-play) study: seeded trials per (listing, archetype, k) cell.
 
-Trial t of a cell uses label rotation t mod k (shared by both players), a fresh episode seed,
-and two separately seeded player instances, so the copies sample independently. Every trial is
-recorded as an episode (JSON lines); the per-cell table, a JSON summary and a plot are written.
+Trial t of a cell uses label rotation t mod k (shared by both players), a fresh episode seed
+and two separately seeded player instances, so the copies sample independently. By default
+every cell runs under both listings: ``shared`` (both copies see the same order) and
+``independent`` (each copy its own random order; position-based matching falls to chance).
 
-    python -m arena_games.matrix.study --player matrix_uniform --trials 200 --out runs/uniform
-    python -m arena_games.matrix.study --player mlx:model=... --opponent random --k 2-5 ...
+Honesty rules (see docs/matrix.md):
+- greedy self-play (temperature 0: two copies that answer identically by construction) is
+  refused unless ``allow_greedy``; then ``summary.json`` says so;
+- every trial is classified (scored, unparseable, illegal, error, defaulted) from its episode
+  record and the fault kinds of :mod:`arena_core.faults`; only scored trials enter verdicts;
+  more than ``max_error_share`` player errors in a cell stops the study (non-zero exit);
+- trials are appended to ``trials.jsonl`` (fsynced) under a :class:`~arena_core.outputs.RunLock`;
+  an interrupted study resumes without replaying finished trials;
+- trials run concurrently through :func:`arena_players.batched.play_batch` (an LLM player's
+  ``act_batch`` sends them together, within its own concurrency limit).
+
+    arena study --player matrix_uniform --trials 60
+    arena study --player 'openai:model=...,temperature=1' --archetypes paper --k 2-6 --out runs/llm
+    arena study --merge runs/a runs/b --out figures        # one figure per archetype
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
+import math
+import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,48 +38,64 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arena_core.match import Match
+from arena_core.episode import EpisodeRecord, PolicyEvent, Step
+from arena_core.errors import ArenaError, ConfigError, PlayerError
+from arena_core.faults import FaultKind, classify
+from arena_core.outputs import RunLock, append_jsonl, atomic_write_text
+from arena_core.players import preflight_player
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_player
-from arena_core.runner import play_match
 from arena_core.seeding import derive_seed
+from arena_players.batched import play_batch
 
 from .equilibria import reference_points
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES
-from .rules import MatrixGame
-from .scoring import NEAR_WORST, CellScore, score_cell
+from .rules import MatrixGame, MatrixState
+from .scoring import NEAR_WORST, CellScore, control, score_cell
+
+FORMAT = "arena.matrix-study/2"
+#: the paper's seven archetypes (hide-and-seek is the optional zero-sum eighth)
+PAPER_ARCHETYPES = tuple(a for a in ARCHETYPE_NAMES if a != "hide_and_seek")
+LISTINGS = ("shared", "independent")
+ERROR_KINDS = (FaultKind.ERROR, FaultKind.TIMEOUT, FaultKind.CAP_EXHAUSTED, FaultKind.CRASH)
+
+
+class StudyAbortedError(PlayerError):
+    """Too many player errors (transport, timeouts) in a cell: the study's data would be thin
+    or biased, so it stops (one line, non-zero exit) instead of reporting it."""
 
 
 class StudyConfig(BaseModel):
-    """What to run; recorded verbatim in the summary."""
+    """What to run; recorded verbatim in the summary (and checked again on resume)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    player: str = Field(description="registered player spec, e.g. 'matrix_uniform' or 'mlx:model=...'")
+    player: str = Field(description="registered player spec, e.g. 'matrix_uniform' or 'openai:model=...'")
     opponent: str | None = Field(None, description="a second player spec for cross-play; None: self-play")
     archetypes: tuple[str, ...] = ARCHETYPE_NAMES
     ks: tuple[int, ...] = K_VALUES
-    trials: int = Field(100, ge=1)
+    trials: int = Field(100, ge=1, description="trials per cell (rounded up to a multiple of k unless round_trials=False)")
+    round_trials: bool = True
     seed: int = Field(0, ge=0)
-    independent_order: bool = False
+    listings: tuple[Literal["shared", "independent"], ...] = LISTINGS
     prompt_variant: Literal["symmetric", "asymmetric_cue"] = "symmetric"
     counterpart: Literal["copy", "other"] | None = Field(None, description="None: 'copy' in self-play, 'other' in cross-play")
     labels: Literal["letters", "numbers"] | tuple[str, ...] = "letters"
-    policy: str = Field("penalize", description="illegal-answer policy (forfeited trials are excluded from welfare and counted)")
-    share_instance: bool = Field(
-        False,
-        description="self-play with ONE player instance in both seats (for heavy models); the copies then sample "
-        "independently only if the player draws from decision.rng (keyed by seat) or samples afresh per call",
-    )
+    policy: str = Field("penalize", description="illegal-answer policy; forfeited and defaulted trials are counted and excluded")
+    share_instance: bool = Field(False, description="self-play with ONE player instance in both seats (heavy models)")
+    allow_greedy: bool = Field(False, description="run greedy (temperature 0) self-play although the copies are identical by construction")
     level: float = Field(0.95, gt=0, lt=1)
-    resamples: int = Field(4000, ge=100)
+    alpha: float = Field(0.05, gt=0, lt=1, description="error rate of the multiple-comparison control")
+    correction: Literal["holm", "bh"] = "holm"
+    max_error_share: float = Field(0.1, ge=0, le=1, description="stop when player errors exceed this share of a cell's trials")
+    batch: int = Field(64, ge=1, description="trials played together (and written) at a time")
 
     @field_validator("archetypes")
     @classmethod
     def _known_archetypes(cls, value):
         unknown = [a for a in value if a not in ARCHETYPES]
         if unknown or not value:
-            raise ValueError(f"unknown archetypes {unknown}; choose from {', '.join(ARCHETYPE_NAMES)}")
+            raise ValueError(f"unknown archetypes {unknown}; choose from {', '.join(ARCHETYPE_NAMES)} (or 'paper', 'all')")
         return tuple(value)
 
     @field_validator("ks")
@@ -71,6 +104,13 @@ class StudyConfig(BaseModel):
         bad = [k for k in value if k not in K_VALUES]
         if bad or not value:
             raise ValueError(f"k values {bad} outside {K_VALUES[0]}..{K_VALUES[-1]}")
+        return tuple(value)
+
+    @field_validator("listings")
+    @classmethod
+    def _some_listing(cls, value):
+        if not value or len(set(value)) != len(value):
+            raise ValueError("listings: one or both of 'shared', 'independent', each once")
         return tuple(value)
 
     @model_validator(mode="after")
@@ -90,6 +130,22 @@ class StudyConfig(BaseModel):
     def cell_player(self) -> str:
         return self.player if self.self_play else f"{self.player} vs {self.opponent}"
 
+    def trials_for(self, k: int) -> int:
+        """Trials of a cell with k actions: a multiple of k (every rotation equally often)."""
+        return math.ceil(self.trials / k) * k if self.round_trials else self.trials
+
+    def warnings(self) -> list[str]:
+        """Why the rotation is unbalanced, where it is."""
+        out = []
+        if not self.round_trials:
+            bad = [k for k in self.ks if self.trials % k]
+            if bad:
+                out.append(f"warning: {self.trials} trials is not a multiple of k = {', '.join(map(str, bad))}: some label "
+                           "rotations get one trial more (round_trials=False was asked for)")
+        elif any(self.trials % k for k in self.ks):
+            out.append(f"note: trials rounded up to a multiple of k per cell ({', '.join(f'k={k}: {self.trials_for(k)}' for k in self.ks if self.trials % k)})")
+        return out
+
 
 @dataclass
 class StudyResult:
@@ -97,43 +153,206 @@ class StudyResult:
     cells: list[CellScore]
     out_dir: Path | None
     seconds: float
+    sampling: dict = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    resumed: int = 0  # trials found done in the output directory and not replayed
+    notes: list[str] = field(default_factory=list)
 
 
-TRIAL_FIELDS = ("archetype", "k", "trial", "episode_seed", "rotation", "seat_of_player", "label_0", "label_1",
-                "action_0", "action_1", "return_0", "return_1", "metric", "end")
+TRIAL_FIELDS = (
+    "listing", "archetype", "k", "trial", "episode_seed", "rotation", "seat_of_player",
+    "label_0", "label_1", "position_0", "position_1", "action_0", "action_1", "return_0", "return_1", "metric",
+    "outcome", "fault_kind", "fault_seat", "end", "detail",
+    "model_0", "model_1", "mode_0", "mode_1", "temperature_0", "temperature_1", "top_p_0", "top_p_1", "seed_0", "seed_1",
+)
+#: outcome of a trial: "scored" enters the verdicts; the others are counted and excluded
+OUTCOMES = ("scored", "unparseable", "illegal", "error", "defaulted")
 
 
-def _games(config: StudyConfig, archetype: str, k: int) -> list[MatrixGame]:
-    return [
-        MatrixGame(
-            {
-                "archetype": archetype,
-                "k": k,
-                "rotation": r,
-                "labels": config.labels,
-                "independent_order": config.independent_order,
-                "prompt_variant": config.prompt_variant,
-                "counterpart": config.resolved_counterpart,
-            }
+# ---------------------------------------------------------------------------- players
+def sampling_info(player: Any, seed: int) -> dict:
+    """What a player says about how it samples: model id, mode (constrained/free/scripted),
+    temperature, top-p, and its seed (the per-copy seed)."""
+    s = getattr(player, "settings", None)
+    temperature = getattr(s, "temperature", None)
+    name = getattr(player, "name", type(player).__name__)
+    return {
+        "player": name,
+        "model": getattr(s, "model", None) or name,
+        "mode": getattr(s, "mode", None) or ("free" if temperature is not None else "scripted"),
+        "temperature": temperature,
+        "top_p": getattr(s, "top_p", None),
+        "seed": int(seed),
+    }
+
+
+def _make_players(config: StudyConfig, factory: Callable[[str, int], Any]) -> tuple[list[Any], list[int]]:
+    """Two instances, separately seeded: the copies never share a random stream."""
+    seeds = [derive_seed(config.seed, "player", copy) for copy in range(2)]
+    if config.share_instance and config.self_play:
+        one = factory(config.player, seeds[0])
+        return [one, one], seeds
+    specs = (config.player, config.player if config.self_play else config.opponent)
+    return [factory(spec, seed) for spec, seed in zip(specs, seeds)], seeds
+
+
+def check_sampling(config: StudyConfig, infos: list[dict]) -> dict:
+    """Refuse greedy self-play unless asked for; describe the copies' sampling for the summary."""
+    greedy = [i for i in infos if i["temperature"] == 0]
+    identical = bool(config.self_play and greedy)
+    if identical and not config.allow_greedy:
+        raise ConfigError(
+            f"greedy self-play: {infos[0]['model']} samples at temperature 0, so its two copies answer identically by "
+            "construction; give the player a temperature > 0 (e.g. temperature=1) or pass --allow-greedy to run it anyway"
         )
-        for r in range(k)
-    ]
+    note = ("the copies decode greedily (temperature 0): they are identical by construction, so matching says nothing "
+            "about coordination between independent samples") if identical else (
+            "scripted players are deterministic functions of their own listing" if all(i["mode"] == "scripted" for i in infos)
+            else "the copies sample independently (separate seeds)")
+    return {"copies": infos, "identical_by_construction": identical, "independent_sampling": not identical
+            and any(i["temperature"] not in (None, 0) for i in infos), "note": note}
 
 
-def trial_seeds(seed: int, archetype: str, k: int, trials: int) -> list[int]:
-    """The episode seeds of one cell: 63-bit values from one SeedSequence per (seed, archetype, k)."""
-    cell = np.random.SeedSequence(derive_seed(seed, "trial", archetype, k))
+# ---------------------------------------------------------------------------- trials
+def _game(config: StudyConfig, listing: str, archetype: str, k: int, rotation: int) -> MatrixGame:
+    return MatrixGame({
+        "archetype": archetype, "k": k, "rotation": rotation, "labels": config.labels,
+        "independent_order": listing == "independent", "prompt_variant": config.prompt_variant,
+        "counterpart": config.resolved_counterpart,
+    })
+
+
+def trial_seeds(seed: int, archetype: str, k: int, trials: int, listing: str = "shared") -> list[int]:
+    """The episode seeds of one cell: 63-bit values from one SeedSequence per (seed, listing, archetype, k)."""
+    keys = (seed, "trial", archetype, k) if listing == "shared" else (seed, "trial", listing, archetype, k)
+    cell = np.random.SeedSequence(derive_seed(*keys))
     return [int(v) for v in cell.generate_state(trials, np.uint64) >> np.uint64(1)]
 
 
-def _make_players(config: StudyConfig, player_factory: Callable[[str, int], Any]) -> tuple[Any, Any]:
-    """Two instances, separately seeded: the copies never share a random stream."""
-    if config.share_instance and config.self_play:
-        one = player_factory(config.player, derive_seed(config.seed, "player", 0))
-        return one, one
-    specs = (config.player, config.player if config.self_play else config.opponent)
-    return tuple(player_factory(spec, derive_seed(config.seed, "player", copy)) for copy, spec in enumerate(specs))  # type: ignore[return-value]
+def _fault(event: PolicyEvent) -> FaultKind:
+    t = event.telemetry or {}
+    if event.illegal:
+        return classify("unparseable" if t.get("parse_method") == "unparseable" or t.get("valid") is False else None, illegal=True)
+    error_type = str(t.get("error_type") or "")
+    detail = event.detail.lower()
+    if "timeout" in error_type.lower() or "timed out" in detail:
+        return FaultKind.TIMEOUT
+    if "budget" in error_type.lower() or "capexhausted" in error_type.lower() or "spending cap" in detail:
+        return FaultKind.CAP_EXHAUSTED
+    return classify(t.get("fault_kind") or error_type or None, illegal=False)
+
+
+def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: str, k: int, t: int, seed: int,
+              swap: bool, infos: list[dict]) -> dict:
+    """One trial, classified: the labels and listing positions chosen, underlying actions,
+    returns, metric (scored trials only), outcome and fault."""
+    steps = {e.player: e for e in record.events if isinstance(e, Step)}
+    events = [e for e in record.events if isinstance(e, PolicyEvent)]
+    end = record.end
+    listings = game.start(seed).state.listings
+    seat_info = [infos[1], infos[0]] if swap else infos
+    row: dict[str, Any] = {
+        "listing": listing, "archetype": archetype, "k": k, "trial": t, "episode_seed": seed, "rotation": game.params.rotation,
+        "seat_of_player": 1 if swap else 0, "label_0": "", "label_1": "", "position_0": "", "position_1": "",
+        "action_0": "", "action_1": "", "return_0": "", "return_1": "", "metric": "", "outcome": "scored",
+        "fault_kind": "", "fault_seat": "", "end": end.reason.value if end else "", "detail": "",
+    }
+    for seat in (0, 1):
+        info = seat_info[seat]
+        row.update({f"model_{seat}": info["model"], f"mode_{seat}": info["mode"], f"temperature_{seat}": info["temperature"],
+                    f"top_p_{seat}": info["top_p"], f"seed_{seat}": info["seed"]})
+        if seat in steps:
+            label = steps[seat].action_id
+            row[f"label_{seat}"] = steps[seat].action
+            row[f"position_{seat}"] = listings[seat].index(label)
+    if events:
+        first = events[0]
+        kind = _fault(first)
+        row.update(fault_kind=kind.value, fault_seat=first.player, detail=" ".join(first.detail.split())[:200])
+        row["outcome"] = "error" if kind in ERROR_KINDS else kind.value
+        if kind not in ERROR_KINDS and any(s.substituted for s in steps.values()):
+            row["outcome"] = "defaulted"
+            row["fault_kind"] = FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value
+    if end is not None and end.returns is not None:
+        row.update(return_0=end.returns[0], return_1=end.returns[1])
+    natural = end is not None and end.returns is not None and end.reason.value == "natural"
+    if natural and len(steps) == 2:
+        i, j = game.underlying_actions(MatrixState(listings, (steps[0].action_id, steps[1].action_id)))
+        row.update(action_0=i, action_1=j)
+        if row["outcome"] == "scored":
+            r0, r1 = end.returns
+            row["metric"] = r0 if ARCHETYPES[archetype].zero_sum else r0 + r1
+    elif row["outcome"] == "scored":  # ended otherwise without a policy event (should not happen)
+        row["outcome"] = "error"
+        row["fault_kind"] = FaultKind.ERROR.value
+    return row
+
+
+# ---------------------------------------------------------------------------- resumable run
+def _config_key(config: StudyConfig) -> dict:
+    """What must match for a directory to be resumed (not how it is computed or written)."""
+    skip = {"batch", "level", "alpha", "correction", "max_error_share"}
+    return {k: v for k, v in config.model_dump(mode="json").items() if k not in skip}
+
+
+class _TrialLog:
+    """``trials.jsonl`` and ``episodes.jsonl`` in an output directory, appended and fsynced one
+    trial at a time (episode first, then the trial row with the episode file's length), so a
+    resumed run keeps exactly the finished trials."""
+
+    def __init__(self, out: Path, config: StudyConfig, write_episodes: bool):
+        self.out = out
+        self.trials_path = out / "trials.jsonl"
+        self.episodes_path = out / "episodes.jsonl" if write_episodes else None
+        self.done: dict[tuple[str, str, int, int], dict] = {}
+        study = out / "study.json"
+        if study.exists():
+            try:
+                saved = json.loads(study.read_text(encoding="utf-8"))
+            except ValueError:
+                saved = None
+            if not isinstance(saved, dict) or saved.get("config_key") != _config_key(config):
+                raise ConfigError(f"{out} holds a different study (config differs); choose another --out or delete it")
+            self._load()
+        else:
+            atomic_write_text(study, json.dumps({"format": FORMAT, "config_key": _config_key(config)}, indent=1))
+            for p in (self.trials_path, self.episodes_path):
+                if p is not None and p.exists():
+                    p.unlink()
+        self.trials_fh = open(self.trials_path, "a", encoding="utf-8")
+        self.episodes_fh = open(self.episodes_path, "a", encoding="utf-8") if self.episodes_path else None
+
+    def _load(self) -> None:
+        if not self.trials_path.exists():
+            return
+        raw = self.trials_path.read_bytes()
+        good = raw[: raw.rfind(b"\n") + 1]  # a torn last line is dropped
+        offset = 0
+        for line in good.decode("utf-8").splitlines():
+            row = json.loads(line)
+            self.done[row["listing"], row["archetype"], row["k"], row["trial"]] = row
+            offset = max(offset, int(row.pop("_episodes_end", 0)))
+        if len(good) != len(raw):
+            with open(self.trials_path, "r+b") as fh:
+                fh.truncate(len(good))
+        if self.episodes_path is not None and self.episodes_path.exists() and self.episodes_path.stat().st_size > offset:
+            with open(self.episodes_path, "r+b") as fh:  # episodes of trials whose row never landed
+                fh.truncate(offset)
+
+    def append(self, row: dict, record: EpisodeRecord) -> None:
+        end = 0
+        if self.episodes_fh is not None:
+            for line in record.lines():
+                self.episodes_fh.write(line + "\n")
+            self.episodes_fh.flush()
+            os.fsync(self.episodes_fh.fileno())
+            end = self.episodes_fh.tell()
+        append_jsonl(self.trials_fh, {**row, "_episodes_end": end})
+
+    def close(self) -> None:
+        for fh in (self.trials_fh, self.episodes_fh):
+            if fh is not None:
+                fh.close()
 
 
 def run_study(
@@ -145,145 +364,181 @@ def run_study(
     plot: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> StudyResult:
-    """Run every cell; write episodes.jsonl, trials.csv, cells.csv, summary.json, study.png."""
+    """Run (or resume) every cell; write trials.jsonl/csv, episodes.jsonl, cells.csv,
+    summary.json, study.png and choices.png. Raises ConfigError (greedy self-play, another
+    study in ``out_dir``), PlayerError (a failed preflight) or StudyAbortedError."""
     started = time.perf_counter()
+    for archetype in config.archetypes:  # the reference points first: a damaged table stops the study before any trial
+        for k in config.ks:
+            reference_points(archetype, k)
     factory = player_factory or (lambda spec, seed: make_player(spec, seed=seed))
     policy = IllegalActionPolicy.parse(config.policy)
-    players = _make_players(config, factory)
-    names = [getattr(p, "name", type(p).__name__) for p in players]
+    players, seeds = _make_players(config, factory)
+    infos = [sampling_info(p, s) for p, s in zip(players, seeds)]
+    sampling = check_sampling(config, infos)
+    for n, p in enumerate(dict((id(p), p) for p in players).values()):
+        preflight_player(config.player if n == 0 else (config.opponent or config.player), p)
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
+    notes = config.warnings()
+    for note in notes:
+        print(note, file=sys.stderr)
+    rows: list[dict] = []
+    resumed = 0
+    lock = RunLock(out) if out is not None else None
+    if lock is not None:
         out.mkdir(parents=True, exist_ok=True)
-    episodes_fh = open(out / "episodes.jsonl", "w", encoding="utf-8") if (out is not None and write_episodes) else None
-    trials_fh = open(out / "trials.csv", "w", encoding="utf-8", newline="") if out is not None else None
-    trials_csv = csv.writer(trials_fh) if trials_fh else None
-    if trials_csv:
-        trials_csv.writerow(TRIAL_FIELDS)
-    sink = (lambda line: episodes_fh.write(line.model_dump_json() + "\n")) if episodes_fh else None
-    cells: list[CellScore] = []
+        lock.acquire()
+    log = None
+    aborted: StudyAbortedError | None = None
     try:
-        for archetype in config.archetypes:
-            for k in config.ks:
-                ref = reference_points(archetype, k)
-                games = _games(config, archetype, k)
-                values: list[float] = []
-                for t, seed in enumerate(trial_seeds(config.seed, archetype, k, config.trials)):
-                    game = games[t % k]
-                    # cross-play alternates seats every full rotation cycle; self-play copies are interchangeable
-                    swap = (not config.self_play) and (t // k) % 2 == 1
-                    seated = (players[1], players[0]) if swap else players
-                    match = Match(game, seed, policy=policy, players=[names[1], names[0]] if swap else names, sink=sink)
-                    play_match(match, seated)
-                    row = _trial_row(game, match, archetype, k, t, seed, swap)
-                    if row["metric"] != "":
-                        values.append(row["metric"])
-                    if trials_csv:
-                        trials_csv.writerow([row[f] for f in TRIAL_FIELDS])
-                cell = score_cell(config.cell_player, ref, values, trials=config.trials, level=config.level,
-                                  resamples=config.resamples, seed=config.seed)
-                cells.append(cell)
-                if progress:
-                    progress(f"{archetype:18s} k={k:2d}  mean {cell.mean:7.3f} [{cell.low:.3f}, {cell.high:.3f}]  s={cell.score:.3f}  {cell.verdict} (baseline {cell.baseline:.3f})")
+        log = _TrialLog(out, config, write_episodes) if out is not None else None
+        for listing in config.listings:
+            for archetype in config.archetypes:
+                for k in config.ks:
+                    n = config.trials_for(k)
+                    games = [_game(config, listing, archetype, k, r) for r in range(k)]
+                    seeds_ = trial_seeds(config.seed, archetype, k, n, listing)
+                    cell_rows: dict[int, dict] = {}
+                    todo = []
+                    for t in range(n):
+                        key = (listing, archetype, k, t)
+                        if log is not None and key in log.done:
+                            cell_rows[t] = log.done[key]
+                            resumed += 1
+                        else:
+                            todo.append(t)
+                    for start in range(0, len(todo), config.batch):
+                        chunk = todo[start : start + config.batch]
+                        swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
+                        lineups = [players[::-1] if s else players for s in swaps]
+                        records = play_batch([games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy)
+                        for t, swap, record in zip(chunk, swaps, records):
+                            row = trial_row(games[t % k], record, listing, archetype, k, t, seeds_[t], swap, infos)
+                            cell_rows[t] = row
+                            if log is not None:
+                                log.append(row, record)
+                    cell_list = [cell_rows[t] for t in range(n)]
+                    rows.extend(cell_list)
+                    errors = sum(r["outcome"] == "error" for r in cell_list)
+                    if errors > config.max_error_share * n:
+                        kinds = sorted({r["fault_kind"] for r in cell_list if r["outcome"] == "error"})
+                        sample = next(r["detail"] for r in cell_list if r["outcome"] == "error")
+                        aborted = StudyAbortedError(
+                            f"{errors} of {n} trials in {listing}/{archetype}/k={k} ended in player errors ({', '.join(kinds)}), "
+                            f"over the {config.max_error_share:.0%} limit; first: {sample[:120]}"
+                        )
+                        raise aborted
+                    if progress:
+                        progress(f"{listing:11s} {archetype:18s} k={k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored")
+    except StudyAbortedError:
+        pass
     finally:
-        for fh in (episodes_fh, trials_fh):
-            if fh is not None:
-                fh.close()
-    result = StudyResult(config, cells, out, time.perf_counter() - started)
-    if out is not None:
-        result.files = write_outputs(result, plot=plot)
-        if write_episodes:
-            result.files["episodes"] = str(out / "episodes.jsonl")
-        result.files["trials"] = str(out / "trials.csv")
+        if log is not None:
+            log.close()
+    try:
+        cells = score_rows(config, rows, infos, sampling)
+        result = StudyResult(config, cells, out, time.perf_counter() - started, sampling, resumed=resumed, notes=notes)
+        if out is not None:
+            result.files = write_outputs(result, rows, plot=plot and aborted is None)
+    finally:
+        if lock is not None:
+            lock.release()
+    if aborted is not None:
+        raise aborted
     return result
 
 
-def _trial_row(game: MatrixGame, match: Match, archetype: str, k: int, t: int, seed: int, swap: bool) -> dict:
-    steps = {s.player: s for s in match.record.steps}
-    natural = match.end is not None and match.end.returns is not None and match.end.reason.value == "natural"
-    row: dict[str, Any] = {
-        "archetype": archetype, "k": k, "trial": t, "episode_seed": seed, "rotation": game.params.rotation,
-        "seat_of_player": 1 if swap else 0,
-        "label_0": steps[0].action if 0 in steps else "", "label_1": steps[1].action if 1 in steps else "",
-        "action_0": "", "action_1": "", "return_0": "", "return_1": "", "metric": "",
-        "end": match.end.reason.value if match.end else "",
-    }
-    if natural:
-        i, j = game.underlying_actions(match.position.state)
-        r0, r1 = match.end.returns
-        row.update(action_0=i, action_1=j, return_0=r0, return_1=r1)
-        row["metric"] = r0 if ARCHETYPES[archetype].zero_sum else r0 + r1
-    elif match.end is not None and match.end.returns is not None:
-        row.update(return_0=match.end.returns[0], return_1=match.end.returns[1])
-    return row
+def score_rows(config: StudyConfig, rows: Sequence[dict], infos: list[dict], sampling: dict) -> list[CellScore]:
+    """Score every cell present in ``rows`` and apply the study-wide error control."""
+    cells = []
+    by_cell: dict[tuple[str, str, int], list[dict]] = {}
+    for r in rows:
+        by_cell.setdefault((r["listing"], r["archetype"], int(r["k"])), []).append(r)
+    for (listing, archetype, k), cell_rows in by_cell.items():
+        count = {o: sum(r["outcome"] == o for r in cell_rows) for o in OUTCOMES}
+        values = [float(r["metric"]) for r in cell_rows if r["outcome"] == "scored"]
+        flags = []
+        if sampling.get("identical_by_construction"):
+            flags.append("greedy copies: identical by construction")
+        if count["unparseable"] + count["illegal"] > 0.2 * len(cell_rows):
+            flags.append(f"{count['unparseable'] + count['illegal']} of {len(cell_rows)} answers unreadable or illegal: verdict rests on the readable rest")
+        if count["defaulted"]:
+            flags.append(f"{count['defaulted']} defaulted trials excluded")
+        cells.append(score_cell(config.cell_player, reference_points(archetype, k), values, listing=listing, trials=len(cell_rows),
+                                unparseable=count["unparseable"], illegal=count["illegal"], errors=count["error"],
+                                defaulted=count["defaulted"], level=config.level, flags=flags))
+    return control(cells, alpha=config.alpha, correction=config.correction)
 
 
 # ---------------------------------------------------------------------------- outputs
-CELL_FIELDS = ("player", "archetype", "k", "metric", "trials", "scored", "invalid", "mean", "low", "high", "score",
-               "score_low", "score_high", "worst_cell", "best_cell", "baseline", "baseline_score", "verdict",
-               "near_worst", "symmetric_ceiling", "uniform")
+CELL_FIELDS = ("player", "listing", "archetype", "k", "metric", "trials", "scored", "unparseable", "illegal", "errors",
+               "defaulted", "mean", "low", "high", "score", "score_low", "score_high", "worst_cell", "best_cell",
+               "baseline", "uniform", "symmetric_ceiling", "vs_nash", "p_nash", "vs_uniform", "p_uniform", "vs_ceiling",
+               "p_ceiling", "verdict", "near_worst", "flags")
 
 
-def write_outputs(result: StudyResult, *, plot: bool = True) -> dict[str, str]:
+def finite_json(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by None (so the JSON has no bare NaN)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return finite_json(obj.item())
+    return obj
+
+
+def write_outputs(result: StudyResult, rows: Sequence[dict], *, plot: bool = True) -> dict[str, str]:
     out = result.out_dir
     if out is None:
         raise ValueError("write_outputs needs a result with an output directory")
-    files = {"cells": str(out / "cells.csv"), "summary": str(out / "summary.json")}
-    with open(out / "cells.csv", "w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(CELL_FIELDS)
-        for c in result.cells:
-            d = c.to_json()
-            writer.writerow([d[f] for f in CELL_FIELDS])
+    files = {"cells": str(out / "cells.csv"), "summary": str(out / "summary.json"), "trials": str(out / "trials.csv"),
+             "trials_log": str(out / "trials.jsonl")}
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(TRIAL_FIELDS)
+    for r in rows:
+        writer.writerow(["" if r.get(f) is None else r.get(f, "") for f in TRIAL_FIELDS])
+    atomic_write_text(out / "trials.csv", buf.getvalue())
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(CELL_FIELDS)
+    for c in result.cells:
+        d = c.to_json()
+        writer.writerow(["; ".join(d[f]) if f == "flags" else ("" if d[f] is None else d[f]) for f in CELL_FIELDS])
+    atomic_write_text(out / "cells.csv", buf.getvalue())
+    outcomes = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
     summary = {
-        "format": "arena.matrix-study/1",
+        "format": FORMAT,
         "config": result.config.model_dump(mode="json"),
         "self_play": result.config.self_play,
         "counterpart": result.config.resolved_counterpart,
+        "sampling": result.sampling,
         "seconds": round(result.seconds, 3),
+        "resumed_trials": result.resumed,
+        "notes": result.notes,
+        "outcomes": outcomes,
+        "error_control": {
+            "procedure": "Holm (family-wise error rate)" if result.config.correction == "holm" else "Benjamini-Hochberg (false discovery rate)",
+            "alpha": result.config.alpha,
+            "family": f"{sum(len(c.comparisons) for c in result.cells)} comparisons: every cell against the Nash baseline, uniform play and the symmetric-play ceiling",
+            "headline": "'above' = above both the Nash baseline and uniform play; 'below' = below both; interval and p-values from arena_core.stats.cluster_mean (one cluster per trial, metric range as bounds)",
+        },
         "near_worst_threshold": NEAR_WORST,
         "cells": [c.to_json() for c in result.cells],
-        "reference_points": [reference_points(c.archetype, c.k).to_json() for c in result.cells],
+        "reference_points": [reference_points(a, k).to_json() for a, k in dict.fromkeys((c.archetype, c.k) for c in result.cells)],
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float), encoding="utf-8")
-    if plot:
-        files["plot"] = str(plot_study(result.cells, out / "study.png", title=result.config.cell_player))
+    atomic_write_text(out / "summary.json", json.dumps(finite_json(summary), indent=1, allow_nan=False))
+    if plot and result.cells:
+        from .figures import plot_choices, plot_study
+
+        files["plot"] = str(plot_study([c.to_json() for c in result.cells], out / "study.png", title=result.config.cell_player))
+        files["choices"] = str(plot_choices(rows, out / "choices.png", title=result.config.cell_player))
+    if (out / "episodes.jsonl").exists():
+        files["episodes"] = str(out / "episodes.jsonl")
     return files
-
-
-def plot_study(cells: Sequence[CellScore], path: str | Path, *, title: str = "") -> Path:
-    """Normalised score against k per archetype, with the Nash baseline and the worst joint cell."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    archetypes = list(dict.fromkeys(c.archetype for c in cells))
-    cols = min(4, len(archetypes))
-    rows = (len(archetypes) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.0 * rows), squeeze=False, sharey=True)
-    for ax, archetype in zip(axes.ravel(), archetypes):
-        mine = sorted((c for c in cells if c.archetype == archetype), key=lambda c: c.k)
-        ks = [c.k for c in mine]
-        ax.axhspan(0, NEAR_WORST, color="0.9", label=f"near worst (s ≤ {NEAR_WORST})")
-        ax.axhline(0, color="black", lw=1, label="worst joint cell")
-        ax.plot(ks, [c.baseline_score for c in mine], "r--", lw=1.2, label="Nash baseline")
-        ax.errorbar(ks, [c.score for c in mine], yerr=[[c.score - c.score_low for c in mine], [c.score_high - c.score for c in mine]],
-                    fmt="o-", color="tab:blue", ms=4, capsize=2, label="measured s")
-        ax.set_title(ARCHETYPES[archetype].title, fontsize=9)
-        ax.set_xlabel("k")
-        ax.set_xticks(ks)
-        ax.set_ylim(-0.05, 1.05)
-    for ax in axes.ravel()[len(archetypes):]:
-        ax.axis("off")
-    axes[0][0].set_ylabel("normalised score s")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.96))
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------- CLI
@@ -291,54 +546,119 @@ def _parse_ks(text: str) -> tuple[int, ...]:
     ks: list[int] = []
     for part in text.split(","):
         lo, dash, hi = part.strip().partition("-")
-        ks.extend(range(int(lo), int(hi) + 1) if dash else [int(lo)])
+        try:
+            ks.extend(range(int(lo), int(hi) + 1) if dash else [int(lo)])
+        except ValueError:
+            raise ValueError(f"--k {text!r}: use '2-10', '2,3,5' or '2-4,8'") from None
     return tuple(ks)
 
 
 def _parse_archetypes(text: str) -> tuple[str, ...]:
-    return ARCHETYPE_NAMES if text.strip() == "all" else tuple(a.strip() for a in text.split(",") if a.strip())
+    t = text.strip()
+    if t == "all":
+        return ARCHETYPE_NAMES
+    if t == "paper":
+        return PAPER_ARCHETYPES
+    return tuple(a.strip() for a in text.split(",") if a.strip())
+
+
+def default_out_dir(config: StudyConfig) -> Path:
+    """``runs/study/<player>`` (the spec made safe for a directory name)."""
+    slug = re.sub(r"[^A-Za-z0-9._=-]+", "_", config.cell_player).strip("_")[:80] or "study"
+    return Path("runs") / "study" / slug
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m arena_games.matrix.study", description="One-shot matrix-game study scored against Nash.")
-    p.add_argument("--player", required=True, help="registered player spec, e.g. matrix_uniform or 'mlx:model=...'")
+    p = argparse.ArgumentParser(prog="arena study", description="One-shot matrix-game study: self-play scored against Nash, uniform play and the symmetric-play ceiling.")
+    p.add_argument("--player", help="registered player spec, e.g. matrix_uniform or 'openai:model=...,temperature=1'")
     p.add_argument("--opponent", default=None, help="second player spec for cross-play (default: self-play)")
-    p.add_argument("--archetypes", default="all", help=f"'all' or a comma list of {', '.join(ARCHETYPE_NAMES)}")
+    p.add_argument("--archetypes", default="all", help=f"'all', 'paper' (the 7 without hide-and-seek) or a comma list of {', '.join(ARCHETYPE_NAMES)}")
     p.add_argument("--k", default="2-10", help="k values: '2-10', '2,3,5' or '2-4,8'")
-    p.add_argument("--trials", type=int, default=100, help="trials per (archetype, k) cell")
+    p.add_argument("--trials", type=int, default=100, help="trials per cell, rounded up to a multiple of k")
+    p.add_argument("--no-round-trials", action="store_true", help="keep --trials as given (a warning names the unbalanced k)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--independent-order", action="store_true", help="each player sees its own random listing order")
+    p.add_argument("--listings", default="shared,independent", help="'shared', 'independent' or both (default)")
+    p.add_argument("--independent-order", action="store_true", help="only the independent-listing condition")
     p.add_argument("--prompt", dest="prompt_variant", choices=["symmetric", "asymmetric_cue"], default="symmetric")
     p.add_argument("--counterpart", choices=["copy", "other"], default=None, help="default: copy (self-play), other (cross-play)")
     p.add_argument("--labels", default="letters", help="letters, numbers, or a comma list of at least k labels")
     p.add_argument("--policy", default="penalize", help="illegal-answer policy: penalize, default, retry:K, ...")
     p.add_argument("--share-instance", action="store_true", help="self-play with one player instance in both seats (heavy models)")
-    p.add_argument("--level", type=float, default=0.95, help="bootstrap interval level")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--allow-greedy", action="store_true", help="run greedy (temperature 0) self-play; the copies are then identical by construction")
+    p.add_argument("--level", type=float, default=0.95, help="interval level")
+    p.add_argument("--alpha", type=float, default=0.05, help="error rate of the multiple-comparison control")
+    p.add_argument("--correction", choices=["holm", "bh"], default="holm", help="holm (family-wise error) or bh (false discovery rate)")
+    p.add_argument("--max-error-share", type=float, default=0.1, help="stop when player errors exceed this share of a cell's trials")
+    p.add_argument("--batch", type=int, default=64, help="trials played together (an LLM player sends them concurrently)")
+    p.add_argument("--out", default=None, help="output directory (default runs/study/<player>); an unfinished study there resumes")
+    p.add_argument("--merge", nargs="+", metavar="RUN_DIR", help="merge finished runs into one figure per archetype (in --out)")
     p.add_argument("--no-plot", action="store_true")
-    p.add_argument("--no-episodes", action="store_true", help="skip episodes.jsonl (trials.csv is always written)")
+    p.add_argument("--no-episodes", action="store_true", help="skip episodes.jsonl (trials are always written)")
     p.add_argument("--quiet", action="store_true")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry (``arena study`` will call this): returns the exit status."""
+    """CLI entry (``arena study``): returns the exit status (2 bad input, 1 the study stopped)."""
     args = build_parser().parse_args(argv)
+    if args.merge:
+        from .figures import merge_runs
+
+        try:
+            paths = merge_runs(args.merge, args.out or "runs/study/merged", archetypes=_parse_archetypes(args.archetypes))
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {', '.join(str(p) for p in paths)}")
+        return 0
+    if not args.player:
+        print("error: --player is required (or --merge RUN_DIR ...)", file=sys.stderr)
+        return 2
     labels: Any = args.labels if args.labels in ("letters", "numbers") else tuple(x.strip() for x in args.labels.split(","))
     try:
+        listings = ("independent",) if args.independent_order else tuple(x.strip() for x in args.listings.split(",") if x.strip())
         config = StudyConfig(
             player=args.player, opponent=args.opponent, archetypes=_parse_archetypes(args.archetypes), ks=_parse_ks(args.k),
-            trials=args.trials, seed=args.seed, independent_order=args.independent_order, prompt_variant=args.prompt_variant,
-            counterpart=args.counterpart, labels=labels, policy=args.policy, level=args.level,
-            share_instance=args.share_instance,
+            trials=args.trials, round_trials=not args.no_round_trials, seed=args.seed, listings=listings,
+            prompt_variant=args.prompt_variant, counterpart=args.counterpart, labels=labels, policy=args.policy,
+            level=args.level, alpha=args.alpha, correction=args.correction, max_error_share=args.max_error_share,
+            share_instance=args.share_instance, allow_greedy=args.allow_greedy, batch=args.batch,
         )
     except (ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    result = run_study(config, args.out, write_episodes=not args.no_episodes, plot=not args.no_plot,
-                       progress=None if args.quiet else print)
-    print(f"{len(result.cells)} cells x {config.trials} trials in {result.seconds:.1f} s; wrote {', '.join(sorted(result.files.values()))}")
+    out = Path(args.out) if args.out else default_out_dir(config)
+    try:
+        result = run_study(config, out, write_episodes=not args.no_episodes, plot=not args.no_plot,
+                           progress=None if args.quiet else print)
+    except StudyAbortedError as exc:
+        print(f"error: study stopped: {_one_line(exc)} (partial results in {out})", file=sys.stderr)
+        return 1
+    except PlayerError as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except ArenaError as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        for c in result.cells:
+            s = "   n/a" if c.score is None else f"{c.score:6.3f}"
+            print(f"{c.listing:11s} {c.archetype:18s} k={c.k:2d} n={c.scored:4d}/{c.trials:<4d} s={s}  nash {c.vs_nash:17s} "
+                  f"uniform {c.vs_uniform:17s} => {c.verdict}")
+    resumed = f" ({result.resumed} resumed)" if result.resumed else ""
+    print(f"{len(result.cells)} cells{resumed} in {result.seconds:.1f} s; {result.config.correction} at alpha {config.alpha}; wrote {out}")
     return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    if hasattr(exc, "errors"):  # pydantic ValidationError: the first message only
+        try:
+            first = exc.errors()[0]  # type: ignore[attr-defined]
+            text = f"{'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg')}"
+        except Exception:
+            pass
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":  # pragma: no cover
