@@ -115,7 +115,7 @@ def test_a_real_ctrl_c_stops_the_run_with_one_line_and_resume_finishes_it(tmp_pa
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0
+    assert proc.returncode == 130
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err and "Traceback" not in err, err
     header, games = load_results(results)
     assert 0 < len(games) < 42 and all(not g.faults for g in games)  # no game blamed on a player

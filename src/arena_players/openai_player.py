@@ -196,9 +196,7 @@ class OpenAIPlayer(BasePlayer):
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
                 raise ProviderError(f"{url} refused the key in {self.settings.api_key_env} (HTTP {exc.code})", status=exc.code) from None
-            if exc.code == 404:
-                return  # a server without a model list still answers
-            raise ProviderError(scrub_secrets(f"{url} answered HTTP {exc.code}", [key]), status=exc.code) from None
+            return  # the endpoint answers (a server without a model list, e.g. mlx_lm.server offline, says 404 or 5xx)
         except (socket.timeout, TimeoutError):
             raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
