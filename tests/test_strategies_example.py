@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from arena_core.spec import CONFORMANCE_CHECKS
+from test_strategies_plugin import PLUGIN
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "plugin_example"
@@ -78,7 +79,6 @@ def test_a_third_party_property_shrinks_to_a_short_episode_that_replays(tmp_path
 
 def test_a_third_party_game_runs_the_whole_kit_from_pytest(tmp_path):
     env = third_party_env(tmp_path)
-    out = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "arena_core.testing.pytest_plugin",
-              "--arena-conformance", "--arena-games=example_nim", "--arena-max-examples=5", env=env, cwd=tmp_path)
+    out = run("-m", "pytest", "-q", "-p", "no:cacheprovider", *PLUGIN, "--arena-conformance", "--arena-games=example_nim", "--arena-max-examples=5", env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"{len(CONFORMANCE_CHECKS)} passed" in out.stdout, out.stdout

@@ -16,7 +16,17 @@ except ModuleNotFoundError:  # Python 3.10
 from arena_core.spec import CONFORMANCE_CHECKS
 
 pytest_plugins = ["pytester"]
-PLUGIN = ("-p", "arena_core.testing.pytest_plugin", "-p", "no:cacheprovider")
+
+
+def _installed() -> bool:
+    """Whether the installed core already registers the plugin (the ``pytest11`` entry point):
+    then pytest loads it by itself, and ``-p`` would register the module a second time."""
+    import importlib.metadata as md
+
+    return any(ep.value == "arena_core.testing.pytest_plugin" for ep in md.entry_points(group="pytest11"))
+
+
+PLUGIN = (() if _installed() else ("-p", "arena_core.testing.pytest_plugin")) + ("-p", "no:cacheprovider")
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = "arena_core.testing.pytest_plugin"
 NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")  # where hypothesis is absent, so is its own plugin
@@ -81,14 +91,15 @@ def test_fixtures_give_a_game_by_id_and_its_playthroughs(pytester):
     pytester.runpytest(*PLUGIN, "-q").assert_outcomes(passed=2)
 
 
-def test_loading_the_plugin_imports_neither_hypothesis_nor_the_kit():
+def test_loading_the_plugin_imports_no_hypothesis():
     code = (
         "import sys; import arena_core.testing.pytest_plugin as p\n"
         "print(sorted(m for m in ('hypothesis', 'arena_core.testing.checks', 'arena_core.testing.strategies') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    # the kit's package __init__ imports checks; hypothesis itself is never imported at load time
+    # the module lives in arena_core, so loading it imports that package (numpy, pydantic) and the
+    # kit's checks module; hypothesis and the strategies are imported only when asked for
     assert "hypothesis" not in out.stdout and "strategies" not in out.stdout
 
 
@@ -113,3 +124,18 @@ def test_the_entry_point_is_declared_in_the_root_and_core_project_files():
         if project.exists():
             eps = tomllib.loads(project.read_text())["project"]["entry-points"]
             assert eps["pytest11"] == {"arena": ENTRY}, project
+
+
+def test_loaded_by_its_entry_point_it_adds_nothing_to_an_ordinary_run(pytester, monkeypatch):
+    """As after `pip install`: a dist-info on the path declares the pytest11 entry point."""
+    site = pytester.mkdir("site")
+    info = site / "arena_entry_probe-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-entry-probe\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[pytest11]\narena = {ENTRY}\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    ordinary = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    assert [line for line in ordinary.stdout.lines if "::" in line] == ["test_one.py::test_one"]
+    kit = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=3", "-q")
+    kit.assert_outcomes(passed=len(CONFORMANCE_CHECKS) + 1)  # the kit's tests and test_one
