@@ -386,56 +386,17 @@ def run_study(
     resumed = 0
     lock = RunLock(out) if out is not None else None
     if lock is not None:
-        out.mkdir(parents=True, exist_ok=True)
         lock.acquire()
-    log = None
     aborted: StudyAbortedError | None = None
-    try:
+    try:  # the lock is released however the run ends (an interrupt included)
         log = _TrialLog(out, config, write_episodes) if out is not None else None
-        for listing in config.listings:
-            for archetype in config.archetypes:
-                for k in config.ks:
-                    n = config.trials_for(k)
-                    games = [_game(config, listing, archetype, k, r) for r in range(k)]
-                    seeds_ = trial_seeds(config.seed, archetype, k, n, listing)
-                    cell_rows: dict[int, dict] = {}
-                    todo = []
-                    for t in range(n):
-                        key = (listing, archetype, k, t)
-                        if log is not None and key in log.done:
-                            cell_rows[t] = log.done[key]
-                            resumed += 1
-                        else:
-                            todo.append(t)
-                    for start in range(0, len(todo), config.batch):
-                        chunk = todo[start : start + config.batch]
-                        swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
-                        lineups = [players[::-1] if s else players for s in swaps]
-                        records = play_batch([games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy)
-                        for t, swap, record in zip(chunk, swaps, records):
-                            row = trial_row(games[t % k], record, listing, archetype, k, t, seeds_[t], swap, infos)
-                            cell_rows[t] = row
-                            if log is not None:
-                                log.append(row, record)
-                    cell_list = [cell_rows[t] for t in range(n)]
-                    rows.extend(cell_list)
-                    errors = sum(r["outcome"] == "error" for r in cell_list)
-                    if errors > config.max_error_share * n:
-                        kinds = sorted({r["fault_kind"] for r in cell_list if r["outcome"] == "error"})
-                        sample = next(r["detail"] for r in cell_list if r["outcome"] == "error")
-                        aborted = StudyAbortedError(
-                            f"{errors} of {n} trials in {listing}/{archetype}/k={k} ended in player errors ({', '.join(kinds)}), "
-                            f"over the {config.max_error_share:.0%} limit; first: {sample[:120]}"
-                        )
-                        raise aborted
-                    if progress:
-                        progress(f"{listing:11s} {archetype:18s} k={k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored")
-    except StudyAbortedError:
-        pass
-    finally:
-        if log is not None:
-            log.close()
-    try:
+        try:
+            resumed = _run_cells(config, players, infos, policy, log, rows, progress)
+        except StudyAbortedError as exc:
+            aborted = exc
+        finally:
+            if log is not None:
+                log.close()
         cells = score_rows(config, rows, infos, sampling)
         result = StudyResult(config, cells, out, time.perf_counter() - started, sampling, resumed=resumed, notes=notes)
         if out is not None:
@@ -446,6 +407,51 @@ def run_study(
     if aborted is not None:
         raise aborted
     return result
+
+
+def _run_cells(config: StudyConfig, players: list[Any], infos: list[dict], policy: IllegalActionPolicy,
+               log: "_TrialLog | None", rows: list[dict], progress: Callable[[str], None] | None) -> int:
+    """Play every cell's missing trials in batches, appending each to ``log``; extend ``rows``
+    cell by cell. Returns how many trials were found done. Raises StudyAbortedError."""
+    resumed = 0
+    for listing in config.listings:
+        for archetype in config.archetypes:
+            for k in config.ks:
+                n = config.trials_for(k)
+                games = [_game(config, listing, archetype, k, r) for r in range(k)]
+                seeds_ = trial_seeds(config.seed, archetype, k, n, listing)
+                cell_rows: dict[int, dict] = {}
+                todo = []
+                for t in range(n):
+                    key = (listing, archetype, k, t)
+                    if log is not None and key in log.done:
+                        cell_rows[t] = log.done[key]
+                        resumed += 1
+                    else:
+                        todo.append(t)
+                for start in range(0, len(todo), config.batch):
+                    chunk = todo[start : start + config.batch]
+                    swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
+                    lineups = [players[::-1] if s else players for s in swaps]
+                    records = play_batch([games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy)
+                    for t, swap, record in zip(chunk, swaps, records):
+                        row = trial_row(games[t % k], record, listing, archetype, k, t, seeds_[t], swap, infos)
+                        cell_rows[t] = row
+                        if log is not None:
+                            log.append(row, record)
+                cell_list = [cell_rows[t] for t in range(n)]
+                rows.extend(cell_list)
+                errors = sum(r["outcome"] == "error" for r in cell_list)
+                if errors > config.max_error_share * n:
+                    kinds = sorted({r["fault_kind"] for r in cell_list if r["outcome"] == "error"})
+                    sample = next(r["detail"] for r in cell_list if r["outcome"] == "error")
+                    raise StudyAbortedError(
+                        f"{errors} of {n} trials in {listing}/{archetype}/k={k} ended in player errors ({', '.join(kinds)}), "
+                        f"over the {config.max_error_share:.0%} limit; first: {sample[:120]}"
+                    )
+                if progress:
+                    progress(f"{listing:11s} {archetype:18s} k={k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored")
+    return resumed
 
 
 def score_rows(config: StudyConfig, rows: Sequence[dict], infos: list[dict], sampling: dict) -> list[CellScore]:
