@@ -49,7 +49,7 @@ def test_replay_divergence_exits_nonzero(tmp_path):
         (("play", "kuhn_poker", "--players", "random,random", "--param", "depth=3"), "invalid parameters for kuhn_poker"),
         (("play", "kuhn_poker", "--players", "random,rnadom"), "did you mean random"),
         (("play", "kuhn_poker", "--players", "random,random", "--param", "oops"), "key=value"),
-        (("play", "kuhn_poker", "--players", "random,random", "--policy", "explode"), "mode"),
+        (("play", "kuhn_poker", "--players", "random,random", "--policy", "explode"), "is not a policy; use raise"),
         (("replay", "/nonexistent/file.jsonl"), "No such file"),
     ],
 )

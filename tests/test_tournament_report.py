@@ -1,6 +1,7 @@
 """Reports: the HTML page renders in headless Chromium with its content; JSON, PNG and CLI."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -29,7 +30,7 @@ def results(tmp_path_factory):
     return run_tournament(cfg, quiet=True).path
 
 
-def chromium_dom(path) -> str:
+def chromium_dom(path, fragment: str = "") -> str:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
@@ -37,7 +38,7 @@ def chromium_dom(path) -> str:
     # --in-process-gpu: no separate GPU process, whose launch can fail on a loaded CI machine
     args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--in-process-gpu", "--disable-dev-shm-usage",
             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-            f"--user-data-dir={profile}", "--dump-dom", path.resolve().as_uri()]
+            f"--user-data-dir={profile}", "--dump-dom", path.resolve().as_uri() + fragment]
     # not LD_PRELOAD: the OpenBLAS that `make test` preloads for MLX starts threads in every
     # Chromium process, and its forked zygote children then hang
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
@@ -118,3 +119,85 @@ def test_html_without_intervals_still_renders():
     page = html_report(summary)
     assert "1010" in page and "1.00" in page
     print_leaderboard(summary, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------- drill-down: entrants, games, decisions
+DRILL_ENTRANTS = [
+    {"name": "chatty & co", "factory": "report_toys:Chatty", "options": {"garbage_every": 3, "api_key_env": "MY_KEY_VARIABLE"}},
+    {"name": "s1", "factory": "tournament_toys:Skilled", "options": {"skill": 0.9}},
+    {"name": "s0", "factory": "tournament_toys:Skilled", "options": {"skill": 0.1}},
+    {"name": "crash", "factory": "tournament_toys:Crashing"},
+]
+
+
+@pytest.fixture(scope="module")
+def drill(tmp_path_factory):
+    out = tmp_path_factory.mktemp("drill")
+    cfg = config_from_dict({"name": "drill", "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand",
+                            "entrants": DRILL_ENTRANTS, "deals": 2, "output": str(out)})
+    path = run_tournament(cfg, quiet=True).path
+    assert main_report([str(path), "--bootstrap", "0", "--quiet"]) == 0
+    return out
+
+
+def test_report_lists_every_game_and_describes_each_entrant(drill):
+    from arena_core.tournament.records import read_game_records
+    from arena_core.tournament.runner import load_results
+
+    _, games = load_results(drill)
+    page = (drill / "report.html").read_text()
+    assert not re.search(r"""(src|href)=["']https?:""", page)
+    table = page[page.index('id="games"'):page.index('id="game-viewer"')]
+    assert table.count('<tr class="game"') == len(games) > 0
+    for g in games:  # deal, seats, scores, end reason of every game
+        row = table[table.index(f'data-key="{g.key.replace("&", "&amp;")}"'):]
+        row = row[:row.index("</tr>")]
+        assert f"<td>{g.deal}</td>" in row and g.reason in row
+        assert ", ".join(f"{s}: {n}".replace("&", "&amp;") for s, n in enumerate(g.seats)) in row
+        assert (", ".join(f"{r:g}" for r in g.returns) if g.returns is not None else "no result") in row
+        if g.faults:
+            assert all(f"seat {f.seat}" in row for f in g.faults)
+    assert len(read_game_records(drill)) == len(games)
+    assert page.count('class="view"') == len(games)  # each game can be stepped through
+    entrants = page[page.index('id="entrants"'):page.index("<h2>Games")]
+    for e in DRILL_ENTRANTS:
+        assert e["name"].replace("&", "&amp;") in entrants
+    chatty = entrants[entrants.index("chatty &amp; co"):]
+    chatty = chatty[:chatty.index("</tr>")]
+    assert "MY_KEY_VARIABLE" in chatty and "<td>free</td>" in chatty  # a variable's name is no secret; the mode
+
+
+def test_public_options_remove_secrets():
+    from arena_core.tournament.report_games import public_options
+
+    shown = public_options({"api_key": "sk-live-abcdefghijklmnop", "api_key_env": "OPENAI_API_KEY", "model": "m",
+                            "headers": {"Authorization": "Bearer abcdefghijkl"}, "note": "token sk-abcdefghijklmn"})
+    text = json.dumps(shown)
+    assert "abcdefghijk" not in text and "OPENAI_API_KEY" in text and shown["model"] == "m"
+
+
+def test_the_viewer_steps_through_a_games_decisions_in_chromium(drill):
+    from urllib.parse import quote
+
+    from arena_core.tournament.records import read_game_records
+
+    records = read_game_records(drill)
+    # a game in which chatty (seat 0) answered in text and later decisions followed
+    key, record = next((k, r) for k, r in sorted(records.items())
+                       if k.split("/")[1].startswith("chatty") and len(r.events) >= 2 and r.events[0].type == "step")
+    n = max(i for i, e in enumerate(record.events) if e.player == 0)  # chatty's last decision
+    event = record.events[n]
+    dom = chromium_dom(drill / "report.html", f"#game={quote(key, safe='')}&step={n}")
+    viewer = dom[dom.index('id="game-viewer"'):]
+    viewer = viewer[:viewer.index("</dl>")]
+    assert f'data-step="{n}"' in viewer and f"decision {n + 1} of {len(record.events)}" in viewer
+    assert 'id="prev-step"' in viewer and 'id="next-step"' in viewer
+    if event.type == "step":
+        assert f"<pre>{event.action}" in viewer
+    tel = event.telemetry
+    assert "</script>" in tel["response"]  # the raw answer, shown escaped: it cannot close the page's script
+    assert html.escape(tel["response"], quote=False) in viewer
+    assert html.escape(tel["prompt"], quote=False) in viewer
+    assert "seat 0 (chatty &amp; co)" in viewer
+    first = chromium_dom(drill / "report.html", f"#game={quote(key, safe='')}")
+    assert 'data-step="0"' in first

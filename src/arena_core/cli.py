@@ -6,9 +6,9 @@ import json
 import sys
 from typing import Sequence
 
+from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int
 from .errors import ArenaError, ReplayDivergenceError
 
-EXIT_USER_ERROR = 2
 EXIT_DIVERGENCE = 1
 
 
@@ -81,7 +81,7 @@ def cmd_replay(args) -> int:
     from .replay import replay_file
 
     try:
-        records = replay_file(args.file)
+        records = replay_file(args.file, game_key=getattr(args, "game", None))
     except ReplayDivergenceError as exc:
         print(f"arena: replay diverged: {exc}", file=sys.stderr)
         return EXIT_DIVERGENCE
@@ -92,7 +92,7 @@ def cmd_replay(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arena", description="Turn-based multi-agent games, players and trainers.")
+    parser = OneLineArgumentParser(prog="arena", description="Turn-based multi-agent games, players and trainers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list registered games, players and trainers")
@@ -106,17 +106,19 @@ def build_parser() -> argparse.ArgumentParser:
     from .playerspec import add_player_arguments
 
     add_player_arguments(p)  # --players a,b and repeatable --player NAME key=value ... (see playerspec)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
-    p.add_argument("--policy", default="raise", help="illegal-action policy: raise, penalize, default, retry:K[:default]")
-    p.add_argument("--turn-cap", type=int, default=None, help="truncate after this many decisions")
+    p.add_argument("--policy", type=policy_text, default="raise", help="illegal-action policy: raise, penalize, default, retry:K[:default]")
+    p.add_argument("--turn-cap", type=positive_int, default=None, help="truncate after this many decisions")
     p.add_argument("--log", default=None, help="append the episode as JSON lines to this file")
     p.add_argument("--quiet", action="store_true", help="print only the result")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("replay", help="re-run an episode file and verify it step by step")
-    p.add_argument("file")
+    p.add_argument("file", help="an episode file, or a tournament's output directory / records.jsonl.gz")
+    p.add_argument("--game", default=None, metavar="KEY", help="only this game of a tournament's records")
     p.set_defaults(func=cmd_replay)
+    sub.add_parser("check", help="run the conformance kit on a game: one line per check", add_help=False)
     for name, (_, help_text) in _TOURNAMENT.items():
         sub.add_parser(name, help=help_text, add_help=False)
     for name, ep in sorted(_plugin_commands().items()):
@@ -144,36 +146,40 @@ def _delegate(argv: list[str]) -> int | None:
     if not argv:
         return None
     name, rest = argv[0], argv[1:]
-    try:
-        if name in _TOURNAMENT:
-            from .tournament import cli as tournament_cli
+    # each delegated command runs inside its own error funnel (one line, exit 2; see clierrors)
+    if name in _TOURNAMENT:
+        from .tournament import cli as tournament_cli
 
-            return getattr(tournament_cli, _TOURNAMENT[name][0])(rest)
-        commands = _plugin_commands()
-        if name in commands:
+        return getattr(tournament_cli, _TOURNAMENT[name][0])(rest)
+    if name == "check":
+        from .check_cli import main as check_main
+
+        return guarded("arena check", check_main, rest)
+    commands = _plugin_commands()
+    if name in commands:
+        def run_plugin() -> int | None:
             try:
                 fn = commands[name].load()
             except ImportError as exc:
                 raise ArenaError(f"the `{name}` command needs an extra that is not installed ({exc}); see `arena list --check`") from None
             return fn(rest)
-    except ArenaError as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
+
+        return guarded(f"arena {name}", run_plugin)
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _main(argv: list[str]) -> int:
     delegated = _delegate(argv)
     if delegated is not None:
         return delegated
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except (ArenaError, ValueError, OSError) as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `arena` command. Bad input: one line ``arena: error: ...`` and exit 2; a bug: one
+    ``internal error`` line and exit 1 (ARENA_DEBUG=1 shows its traceback); see clierrors."""
+    return guarded("arena", _main, list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

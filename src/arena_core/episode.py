@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import EpisodeError
 
@@ -31,6 +31,34 @@ class EndReason(str, Enum):
 
 class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+NOT_JSON_KEY = "not_json"  # telemetry keys whose values were not JSON, stored as their repr
+
+
+def json_safe_telemetry(telemetry: Any) -> dict[str, Any]:
+    """Telemetry as JSON data: a value in it that is not (an object, a set, bytes ...) is kept
+    as its repr, cut to 200 characters, and its key listed under ``not_json`` -- visible, never
+    a crash when the record is written. Lines read from a file hold JSON already."""
+    if not isinstance(telemetry, dict):
+        return telemetry  # not a mapping at all: the model refuses it
+    bad: list[str] = []
+
+    def safe(value: Any, path: str) -> Any:
+        if isinstance(value, _JSON_SCALARS):
+            return value
+        if isinstance(value, (list, tuple)):
+            return [safe(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return {k: safe(v, f"{path}.{k}") for k, v in value.items()}
+        bad.append(path)
+        return repr(value)[:200]
+
+    out = {str(k): safe(v, str(k)) for k, v in telemetry.items()}
+    if bad:
+        out[NOT_JSON_KEY] = sorted(set(out.get(NOT_JSON_KEY) or []) | set(bad)) if isinstance(out.get(NOT_JSON_KEY), list) else bad
+    return out
 
 
 class Header(_Line):
@@ -57,6 +85,8 @@ class Step(_Line):
     obs_digest: str
     telemetry: dict[str, Any] = Field(default_factory=dict)
 
+    _telemetry_json = field_validator("telemetry", mode="before")(json_safe_telemetry)
+
 
 class PolicyEvent(_Line):
     type: Literal["policy"] = "policy"
@@ -67,6 +97,8 @@ class PolicyEvent(_Line):
     illegal: bool = True  # an illegal action (True) or a player failure such as a crash (False)
     detail: str
     telemetry: dict[str, Any] = Field(default_factory=dict)
+
+    _telemetry_json = field_validator("telemetry", mode="before")(json_safe_telemetry)
 
 
 class End(_Line):

@@ -48,6 +48,10 @@ class SpecError(ConfigError):
     """A game's declared properties are inconsistent."""
 
 
+class PlayerOptionsError(ConfigError, TypeError):
+    """A player was given options it does not take (a TypeError too, for older callers)."""
+
+
 # --- plugin boundary -----------------------------------------------------------------
 class PluginError(ArenaError):
     """A plugin could not be found, loaded or validated."""

@@ -97,7 +97,9 @@ class BasePlayer:
 
     def __init__(self, seed: int = 0, **options: Any):
         if options:
-            raise TypeError(f"{type(self).__name__} takes no options {sorted(options)}")
+            from .errors import PlayerOptionsError
+
+            raise PlayerOptionsError(f"{type(self).__name__} takes no options; remove {', '.join(sorted(options))}")
         self.seed = int(seed)
 
     def begin_episode(self, game: "Game", seat: int, episode_seed: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Literal
 
 from .errors import (
     DuplicatePluginError,
+    PlayerOptionsError,
     PluginProtocolError,
     PluginUnavailableError,
     UnknownGameError,
@@ -205,6 +206,25 @@ def make_game(game_id: str, params: dict | None = None, *, num_players: int | No
     return game_class(game_id)(params, num_players=num_players)
 
 
+def _check_options(name: str, factory: Any, seed: int, options: dict) -> None:
+    """Options the factory's signature cannot take are the user's error, said in one line."""
+    import inspect
+
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):  # builtins and odd callables: let the call decide
+        return
+    try:
+        sig.bind(seed=seed, **options)
+    except TypeError:
+        known = [p for p, prm in sig.parameters.items() if p not in ("self", "seed") and prm.kind is not inspect.Parameter.VAR_KEYWORD]
+        unknown = sorted(set(options) - set(known))
+        raise PlayerOptionsError(
+            f"player {name!r} does not take option(s) {', '.join(unknown) or ', '.join(sorted(options))}; "
+            f"its options: {', '.join(known) or 'none'}"
+        ) from None
+
+
 def make_player(spec, *, seed: int = 0, **options: Any):
     """Instantiate a registered player from a spec: ``name``, ``name{key = value, ...}`` or
     ``name:k=v,k=v`` (grammar in :mod:`arena_core.playerspec`), or a ``PlayerSpec``; keyword
@@ -214,7 +234,9 @@ def make_player(spec, *, seed: int = 0, **options: Any):
     parsed = spec if isinstance(spec, PlayerSpec) else parse_player_spec(spec)
     name = parsed.name
     factory = load("players", name)
-    player = factory(seed=seed, **{**parsed.options, **options})
+    options = {**parsed.options, **options}
+    _check_options(name, factory, seed, options)
+    player = factory(seed=seed, **options)
     if not callable(getattr(player, "act", None)):
         raise PluginProtocolError(f"player {name!r} factory returned {player!r}, which has no act(decision)")
     return player

@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from .episode import EndReason, EpisodeRecord, Step, read_episodes
-from .errors import ReplayDivergenceError
+from .errors import EpisodeError, ReplayDivergenceError
 from .game import Game
 from .match import Match
 from .policy import IllegalActionPolicy
@@ -18,6 +18,8 @@ _END_FIELDS = ("reason", "returns", "ply", "offender", "terminated", "truncated"
 def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
     """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first
     line that differs. Returns the re-run record."""
+    from .testing.checks import state_key  # catches a game that changes the state it is given
+
     header = record.header
     if game is None:
         from .registry import make_game
@@ -52,7 +54,13 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
                     action = game.action_from_id(event.action_id)
                 except Exception as exc:
                     raise ReplayDivergenceError(f"event {n}: recorded action id {event.action_id} is not an action: {exc}") from None
+            before, key = match.position.state, state_key(game, match.position.state)
             match.submit(event.player, action)
+            if state_key(game, before) != key:
+                raise ReplayDivergenceError(
+                    f"event {n} (ply {event.ply}): the game changed its input state while applying {event.action!r} "
+                    "(next_state must return a new state): this record cannot be verified"
+                )
         else:
             match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal)
         produced = match.record.events
@@ -85,6 +93,20 @@ def _compare(where: Any, recorded, rerun, fields=None) -> None:
             raise ReplayDivergenceError(f"event {where} (ply {getattr(recorded, 'ply', '?')}): {f} recorded {a!r}, re-run {b!r}")
 
 
-def replay_file(path: str | os.PathLike, game: Game | None = None) -> list[EpisodeRecord]:
-    """Replay every episode in a JSON-lines file."""
-    return [replay(record, game) for record in read_episodes(path)]
+def replay_file(path: str | os.PathLike, game: Game | None = None, *, allow_incomplete: bool = False, game_key: str | None = None) -> list[EpisodeRecord]:
+    """Replay every episode in a JSON-lines file. An episode without its end line (what a run
+    killed mid-game leaves) is refused with :class:`EpisodeError` unless ``allow_incomplete``:
+    there is no recorded result to verify."""
+    from .tournament.records import episodes_at  # a tournament's records (output dir or records.jsonl.gz), or None
+
+    records = episodes_at(path, game_key)
+    records = read_episodes(path) if records is None else records
+    if not allow_incomplete:
+        for n, record in enumerate(records, 1):
+            if record.end is None:
+                where = f"episode {n} of {len(records)}" if len(records) > 1 else "the episode"
+                raise EpisodeError(
+                    f"{path}: {where} ({record.header.game}, seed {record.header.seed}) is incomplete: "
+                    f"{len(record.events)} events and no end line (the run was cut off mid-game); nothing to verify"
+                )
+    return [replay(record, game) for record in records]

@@ -5,19 +5,18 @@ Each ``main_*`` takes argv (without the sub-command) and returns an exit status;
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import ArenaError
+from ..clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
 
 
-def _rating_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bootstrap", type=int, default=None, help="cluster-bootstrap resamples (default: the config's, or 1000)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the bootstrap draws")
-    p.add_argument("--regularization", type=float, default=None, help="virtual win and loss against an anchor (default 0.1)")
+def _rating_args(p: OneLineArgumentParser) -> None:
+    p.add_argument("--bootstrap", type=non_negative_int, default=None, help="cluster-bootstrap resamples (default: the config's, or 1000)")
+    p.add_argument("--seed", type=non_negative_int, default=None, help="seed of the bootstrap draws")
+    p.add_argument("--regularization", type=non_negative_float, default=None, help="virtual win and loss against an anchor (default 0.1)")
 
 
 def _summary(results: str, args, defaults=None) -> dict:
@@ -27,7 +26,9 @@ def _summary(results: str, args, defaults=None) -> dict:
 
     opts = defaults or RatingOptions()
     header, games = load_results(results)
-    return summarize(
+    from .audit import attach_faults
+
+    return attach_faults(summarize(
         header,
         games,
         resamples=opts.bootstrap if args.bootstrap is None else args.bootstrap,
@@ -35,7 +36,7 @@ def _summary(results: str, args, defaults=None) -> dict:
         base=opts.base,
         seed=opts.seed if args.seed is None else args.seed,
         min_pair_games=opts.min_pair_games,
-    )
+    ), header, games)
 
 
 def _results_dir(results: str) -> Path:
@@ -43,83 +44,107 @@ def _results_dir(results: str) -> Path:
     return p if p.is_dir() else p.parent
 
 
-def main_tournament(argv: Sequence[str] | None = None) -> int:
-    """Run (or resume) the tournament of a TOML/YAML config, then rate it and write the report."""
-    p = argparse.ArgumentParser(prog="arena tournament", description=main_tournament.__doc__)
+def tournament_parser() -> OneLineArgumentParser:
+    p = OneLineArgumentParser(prog="arena tournament", description=main_tournament.__doc__)
     p.add_argument("config", help="tournament config (.toml, .yaml or .yml)")
     p.add_argument("--out", help="output directory (default: the config's 'output')")
     p.add_argument("--backend", choices=["sequential", "process", "ray"], help="override the config's run.backend")
-    p.add_argument("--workers", type=int, help="override the config's run.workers")
+    p.add_argument("--workers", type=positive_int, help="override the config's run.workers")
     p.add_argument("--ray-address", help="a Ray cluster address (implies --backend ray)")
-    p.add_argument("--max-games", type=int, help="stop after this many new games (resume later)")
+    p.add_argument("--max-games", type=non_negative_int, help="stop after this many new games (resume later)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or leaderboard; for scripts")
     p.add_argument("--no-report", action="store_true", help="only play; rate later with `arena ratings`")
+    p.add_argument("--no-preflight", action="store_true", help="skip the entrants' preflight checks (run.preflight = false)")
     _rating_args(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def main_tournament(argv: Sequence[str] | None = None) -> int:
+    """Run (or resume) the tournament of a TOML/YAML config, then rate it and write the report."""
+    return guarded("arena tournament", _tournament, argv)
+
+
+def _tournament(argv: Sequence[str] | None) -> int:
+    args = tournament_parser().parse_args(argv)
     from .config import load_config
     from .report import print_leaderboard, write_all
-    from .runner import run_tournament
+    from .runner import RunInterrupted, load_results, run_tournament
 
+    config = load_config(args.config)
+    changes = {k: v for k, v in {"backend": "ray" if args.ray_address else args.backend, "workers": args.workers, "ray_address": args.ray_address, "preflight": False if args.no_preflight else None}.items() if v is not None}
+    options = config.run.model_validate({**config.run.model_dump(), **changes}) if changes else config.run
+    out = Path(args.out or config.output)
     try:
-        config = load_config(args.config)
-        changes = {k: v for k, v in {"backend": "ray" if args.ray_address else args.backend, "workers": args.workers, "ray_address": args.ray_address}.items() if v is not None}
-        options = config.run.model_copy(update=changes) if changes else config.run
-        out = Path(args.out or config.output)
         report = run_tournament(config, results_path=out / "results.jsonl", quiet=args.quiet, options=options, max_games=args.max_games)
-        if not args.quiet:
-            print(f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}", file=sys.stderr)
-        if args.no_report:
-            return 0
-        summary = _summary(report.path, args, config.ratings)
-        written = write_all(summary, out)
-        if not args.quiet:
-            print_leaderboard(summary)
-            print("report: " + ", ".join(str(v) for v in written.values()), file=sys.stderr)
-    except ArenaError as exc:
+    except RunInterrupted as exc:  # a real Ctrl-C: one line, resumable
         print(f"arena tournament: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return 130
+    if not args.quiet:
+        print(f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}", file=sys.stderr)
+    from .audit import fault_summary, finish_status, print_faults
+
+    faults = {"faults": fault_summary(*load_results(report.path), options.max_fault_rate)}
+    if args.no_report:
+        return finish_status(faults)
+    summary = _summary(report.path, args, config.ratings)
+    written = write_all(summary, out, results=report.path)
+    if not args.quiet:
+        print_leaderboard(summary)
+        print_faults(summary)
+        print("report: " + ", ".join(str(v) for v in written.values()), file=sys.stderr)
+    return finish_status(faults)
+
+
+def ratings_parser() -> OneLineArgumentParser:
+    p = OneLineArgumentParser(prog="arena ratings", description=main_ratings.__doc__)
+    p.add_argument("results", help="results.jsonl (or the tournament's output directory)")
+    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
+    _rating_args(p)
+    return p
 
 
 def main_ratings(argv: Sequence[str] | None = None) -> int:
     """Recompute ratings from a results file; print the leaderboard (or JSON with --json)."""
-    p = argparse.ArgumentParser(prog="arena ratings", description=main_ratings.__doc__)
-    p.add_argument("results", help="results.jsonl (or the tournament's output directory)")
-    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
-    _rating_args(p)
-    args = p.parse_args(argv)
+    return guarded("arena ratings", _ratings, argv)
+
+
+def _ratings(argv: Sequence[str] | None) -> int:
+    args = ratings_parser().parse_args(argv)
     from .report import print_leaderboard
 
-    try:
-        summary = _summary(args.results, args)
-    except ArenaError as exc:
-        print(f"arena ratings: {exc}", file=sys.stderr)
-        return 2
+    summary = _summary(args.results, args)
     if args.json:
         import json
 
         print(json.dumps(summary, indent=2))
     else:
+        from .audit import print_faults
+
         print_leaderboard(summary)
+        print_faults(summary)
     return 0
 
 
-def main_report(argv: Sequence[str] | None = None) -> int:
-    """Write summary.json, ratings.png and report.html for a results file."""
-    p = argparse.ArgumentParser(prog="arena report", description=main_report.__doc__)
+def report_parser() -> OneLineArgumentParser:
+    p = OneLineArgumentParser(prog="arena report", description=main_report.__doc__)
     p.add_argument("results", help="results.jsonl (or the tournament's output directory)")
     p.add_argument("--out", help="directory for the report files (default: next to the results)")
     p.add_argument("--quiet", action="store_true")
     _rating_args(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def main_report(argv: Sequence[str] | None = None) -> int:
+    """Write summary.json, ratings.png and report.html (with every game and its decisions) for a results file."""
+    return guarded("arena report", _report, argv)
+
+
+def _report(argv: Sequence[str] | None) -> int:
+    args = report_parser().parse_args(argv)
     from .report import write_all
 
-    try:
-        summary = _summary(args.results, args)
-    except ArenaError as exc:
-        print(f"arena report: {exc}", file=sys.stderr)
-        return 2
-    written = write_all(summary, Path(args.out) if args.out else _results_dir(args.results))
+    summary = _summary(args.results, args)
+    written = write_all(summary, Path(args.out) if args.out else _results_dir(args.results), results=args.results)
     if not args.quiet:
         for kind, path in written.items():
             print(f"{kind}: {path}")

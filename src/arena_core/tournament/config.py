@@ -16,8 +16,27 @@ from .schedule import Design, Entrant, Rotations, Schedule, make_schedule
 Backend = Literal["sequential", "process", "ray"]
 
 
+#: more deals than this are refused before anything is allocated
+MAX_DEALS = 1_000_000
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, data: Any) -> Any:
+        """``seed = true`` is a mistake, not 1 (pydantic would read it as 1)."""
+        if isinstance(data, dict):
+            for name, field in cls.model_fields.items():
+                value = data.get(name)
+                if isinstance(value, bool) and not _takes_bool(field.annotation):
+                    raise ValueError(f"{name} = {str(value).lower()}: a number is expected here, not true/false")
+        return data
+
+
+def _takes_bool(annotation: Any) -> bool:
+    return annotation is bool or annotation is Any or any(_takes_bool(a) for a in getattr(annotation, "__args__", ()))
 
 
 class RunOptions(_Strict):
@@ -54,7 +73,7 @@ def parse_policy(text: str) -> IllegalActionPolicy:
     try:
         return IllegalActionPolicy.parse(text)
     except (ValidationError, ValueError, IndexError) as exc:
-        raise ValueError(f"policy {text!r} is not one of penalize, default, retry:K, retry:K:default ({exc})") from None
+        raise ValueError(f"policy {text!r} is not one of penalize, default, retry:K, retry:K:default (K >= 1)") from None
 
 
 class RatingOptions(_Strict):
@@ -77,7 +96,7 @@ class TournamentConfig(_Strict):
     num_players: int | None = Field(default=None, ge=1, description="seats per table (default: the game's default)")
     entrants: list[Entrant] = Field(min_length=2)
     design: Design = "auto"
-    tables: int | None = Field(default=None, ge=1, description="number of tables for design 'sampled'")
+    tables: int | None = Field(default=None, ge=1, le=MAX_DEALS, description="number of tables for design 'sampled'")
     rotations: Rotations = "cyclic"
     deals: int | list[int] = Field(default=8, description="a number of deals (seeds seed, seed+1, ...) or the seeds themselves")
     seed: int = Field(default=0, ge=0)
@@ -92,11 +111,20 @@ class TournamentConfig(_Strict):
             return [{"name": v.split(":")[0] if ":" in v else v, "player": v} if isinstance(v, str) else v for v in value]
         return value
 
+    @field_validator("deals", mode="before")
+    @classmethod
+    def _deals_not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value)):
+            raise ValueError("deals is a number of deals (e.g. 8) or a list of seeds, not true/false")
+        return value
+
     @field_validator("deals")
     @classmethod
     def _deals_ok(cls, value: int | list[int]) -> int | list[int]:
         if isinstance(value, int) and value < 1:
             raise ValueError("deals must be >= 1")
+        if isinstance(value, int) and value > MAX_DEALS:
+            raise ValueError(f"deals = {value} is more than {MAX_DEALS} deals; a tournament that large is a mistake (or split it into several runs)")
         if isinstance(value, list) and (not value or len(set(value)) != len(value) or min(value) < 0):
             raise ValueError("deals must be distinct non-negative seeds")
         return value
@@ -113,6 +141,13 @@ class TournamentConfig(_Strict):
         return list(self.deals) if isinstance(self.deals, list) else [self.seed + i for i in range(self.deals)]
 
     def schedule(self, num_players: int) -> Schedule:
+        """The schedule of this config; a design the entrants cannot fill is a ConfigError."""
+        try:
+            return self._schedule(num_players)
+        except ValueError as exc:  # make_schedule's checks of the design against the entrants
+            raise ConfigError(f"tournament {self.name!r}: {exc}") from None
+
+    def _schedule(self, num_players: int) -> Schedule:
         return make_schedule(
             self.game,
             list(self.entrants),
@@ -192,7 +227,7 @@ def config_from_dict(data: Any, *, source: str = "config") -> TournamentConfig:
     try:
         return TournamentConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: invalid tournament config:\n" + "\n".join(_explain(err) for err in exc.errors(include_url=False))) from None
+        raise ConfigError(f"{source}: invalid tournament config: " + "; ".join(_explain(err) for err in exc.errors(include_url=False))) from None
 
 
 def _explain(err: dict) -> str:
@@ -203,10 +238,10 @@ def _explain(err: dict) -> str:
         known = list(model.model_fields) if model is not None else []
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else (f"; known keys: {', '.join(known)}" if known else "")
-        return f"  - {loc}: unknown key{hint}"
+        return f"{loc}: unknown key{hint}"
     if err["type"] == "missing":
-        return f"  - {loc}: required, missing"
-    return f"  - {loc}: {err['msg']}"
+        return f"{loc}: required, missing"
+    return f"{loc}: {err['msg'].removeprefix('Value error, ')}"
 
 
 def _model_at(loc: tuple) -> type[BaseModel] | None:

@@ -188,9 +188,19 @@ def _h2h_matrix(summary: dict) -> str:
     return _table(["row above column"] + [html.escape(n) for n in names], rows, "matrix")
 
 
-def html_report(summary: dict) -> str:
-    """A self-contained HTML page: leaderboard, ratings plot, head-to-head matrix, seat bias."""
+def html_report(summary: dict, *, results: str | os.PathLike | None = None) -> str:
+    """A self-contained HTML page: leaderboard, ratings plot, head-to-head matrix, seat bias;
+    with ``results`` (the results file or its directory) also the entrants, every game, and a
+    step-through viewer of each recorded game's decisions."""
     esc = html.escape
+    drilldown, drill_css = "", ""
+    if results is not None:
+        from .report_games import CSS, drilldown_html, entrant_rows, game_rows, load_games_and_records, modes_from_records
+
+        games, records, entrants = load_games_and_records(results)
+        modes = {r["name"]: r["mode"] for r in summary["leaderboard"] if r.get("mode")}
+        modes = {**modes_from_records(games, records), **modes}
+        drilldown, drill_css = drilldown_html(entrant_rows(entrants, modes), game_rows(games, records)), CSS
     try:
         plot = '<img alt="ratings with 95% intervals" src="data:image/png;base64,' + base64.b64encode(ratings_png(summary)).decode() + '">'
     except ImportError:
@@ -236,6 +246,7 @@ td:nth-child(2) {{ text-align: left; }}
 .matrix .h2h {{ padding: 4px 6px; }}
 .na {{ color: #aaa; }}
 small {{ color: #555; }}
+{drill_css}
 </style></head>
 <body>
 <h1 id="title">{esc(summary['name'])}</h1>
@@ -253,6 +264,7 @@ small {{ color: #555; }}
 <div id="seats">{seats}</div>
 <h3>Mean finishing position by seat</h3>
 <div id="player-seats">{per_player}</div>
+{drilldown}
 <script>
 window.addEventListener("load", function () {{
   var img = document.querySelector("#plot img");
@@ -264,17 +276,20 @@ window.addEventListener("load", function () {{
 """
 
 
-def write_html(summary: dict, path: str | os.PathLike) -> Path:
+def write_html(summary: dict, path: str | os.PathLike, *, results: str | os.PathLike | None = None) -> Path:
+    """Write :func:`html_report` atomically (a reader never sees half a page)."""
+    from ..outputs import atomic_write_text
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html_report(summary), encoding="utf-8")
+    atomic_write_text(path, html_report(summary, results=results))
     return path
 
 
-def write_all(summary: dict, directory: str | os.PathLike) -> dict[str, Path]:
-    """summary.json, ratings.png and report.html in ``directory``."""
+def write_all(summary: dict, directory: str | os.PathLike, *, results: str | os.PathLike | None = None) -> dict[str, Path]:
+    """summary.json, ratings.png and report.html in ``directory``; ``results`` (the results file)
+    adds the entrants, the game list and the decision viewer to the page."""
     directory = Path(directory)
-    out = {"json": write_json(summary, directory / "summary.json"), "html": write_html(summary, directory / "report.html")}
+    out = {"json": write_json(summary, directory / "summary.json"), "html": write_html(summary, directory / "report.html", results=results)}
     try:
         out["png"] = write_png(summary, directory / "ratings.png")
     except ImportError:
