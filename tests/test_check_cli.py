@@ -37,6 +37,8 @@ def test_a_conforming_game_passes_with_one_line_per_check(capsys):
     (["megagem", "--param", "value_chart=Z"], "invalid parameters for megagem"),
     (["kuhn_poker", "--checks", "determinism,speed"], "unknown check(s) speed"),
     (["kuhn_poker", "--max-examples", "0"], "--max-examples must be at least 1"),
+    ([], "the following arguments are required: game"),
+    (["kuhn_poker", "--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     out = run_arena("check", *args)

@@ -18,8 +18,13 @@ EXIT_FAILED = 1
 EXIT_USER_ERROR = 2
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not argparse's usage block
+        raise ArenaError(f"{message} (see `arena check --help`)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena check", description="Run the conformance kit on a registered game.")
+    p = _Parser(prog="arena check", description="Run the conformance kit on a registered game.")
     p.add_argument("game", help="a registered game id (`arena list games`)")
     p.add_argument("--players", type=int, default=None, help="number of players (default: the game's default)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
@@ -154,11 +159,13 @@ def _save_minimal(game, check: str, out: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:  # argparse printed its one-line usage error (or --help)
-        return EXIT_USER_ERROR if exc.code else 0
+        args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # --help
+        return exc.code or 0
+    except ArenaError as exc:
+        print(f"arena check: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
     try:
         return run(args)
     except (ArenaError, ValueError) as exc:
