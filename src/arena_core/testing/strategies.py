@@ -194,6 +194,10 @@ def _playthroughs(draw, game, seed_strategy, policies, max_decisions, complete, 
     seed = draw(seed_strategy)
     limit = game.spec.max_length if max_decisions is None else max_decisions
     pos = game.start(seed)
+
+    def seat_has_policy(at: Position) -> bool:
+        return game.current_player(at) in policies
+
     moves: list[tuple[int, Any]] = []
     positions = [pos]
     for hook_seat, policy in policies.items():
@@ -201,17 +205,19 @@ def _playthroughs(draw, game, seed_strategy, policies, max_decisions, complete, 
         if hook is not None:
             hook(game, hook_seat, seed)
     while not game.is_over(pos) and len(moves) < limit:
-        seat = game.current_player(pos)
+        # the draw first, outside the game's own code (hypothesis steers through its exceptions)
+        if complete:
+            v = 1 if seat_has_policy(pos) else 1 + draw(st.integers(0, _CHOICE_MAX))
+        else:
+            v = draw(st.integers(0, _CHOICE_MAX))
+            if v == 0:
+                break
+        seat = None
         try:
+            seat = game.current_player(pos)
             legal = game.legal(pos, seat)
             if not legal:
                 raise PlaythroughError(f"player {seat} is to act but has no legal action")
-            if complete:
-                v = 1 + (0 if seat in policies else draw(st.integers(0, _CHOICE_MAX)))
-            else:
-                v = draw(st.integers(0, _CHOICE_MAX))
-                if v == 0:
-                    break
             action = _policy_action(policies[seat], game, pos, seat, seed) if seat in policies else legal[(v - 1) % len(legal)]
             pos = game.act(pos, seat, action)
         except PlaythroughError as exc:
@@ -230,7 +236,8 @@ def _playthroughs(draw, game, seed_strategy, policies, max_decisions, complete, 
     pt = Playthrough(game, seed, tuple(moves), tuple(positions))
     if complete and not pt.complete:
         _report(pt, save_failing_to)
-        raise PlaythroughError(f"length_bound: still running after {limit} decisions (declared max_length {game.spec.max_length}): {pt.describe()}", pt)
+        what = "length_bound: " if limit >= game.spec.max_length else f"max_decisions={limit}: "
+        raise PlaythroughError(f"{what}still running after {limit} decisions (declared max_length {game.spec.max_length}): {pt.describe()}", pt)
     if report:
         _report(pt, save_failing_to)
     return pt
