@@ -183,3 +183,19 @@ def test_playthrough_repr_is_the_episode():
     pt = Playthrough(KUHN, 3, ((0, KUHN.legal(KUHN.start(3), 0)[1]),), (KUHN.start(3), KUHN.act(KUHN.start(3), 0, KUHN.legal(KUHN.start(3), 0)[1])))
     assert repr(pt) == "<Playthrough kuhn_poker seed 3: p0 bet -> stopped after 1 decision(s)>"
     assert json.loads(next(iter(pt.record().lines())))["game"] == "kuhn_poker"
+
+
+def test_without_hypothesis_the_import_says_what_to_install():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "for name in ('strategies', 'machine'):\n"
+        "    try:\n"
+        "        __import__('arena_core.testing.' + name)\n"
+        "    except ImportError as exc:\n"
+        "        print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.splitlines() == [f"arena_core.testing.{n} needs hypothesis: pip install hypothesis" for n in ("strategies", "machine")]

@@ -28,7 +28,10 @@ import math
 import os
 from typing import Any, ClassVar
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError:  # say what to install, not just what is missing
+    raise ImportError("arena_core.testing.machine needs hypothesis: pip install hypothesis") from None
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from ..episode import digest

@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from hypothesis import strategies as st
+try:
+    from hypothesis import strategies as st
+except ImportError:  # say what to install, not just what is missing
+    raise ImportError("arena_core.testing.strategies needs hypothesis: pip install hypothesis") from None
 from hypothesis.control import current_build_context, currently_in_test_context, note
 
 from ..episode import EpisodeRecord
