@@ -427,3 +427,26 @@ def _parser_with(cli, fn):
         return parser
 
     return build
+
+
+def test_telemetry_that_is_not_json_is_kept_as_text_and_named(tmp_path):
+    """A player whose telemetry holds objects JSON cannot write: the record keeps their repr and
+    names them under ``not_json`` (visible data), instead of crashing when the line is written."""
+    from arena_core.players import Move
+    from arena_core.registry import make_game
+    from arena_core.replay import replay_file
+    from arena_core.runner import play_episode
+    from arena_players.scripted import FirstLegalPlayer
+
+    class Odd(FirstLegalPlayer):
+        def act(self, decision):
+            return Move(decision.legal_actions[0], {"obj": object(), "ok": 1, "nested": {"s": {1, 2}, "fine": [1, "x"]}})
+
+    log = tmp_path / "odd.jsonl"
+    record = play_episode(make_game("kuhn_poker"), [Odd(), Odd()], 0, log_path=log)
+    tel = record.steps[0].telemetry
+    assert set(tel["not_json"]) == {"obj", "nested.s"} and tel["ok"] == 1 and tel["nested"]["fine"] == [1, "x"]
+    assert tel["obj"].startswith("<object object")
+    written = json.loads(log.read_text().splitlines()[1])["telemetry"]
+    assert written["nested"]["s"] == "{1, 2}"
+    assert len(replay_file(log)) == 1

@@ -150,7 +150,7 @@ def _delegate(argv: list[str]) -> int | None:
     if name in _TOURNAMENT:
         from .tournament import cli as tournament_cli
 
-        return getattr(tournament_cli, _TOURNAMENT[name][0])(rest)
+        return guarded(f"arena {name}", getattr(tournament_cli, _TOURNAMENT[name][0]), rest)
     if name == "check":
         from .check_cli import main as check_main
 

@@ -190,8 +190,11 @@ def read_episodes(path: str | os.PathLike) -> list[EpisodeRecord]:
                     current.end = End.model_validate(data)
                 else:
                     raise EpisodeError(f"{path}:{n}: unknown line type {kind!r}")
-            except (json.JSONDecodeError, ValidationError) as exc:
-                raise EpisodeError(f"{path}:{n}: not an episode line: {exc}") from None
+            except json.JSONDecodeError as exc:
+                raise EpisodeError(f"{path}:{n}: not a JSON line ({exc}); cut mid-write, or not an episode file") from None
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors(include_url=False))
+                raise EpisodeError(f"{path}:{n}: not an episode line: {problems}") from None
     if not episodes:
         raise EpisodeError(f"{path}: no episode header found")
     return episodes
