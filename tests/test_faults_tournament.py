@@ -55,7 +55,8 @@ def env() -> dict:
 
 
 def cli(*args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena_core.tournament.cli", *args], env=env(), capture_output=True, text=True, timeout=120, **kw)
+    kw.setdefault("env", env())
+    return subprocess.run([sys.executable, "-m", "arena_core.tournament.cli", *args], capture_output=True, text=True, timeout=120, **kw)
 
 
 # ---------------------------------------------------------------------- item 1: isolation
@@ -416,3 +417,17 @@ def test_the_openai_player_refuses_a_literal_key_without_echoing_it():
     with pytest.raises(ConfigError, match="literal 'api_key' is refused.*api_key_env") as err:
         OpenAIPlayer(api_key="sk-verysecret0123456789")
     assert "verysecret" not in str(err.value)
+
+
+def test_the_faults_example_runs_and_says_what_went_wrong(tmp_path):
+    example = HERE.parent / "examples" / "tournament_faults.toml"
+    run_env = {"ARENA_TOURNAMENT_OUT": str(tmp_path / "out")}
+    stopped = cli("tournament", str(example), "--quiet", env={**env(), **run_env})
+    assert stopped.returncode == 2 and "entrant 'dead-endpoint' failed its preflight" in stopped.stderr
+    done = cli("tournament", str(example), "--no-preflight", "--bootstrap", "0", env={**env(), **run_env})
+    assert done.returncode == EXIT_FLAGGED, done.stderr
+    assert "dead-endpoint [free]: 100.0% of" in done.stdout + done.stderr
+    key = load_results(tmp_path / "out")[1][0].key
+    replayed = subprocess.run([sys.executable, "-m", "arena_core.cli", "replay", str(tmp_path / "out"), "--game", key],
+                              env=env(), capture_output=True, text=True, timeout=60)
+    assert replayed.returncode == 0 and "1 episode(s) replayed exactly" in replayed.stdout, replayed.stderr
