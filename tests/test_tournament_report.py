@@ -127,6 +127,8 @@ DRILL_ENTRANTS = [
     {"name": "s1", "factory": "tournament_toys:Skilled", "options": {"skill": 0.9}},
     {"name": "s0", "factory": "tournament_toys:Skilled", "options": {"skill": 0.1}},
     {"name": "crash", "factory": "tournament_toys:Crashing"},
+    {"name": "capped", "factory": "fault_toys:Capped", "options": {"calls": 2}},  # its later games go unplayed
+    {"name": "leaky", "factory": "fault_toys:Leaky"},  # its error text quotes a key
 ]
 
 
@@ -134,7 +136,7 @@ DRILL_ENTRANTS = [
 def drill(tmp_path_factory):
     out = tmp_path_factory.mktemp("drill")
     cfg = config_from_dict({"name": "drill", "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand",
-                            "entrants": DRILL_ENTRANTS, "deals": 2, "output": str(out)})
+                            "entrants": DRILL_ENTRANTS, "deals": 2, "output": str(out), "run": {"fresh_players": False}})
     path = run_tournament(cfg, quiet=True).path
     assert main_report([str(path), "--bootstrap", "0", "--quiet"]) == 0
     return out
@@ -157,8 +159,13 @@ def test_report_lists_every_game_and_describes_each_entrant(drill):
         assert (", ".join(f"{r:g}" for r in g.returns) if g.returns is not None else "no result") in row
         if g.faults:
             assert all(f"seat {f.seat}" in row for f in g.faults)
-    assert len(read_game_records(drill)) == len(games)
-    assert page.count('class="view"') == len(games)  # each game can be stepped through
+    played = [g for g in games if g.reason != "unplayed"]
+    unplayed = [g for g in games if g.reason == "unplayed"]
+    assert unplayed and all("capped" in g.seats for g in unplayed)
+    assert table.count('<span class="na">not played</span>') == len(unplayed) and unplayed[0].detail and html.escape(unplayed[0].detail) in table
+    assert len(read_game_records(drill)) == len(played)
+    assert page.count('class="view"') == len(played)  # each played game can be stepped through
+    assert "sk-live-ABCDEF" not in page and "leaky" in table  # the leaked key never reaches the page
     entrants = page[page.index('id="entrants"'):page.index("<h2>Games")]
     for e in DRILL_ENTRANTS:
         assert e["name"].replace("&", "&amp;") in entrants

@@ -135,7 +135,7 @@ def game_rows(games: Iterable[Any], records: Mapping[str, Any] | None) -> list[d
         row = {
             "key": g.get("key"), "deal": g.get("deal"), "table": g.get("table"), "rotation": g.get("rotation"),
             "seats": seats, "returns": g.get("returns"), "reason": g.get("reason"), "offender": g.get("offender"),
-            "plies": g.get("plies"), "faults": faults, "decisions": None,
+            "plies": g.get("plies"), "faults": faults, "decisions": None, "detail": _cut(g.get("detail"), 300) or "",
         }
         rec = records.get(g.get("key"))
         if rec is not None and n < MAX_VIEWABLE_GAMES:
@@ -223,9 +223,12 @@ def games_html(rows: list[dict[str, Any]]) -> str:
         faults = "; ".join(
             f"seat {f['seat']} ({esc(str(f['entrant']))}) {esc(str(f['kind']))}" for f in r["faults"]
         ) or "-"
+        unplayed = r["reason"] == "unplayed"
         view = (f'<button type="button" class="view" data-game="{i}">decisions ({len(r["decisions"])})</button>'
-                if r["decisions"] is not None else '<span class="na">no record</span>')
+                if r["decisions"] is not None else f'<span class="na">{"not played" if unplayed else "no record"}</span>')
         reason = esc(str(r["reason"])) + (f" (offender seat {r['offender']})" if r["offender"] is not None else "")
+        if unplayed and r["detail"]:
+            reason += f": {esc(r['detail'])}"
         out.append(
             f'<tr class="game" id="game-{i}" data-key="{esc(str(r["key"]))}">'
             f"<td>{esc(str(r['key']))}</td><td>{r['deal']}</td><td>{seats}</td><td>{esc(_scores(r['returns']))}</td>"
