@@ -264,3 +264,16 @@ def test_checkpoint_player_in_a_tournament(selfplay_run, checkpoint_registered, 
     assert all(g["reason"] == "natural" and g["faults"] == [] and sum(g["returns"]) == 0 for g in games)
     identity = lines[0]["identities"]["trained"]["params"]
     assert identity["checkpoint"].endswith("step_000002") and identity["step"] == 2
+
+
+def test_config_refuses_contradictions():
+    from arena_train.config import parse_config
+
+    base = {"trainer": "grpo", "game": "kuhn_poker", "steps": 1, "eval": {"anchor": "kuhn_king_only"}}
+    with pytest.raises(ConfigError, match="opponent pool is empty"):
+        parse_config(base)
+    assert parse_config({**base, "self_play": True}).self_play
+    with pytest.raises(ConfigError, match="running mean per seat"):
+        parse_config({**base, "self_play": True, "baseline": "role", "advantage_scale": "group_std"})
+    with pytest.raises(ConfigError, match="exclude each other"):
+        parse_config({**base, "self_play": True, "init_from": "a", "resume_from": "b"})

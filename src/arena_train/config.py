@@ -103,6 +103,8 @@ class GRPOConfig(_Strict):
     def _pool_non_empty(self):
         if not self.self_play and not self.pool.players and not self.pool.snapshot_every:
             raise ValueError("the opponent pool is empty: list pool.players (e.g. 'kuhn_king_only'), set pool.snapshot_every, or self_play = true")
+        if self.baseline == "role" and self.advantage_scale == "group_std":
+            raise ValueError("baseline = 'role' centres on a running mean per seat, not on groups; use advantage_scale 'batch_std' or 'none'")
         if self.init_from and self.resume_from:
             raise ValueError("init_from (new run from another run's weights) and resume_from (continue a run) exclude each other")
         return self
@@ -163,10 +165,7 @@ def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig 
         path = Path(data)
         if path.suffix == ".toml":
             try:
-                try:
-                    import tomllib
-                except ModuleNotFoundError:  # Python 3.10
-                    import tomli as tomllib
+                import tomllib
             except ModuleNotFoundError:  # Python 3.10
                 import tomli as tomllib
 
