@@ -431,3 +431,24 @@ def test_the_faults_example_runs_and_says_what_went_wrong(tmp_path):
     replayed = subprocess.run([sys.executable, "-m", "arena_core.cli", "replay", str(tmp_path / "out"), "--game", key],
                               env=env(), capture_output=True, text=True, timeout=60)
     assert replayed.returncode == 0 and "1 episode(s) replayed exactly" in replayed.stdout, replayed.stderr
+
+
+def test_an_identity_holds_the_checkpoint_hash_and_it_changes_with_the_weights(tmp_path):
+    from arena_core.tournament.identity import entrant_identity
+    from arena_core.tournament.schedule import Entrant
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "trainable.safetensors").write_bytes(b"weights-1")
+
+    class FromCheckpoint:
+        def __init__(self):
+            self.checkpoint = str(ckpt)
+            self.mode = "constrained"
+
+    entrant = Entrant(name="trained", factory="x:y")
+    first = entrant_identity(entrant, FromCheckpoint())
+    assert len(first["checkpoint_sha256"]) == 64 and first["mode"] == "constrained"
+    (ckpt / "trainable.safetensors").write_bytes(b"weights-2")
+    second = entrant_identity(entrant, FromCheckpoint())
+    assert second["checkpoint_sha256"] != first["checkpoint_sha256"] and second["digest"] != first["digest"]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -115,6 +117,38 @@ def _redact(value: Any, key: str = "") -> Any:
     return value
 
 
+_HASH_LIMIT = 4 << 30  # bytes: a checkpoint larger than this is identified by names and sizes only
+
+
+def checkpoint_sha256(player: Any) -> str | None:
+    """The player's ``checkpoint_sha256`` attribute, else the SHA-256 of the file or directory
+    its ``checkpoint`` or ``path`` attribute names (every file's relative name and content;
+    over 4 GiB, names and sizes only), else None."""
+    value = getattr(player, "checkpoint_sha256", None)
+    if isinstance(value, str):
+        return value
+    for attr in ("checkpoint", "path"):
+        target = getattr(player, attr, None)
+        if not isinstance(target, (str, os.PathLike)) or not str(target):
+            continue
+        root = Path(target)
+        if not root.exists():
+            continue
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        big = sum(p.stat().st_size for p in files) > _HASH_LIMIT
+        h = hashlib.sha256()
+        for f in files:
+            h.update(str(f.relative_to(root) if f != root else f.name).encode() + b"\0")
+            if big:
+                h.update(str(f.stat().st_size).encode())
+                continue
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        return h.hexdigest()
+    return None
+
+
 def entrant_identity(entrant: Entrant, player: Any) -> dict[str, Any]:
     """The resolved identity of ``entrant`` as built (``player``); never holds a secret."""
     ident: dict[str, Any] = {
@@ -124,13 +158,12 @@ def entrant_identity(entrant: Entrant, player: Any) -> dict[str, Any]:
         "params": _parameters(player),
         "versions": _versions(player),
     }
-    mode = getattr(player, "mode", None)
+    mode = getattr(player, "mode", None) or getattr(getattr(player, "settings", None), "mode", None)
     if mode in ("free", "constrained"):
         ident["mode"] = mode
-    for attr in ("checkpoint_sha256", "checkpoint_hash"):
-        value = getattr(player, attr, None)
-        if isinstance(value, str):
-            ident["checkpoint_sha256"] = value
+    digest = checkpoint_sha256(player)
+    if digest:
+        ident["checkpoint_sha256"] = digest
     own = getattr(player, "identity", None)
     if callable(own):
         extra = own()
