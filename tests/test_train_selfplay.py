@@ -277,3 +277,26 @@ def test_config_refuses_contradictions():
         parse_config({**base, "self_play": True, "baseline": "role", "advantage_scale": "group_std"})
     with pytest.raises(ConfigError, match="exclude each other"):
         parse_config({**base, "self_play": True, "init_from": "a", "resume_from": "b"})
+
+
+def test_per_turn_credit_in_self_play_charges_each_seat_its_own_outcome(tmp_path):
+    trainer = GRPOTrainer(dict(SELF, advantage="per_decision", baseline="group", advantage_scale="none",
+                               eval=dict(anchor="kuhn_king_only", every=0)), tmp_path / "pd")
+    grouped = trainer.episode_specs(1)
+    from arena_train.rollout import play_episodes
+
+    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
+    samples, returns = trainer.samples(grouped, results)
+    # unscaled, per decision: the seat's return minus its group-and-seat mean; a seat's decisions in
+    # one episode share it (no penalties in Kuhn poker), and each seat's advantages sum to 0 per group
+    k = 0
+    sums: dict[tuple[int, int], float] = {}
+    for i, r in enumerate(results):
+        for seat in sorted({st.seat for st in r.steps}):
+            n = sum(1 for st in r.steps if st.seat == seat)
+            assert len({round(samples[k + j].advantage, 12) for j in range(n)}) == 1
+            key = (grouped[i][0], seat)
+            sums[key] = sums.get(key, 0.0) + samples[k].advantage
+            k += n
+    assert k == len(samples)
+    assert all(abs(v) < 1e-9 for v in sums.values())
