@@ -208,3 +208,11 @@ def test_the_viewer_steps_through_a_games_decisions_in_chromium(drill):
     assert "seat 0 (chatty &amp; co)" in viewer
     first = chromium_dom(drill / "report.html", f"#game={quote(key, safe='')}")
     assert 'data-step="0"' in first
+
+
+def test_report_files_have_the_mode_of_an_ordinary_write(drill):
+    """Atomic writes go through a private temporary file; the page must not stay private (0600)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for name in ("report.html", "summary.json"):
+        assert (drill / name).stat().st_mode & 0o777 == 0o666 & ~mask, name

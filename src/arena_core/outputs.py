@@ -162,6 +162,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file private (0600); give it the mode an ordinary write would
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            mode = _new_file_mode()
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -183,6 +190,18 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+def _new_file_mode() -> int:
+    """0o666 less this process's umask (read without changing it, where /proc tells it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o644
 
 
 def append_jsonl(fh, obj: Any) -> None:
