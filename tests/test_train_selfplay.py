@@ -220,11 +220,11 @@ def checkpoint_registered(tmp_path, monkeypatch):
     whose metadata predates the entry point gets it from a stand-in distribution carrying the
     same line as dists/players/pyproject.toml."""
     import sys
-    from importlib import metadata
 
     from arena_core import registry
 
-    if "checkpoint" not in {ep.name for ep in metadata.entry_points(group="arena.players")}:
+    registry.refresh()
+    if "checkpoint" not in {p.name for p in registry.list_plugins("players")}:
         info = tmp_path / "site" / "checkpoint_stand_in-0.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: checkpoint-stand-in\nVersion: 0\n")
@@ -300,3 +300,13 @@ def test_per_turn_credit_in_self_play_charges_each_seat_its_own_outcome(tmp_path
             k += n
     assert k == len(samples)
     assert all(abs(v) < 1e-9 for v in sums.values())
+
+
+def test_checkpoint_player_in_arena_play(selfplay_run, checkpoint_registered, capsys):
+    from arena_core.cli import main
+
+    _, run_dir = selfplay_run
+    rc = main(["play", "kuhn_poker", "--player", "checkpoint", f"run={run_dir}", "step=2", "--player", "kuhn_king_only", "--seed", "3", "--quiet"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert out.out.strip()
