@@ -216,3 +216,17 @@ def test_report_files_have_the_mode_of_an_ordinary_write(drill):
     os.umask(mask)
     for name in ("report.html", "summary.json"):
         assert (drill / name).stat().st_mode & 0o777 == 0o666 & ~mask, name
+
+
+def test_past_the_page_budget_games_are_listed_without_their_decisions(drill, monkeypatch):
+    from arena_core.tournament import report_games
+    from arena_core.tournament.records import read_game_records
+    from arena_core.tournament.runner import load_results
+
+    _, games = load_results(drill)
+    records = read_game_records(drill)
+    monkeypatch.setattr(report_games, "PAGE_DECISIONS_BUDGET", 1)
+    rows = report_games.game_rows(games, records)
+    embedded = [r for r in rows if r["decisions"] is not None]
+    assert len(embedded) == 1 and sum(r["omitted"] for r in rows) == len(records) - 1
+    assert "not embedded (page size)" in report_games.games_html(rows)

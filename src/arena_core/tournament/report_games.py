@@ -17,8 +17,9 @@ from ..outputs import scrub_secrets
 
 #: characters of one prompt or answer shown in the page (the record keeps the whole text)
 TEXT_LIMIT = 4000
-#: games whose decisions are embedded in the page (the rest are listed without the viewer)
-MAX_VIEWABLE_GAMES = 2000
+#: characters of decision data the page embeds; games past it are listed without the viewer
+#: (their records stay in records.jsonl.gz: `arena replay DIR --game KEY`)
+PAGE_DECISIONS_BUDGET = 30_000_000
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|authorization|bearer)")
 
 
@@ -125,7 +126,8 @@ def game_rows(games: Iterable[Any], records: Mapping[str, Any] | None) -> list[d
     when the game's episode record is available."""
     rows = []
     records = records or {}
-    for n, g in enumerate(games):
+    budget = PAGE_DECISIONS_BUDGET
+    for g in games:
         g = _dump(g)
         seats = list(g.get("seats") or [])
         faults = [
@@ -138,8 +140,10 @@ def game_rows(games: Iterable[Any], records: Mapping[str, Any] | None) -> list[d
             "plies": g.get("plies"), "faults": faults, "decisions": None, "detail": _cut(g.get("detail"), 300) or "",
         }
         rec = records.get(g.get("key"))
-        if rec is not None and n < MAX_VIEWABLE_GAMES:
+        if rec is not None and budget > 0:
             row["decisions"] = decisions_of(rec, seats)
+            budget -= sum(100 + len(d.get("prompt") or "") + len(d.get("answer") or "") for d in row["decisions"])
+        row["omitted"] = rec is not None and row["decisions"] is None
         rows.append(row)
     return rows
 
@@ -225,7 +229,8 @@ def games_html(rows: list[dict[str, Any]]) -> str:
         ) or "-"
         unplayed = r["reason"] == "unplayed"
         view = (f'<button type="button" class="view" data-game="{i}">decisions ({len(r["decisions"])})</button>'
-                if r["decisions"] is not None else f'<span class="na">{"not played" if unplayed else "no record"}</span>')
+                if r["decisions"] is not None
+                else f'<span class="na">{"not played" if unplayed else "not embedded (page size)" if r.get("omitted") else "no record"}</span>')
         reason = esc(str(r["reason"])) + (f" (offender seat {r['offender']})" if r["offender"] is not None else "")
         if unplayed and r["detail"]:
             reason += f": {esc(r['detail'])}"
@@ -311,7 +316,8 @@ def drilldown_html(entrants: list[dict[str, Any]], games: list[dict[str, Any]]) 
     """Entrants, the game list and the decision viewer (HTML + its inline script)."""
     viewable = sum(1 for g in games if g["decisions"] is not None)
     note = (f"{len(games)} games; {viewable} with decision records"
-            + ("" if viewable == len(games) else " (games without one were played before records were kept, or past the page's limit)")
+            + ("" if viewable == len(games) else " (the others were not played, were played before records were kept, or are past "
+               "the page's size limit: `arena replay DIR --game KEY` re-runs any recorded game)")
             + f". Prompts and answers are shown up to {TEXT_LIMIT} characters, with secrets removed.")
     data = [{k: v for k, v in g.items()} for g in games]
     return f"""
