@@ -18,7 +18,9 @@ FAST_ENV = $(shell test -e $(OPENBLAS) && echo LD_PRELOAD=$(OPENBLAS))
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install -q -e ".[test]"
+	# no build isolation: the setuptools just installed builds the editable install (saves a second
+	# download); no byte-compiling of every installed file (transformers, ray, scipy): modules compile on import
+	$(BIN)/python -m pip install -q --no-build-isolation --no-compile -e ".[test]"
 	touch $(STAMP)
 
 venv: $(STAMP)

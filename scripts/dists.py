@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -209,6 +210,8 @@ def build(outdir: Path) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     for dist in DISTS:
         src = ROOT / "dists" / dist
+        for stale in [src / "build", *(src / "src").glob("*.egg-info")]:  # a module deleted since the last build stays there
+            shutil.rmtree(stale, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(outdir), str(src)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         code = f"from setuptools import build_meta as b; print(b.build_sdist({str(outdir)!r}))"
