@@ -1,9 +1,15 @@
 """Matrix-games benchmark: the full reference table (8 archetypes x k = 2..10, equilibria from
-pygambit's enummixed_solve) cold, from the disk cache and from memory, and a 10,000-trial
-scripted study (every trial a recorded episode). Writes the '## Matrix games' section of
-docs/benchmarks.md.
+pygambit's enummixed_solve) cold, from the shipped table, the disk cache and memory, and a
+10,000-trial scripted study (every trial a recorded episode). Writes the '## Matrix games'
+section of docs/benchmarks.md.
+
+With ``--llm`` it instead measures the study's LLM path against a local fake OpenAI-compatible
+server with a fixed 200 ms latency: the paper's 7 archetypes x 9 k x 30 trials run concurrently
+(trials batched, requests within the player's concurrency limit) against one trial at a time,
+and writes the '## Matrix study against an LLM server' section.
 
     python bench/matrix_bench.py [--rounds R] [--exact]
+    python bench/matrix_bench.py --llm [--latency 0.2] [--concurrency 32] [--full-sequential]
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ def bench_table(cache_dir: Path) -> dict:
     def cold():
         for a in ARCHETYPE_NAMES:
             for k in K_VALUES:
-                _, solve_wall, _ = timed(lambda: eq.extreme_equilibria(a, k))
+                _, solve_wall, _ = timed(lambda: eq.extreme_equilibria(a, k, shipped=False))
                 _, ref_wall, _ = timed(lambda: eq.reference_points(a, k))
                 per_cell[a, k] = (solve_wall, ref_wall)
 
@@ -45,10 +51,12 @@ def bench_table(cache_dir: Path) -> dict:
     eq.clear_memory_cache()
     _, disk_wall, disk_cpu = timed(eq.reference_table)
     _, memory_wall, _ = timed(eq.reference_table)
+    eq.clear_memory_cache()
+    _, shipped_wall, shipped_cpu = timed(lambda: [eq.extreme_equilibria(a, k, cache_dir=False) for a in ARCHETYPE_NAMES for k in K_VALUES])
     slowest = max(per_cell, key=lambda c: per_cell[c][0])
     return {
         "import": import_wall, "cold_wall": cold_wall, "cold_cpu": cold_cpu, "disk_wall": disk_wall, "disk_cpu": disk_cpu,
-        "memory_wall": memory_wall, "per_cell": per_cell, "slowest": slowest,
+        "memory_wall": memory_wall, "shipped_wall": shipped_wall, "shipped_cpu": shipped_cpu, "per_cell": per_cell, "slowest": slowest,
         "solver_total": sum(s for s, _ in per_cell.values()), "reference_total": sum(r for _, r in per_cell.values()),
     }
 
@@ -71,7 +79,8 @@ def bench_exact() -> dict:
 
 
 def bench_study(player: str, rounds: int, independent: bool) -> dict:
-    config = StudyConfig(player=player, ks=(2, 4, 6, 8, 10), trials=250, seed=1, independent_order=independent)
+    config = StudyConfig(player=player, ks=(2, 4, 6, 8, 10), trials=250, seed=1,
+                         listings=("independent",) if independent else ("shared",))
     trials = len(config.archetypes) * len(config.ks) * config.trials
     best_wall = best_cpu = float("inf")
     for _ in range(rounds):
@@ -81,11 +90,85 @@ def bench_study(player: str, rounds: int, independent: bool) -> dict:
     return {"player": player, "independent": independent, "trials": trials, "wall": best_wall, "cpu": best_cpu}
 
 
+def bench_llm(latency: float, concurrency: int, full_sequential: bool, seq_trials: int) -> dict:
+    """The paper's 7 archetypes x 9 k x 30 trials against a fake server with fixed latency:
+    concurrent (batched trials) against one trial at a time."""
+    from arena_games.matrix.fakellm import FORMATS, FakeChatServer
+    from arena_games.matrix.study import PAPER_ARCHETYPES
+    from arena_players.openai_player import OpenAIPlayer
+
+    well_formed = tuple(f for f in FORMATS if f[1])  # every answer read: two requests per trial in both runs
+    out: dict = {"latency": latency, "concurrency": concurrency}
+    with FakeChatServer(latency_s=latency, seed=1, formats=well_formed) as server:
+        def factory(limit):
+            return lambda spec, seed: OpenAIPlayer(seed, base_url=server.url, model="fake", api_key_env="", temperature=1.0,
+                                                   concurrency=limit, max_retries=0)
+
+        full = StudyConfig(player="openai:fake", archetypes=PAPER_ARCHETYPES, ks=K_VALUES, trials=30, round_trials=False,
+                           listings=("shared",), batch=64)
+        server.requests = 0
+        _, wall, cpu = timed(lambda: run_study(full, None, player_factory=factory(concurrency)))
+        out["concurrent"] = {"trials": len(PAPER_ARCHETYPES) * len(K_VALUES) * 30, "requests": server.requests, "wall": wall,
+                             "cpu": cpu, "max_in_flight": server.max_in_flight}
+        seq = full if full_sequential else full.model_copy(update={"archetypes": ("coordination",), "trials": seq_trials})
+        server.requests, server.max_in_flight = 0, 0
+        _, wall, cpu = timed(lambda: run_study(seq.model_copy(update={"batch": 1}), None, player_factory=factory(1)))
+        trials = len(seq.archetypes) * len(seq.ks) * seq.trials
+        out["sequential"] = {"trials": trials, "requests": server.requests, "wall": wall, "cpu": cpu,
+                             "max_in_flight": server.max_in_flight, "full": full_sequential}
+    per_trial_seq = out["sequential"]["wall"] / out["sequential"]["trials"]
+    out["sequential_full_wall"] = per_trial_seq * out["concurrent"]["trials"]
+    out["speedup"] = out["sequential_full_wall"] / out["concurrent"]["wall"]
+    return out
+
+
+def write_llm_section(r: dict, load_before: float, load_after: float) -> str:
+    c, s = r["concurrent"], r["sequential"]
+    seq_note = ("the whole study, one trial at a time" if s["full"] else
+                f"one trial at a time on a subset (coordination, k = 2..10, {s['trials'] // 9} trials each = {s['trials']} trials), "
+                "extrapolated per trial to the whole study (every trial waits for two requests of fixed latency, so the "
+                "time per trial does not depend on the cell)")
+    lines = [
+        "## Matrix study against an LLM server",
+        "",
+        f"Written by `bench/matrix_bench.py --llm`; rerun it to refresh. Machine: {machine()}. Load average (1 min) "
+        f"{load_before:.1f} before and {load_after:.1f} after. A local fake OpenAI-compatible server "
+        f"(`arena_games.matrix.fakellm`, 127.0.0.1) answers every chat completion after a fixed {r['latency'] * 1000:.0f} ms; "
+        "the study's two `openai` player copies (temperature 1) play the paper's 7 archetypes × k = 2..10 × 30 trials "
+        "(shared listing), every answer well-formed and read.",
+        "",
+        "| run | trials | requests | max requests in flight | wall s | CPU s |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| concurrent: trials batched per cell, player concurrency {r['concurrency']} | {c['trials']:,} | {c['requests']:,} | "
+        f"{c['max_in_flight']} | {c['wall']:.1f} | {c['cpu']:.1f} |",
+        f"| one trial at a time (batch 1, concurrency 1) | {s['trials']:,} | {s['requests']:,} | {s['max_in_flight']} | "
+        f"{s['wall']:.1f} | {s['cpu']:.1f} |",
+        "",
+        f"- Sequential time for the whole study: **{r['sequential_full_wall']:.0f} s** ({seq_note}).",
+        f"- Speed-up of the concurrent run: **{r['speedup']:.1f}×** (goal: at least 4×) — "
+        + ("met." if r["speedup"] >= 4 else "**not met**."),
+        "- Against a local `mlx_lm.server`: not measured here (no MLX model server on this machine).",
+    ]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3, help="study runs per row (the fastest is kept)")
     parser.add_argument("--exact", action="store_true", help="also re-solve all 72 games with rational=True (minutes)")
+    parser.add_argument("--llm", action="store_true", help="the LLM-path concurrency benchmark instead (fake server)")
+    parser.add_argument("--latency", type=float, default=0.2, help="--llm: the fake server's fixed latency in seconds")
+    parser.add_argument("--concurrency", type=int, default=32, help="--llm: the player's request limit in the concurrent run")
+    parser.add_argument("--sequential-trials", type=int, default=10, help="--llm: trials per k in the sequential subset")
+    parser.add_argument("--full-sequential", action="store_true", help="--llm: run the whole study one trial at a time (~13 min)")
     args = parser.parse_args()
+    if args.llm:
+        load_before = os.getloadavg()[0]
+        result = bench_llm(args.latency, args.concurrency, args.full_sequential, args.sequential_trials)
+        body = write_llm_section(result, load_before, os.getloadavg()[0])
+        write_section("matrix_llm", body)
+        print(body)
+        return
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as cache:
         table = bench_table(Path(cache))
@@ -109,6 +192,7 @@ def main() -> None:
         f"| — of which the solver step (enummixed, regret check, dedupe, disk write) | {table['solver_total']:.1f} | |",
         f"| — of which the reference points (symmetric-NE support enumeration, ceiling) | {table['reference_total']:.1f} | |",
         f"| from the disk cache (new process memory) | {table['disk_wall']:.1f} | {table['disk_cpu']:.1f} |",
+        f"| extreme equilibria from the shipped table (checksums, counts and regret verified; no pygambit) | {table['shipped_wall']:.2f} | {table['shipped_cpu']:.2f} |",
         f"| from memory | {table['memory_wall']:.4f} | |",
         f"| `import pygambit` (once per process, not included above) | {table['import']:.1f} | |",
         "",
@@ -134,8 +218,9 @@ def main() -> None:
         "### 10,000-trial scripted study",
         "",
         "8 archetypes × k ∈ {2, 4, 6, 8, 10} × 250 trials, self-play, every trial played through `Match` with "
-        "observation digests, written to episodes.jsonl and trials.csv, then scored (bootstrap 4,000 resamples per "
-        f"cell), cells.csv, summary.json and the PNG plot; reference points warm. Fastest of {args.rounds} runs.",
+        "observation digests, appended (fsynced, one trial at a time) to episodes.jsonl and trials.jsonl, then scored "
+        f"(arena_core.stats intervals, Holm over all comparisons), trials.csv, cells.csv, summary.json and the two PNG plots; "
+        f"reference points warm. Fastest of {args.rounds} runs.",
         "",
         "| player | listing | trials | wall s | CPU s | trials/s (wall) |",
         "|---|---|---:|---:|---:|---:|",

@@ -215,6 +215,15 @@ def append_jsonl(fh, obj: Any) -> None:
     os.fsync(fh.fileno())
 
 
+def append_jsonl_many(fh, objs: Iterable[Any]) -> None:
+    """:func:`append_jsonl` for several objects at once: one line each, one flush and fsync
+    (durable batch appends: the matrix study writes a batch of trials per fsync)."""
+    for obj in objs:
+        fh.write((obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj, separators=(",", ":"), ensure_ascii=False)) + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
 # ---------------------------------------------------------------------- secrets
 _PATTERNS = [
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),  # OpenAI-style keys (sk-..., sk-proj-...)

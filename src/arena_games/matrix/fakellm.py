@@ -45,6 +45,11 @@ FORMATS: tuple[tuple[str, bool, str], ...] = (
 )
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 512  # many concurrent clients: no connection resets from a full backlog
+    daemon_threads = True
+
+
 class FakeChatServer:
     """``/v1/chat/completions`` (and ``/v1/models``) on 127.0.0.1 at a free port."""
 
@@ -92,18 +97,18 @@ class FakeChatServer:
                 try:
                     if server.latency_s:
                         server._sleep(server.latency_s)
-                    if server.fail_status is not None:
-                        self._send(server.fail_status, {"error": {"message": "the fake server is down"}})
-                        return
-                    text = server.answer(body)
-                    self._send(200, {"id": "fake", "object": "chat.completion", "model": body.get("model", "fake"),
-                                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                                     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})
+                    text = None if server.fail_status is not None else server.answer(body)
                 finally:
-                    with server._lock:
+                    with server._lock:  # before the reply goes out: a client's next request cannot overlap this one
                         server.in_flight -= 1
+                if text is None:
+                    self._send(server.fail_status, {"error": {"message": "the fake server is down"}})
+                    return
+                self._send(200, {"id": "fake", "object": "chat.completion", "model": body.get("model", "fake"),
+                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                                 "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

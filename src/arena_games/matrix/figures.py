@@ -115,10 +115,11 @@ def merge_runs(run_dirs: Iterable[str | Path], out_dir: str | Path, *, archetype
                     series.setdefault(f"{player} ({c.get('listing', 'shared')})", []).append(c)
         if not series:
             continue
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig, ax = plt.subplots(figsize=(7.0, 5.4))
         _draw_archetype(ax, series, archetype)
         ax.set_ylabel("normalised score s (welfare: worst cell 0, best 1)")
-        ax.legend(fontsize=7, loc="best", frameon=False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+        ax.set_title(f"{ARCHETYPES[archetype].title} (numbers: scored trials per point)", fontsize=9)
         fig.tight_layout()
         path = out / f"{archetype}.png"
         fig.savefig(path, dpi=110)

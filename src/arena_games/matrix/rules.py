@@ -112,7 +112,7 @@ class MatrixGame(Game[MatrixState, int]):
         p = self.params
         self.k = p.k
         self.num_actions = p.k
-        self.observation_size = 2 * p.k * p.k + 2 + 2 * p.k
+        self.observation_size = 2 * p.k * p.k + 2 + 2 * p.k + p.k * p.k  # tables, role cue, choices, own listing
         self.labels = p.label_names()
         self.payoffs = payoff_matrices(p.archetype, p.k)
         archetype = ARCHETYPES[p.archetype]
@@ -218,6 +218,9 @@ class MatrixGame(Game[MatrixState, int]):
             base = 2 * k * k + 2
             out[base + position[state.choices[player]]] = 1.0
             out[base + k + position[state.choices[1 - player]]] = 1.0
+        listing = 2 * k * k + 2 + 2 * k  # which label stands at each listing position (the labels the player sees)
+        for n, label in enumerate(state.listings[player]):
+            out[listing + n * k + label] = 1.0
         return out
 
     def sample_hidden_state(self, state: MatrixState, player: int, rng: np.random.Generator) -> MatrixState:

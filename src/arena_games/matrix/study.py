@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from arena_core.episode import EpisodeRecord, PolicyEvent, Step
 from arena_core.errors import ArenaError, ConfigError, PlayerError
 from arena_core.faults import FaultKind, classify
-from arena_core.outputs import RunLock, append_jsonl, atomic_write_text
+from arena_core.outputs import RunLock, append_jsonl_many, atomic_write_text
 from arena_core.players import preflight_player
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_player
@@ -297,8 +297,8 @@ def _config_key(config: StudyConfig) -> dict:
 
 class _TrialLog:
     """``trials.jsonl`` and ``episodes.jsonl`` in an output directory, appended and fsynced one
-    trial at a time (episode first, then the trial row with the episode file's length), so a
-    resumed run keeps exactly the finished trials."""
+    batch of trials at a time (episodes first, then the trial rows with the episode file's
+    length), so a resumed run keeps exactly the finished trials."""
 
     def __init__(self, out: Path, config: StudyConfig, write_episodes: bool):
         self.out = out
@@ -339,15 +339,20 @@ class _TrialLog:
             with open(self.episodes_path, "r+b") as fh:  # episodes of trials whose row never landed
                 fh.truncate(offset)
 
-    def append(self, row: dict, record: EpisodeRecord) -> None:
-        end = 0
+    def append(self, items: Sequence[tuple[dict, EpisodeRecord]]) -> None:
+        """A batch of finished trials: their episodes (one fsync), then their rows (one fsync),
+        each row carrying the episode file's length after its own episode."""
+        ends = []
         if self.episodes_fh is not None:
-            for line in record.lines():
-                self.episodes_fh.write(line + "\n")
+            for _, record in items:
+                for line in record.lines():
+                    self.episodes_fh.write(line + "\n")
+                ends.append(self.episodes_fh.tell())
             self.episodes_fh.flush()
             os.fsync(self.episodes_fh.fileno())
-            end = self.episodes_fh.tell()
-        append_jsonl(self.trials_fh, {**row, "_episodes_end": end})
+        else:
+            ends = [0] * len(items)
+        append_jsonl_many(self.trials_fh, [{**row, "_episodes_end": end} for (row, _), end in zip(items, ends)])
 
     def close(self) -> None:
         for fh in (self.trials_fh, self.episodes_fh):
@@ -434,11 +439,13 @@ def _run_cells(config: StudyConfig, players: list[Any], infos: list[dict], polic
                     swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
                     lineups = [players[::-1] if s else players for s in swaps]
                     records = play_batch([games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy)
+                    finished = []
                     for t, swap, record in zip(chunk, swaps, records):
                         row = trial_row(games[t % k], record, listing, archetype, k, t, seeds_[t], swap, infos)
                         cell_rows[t] = row
-                        if log is not None:
-                            log.append(row, record)
+                        finished.append((row, record))
+                    if log is not None:
+                        log.append(finished)
                 cell_list = [cell_rows[t] for t in range(n)]
                 rows.extend(cell_list)
                 errors = sum(r["outcome"] == "error" for r in cell_list)
