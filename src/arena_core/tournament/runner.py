@@ -132,7 +132,7 @@ def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str) -> Ga
         return GameResult(
             key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
             seats=list(sg.seats), reason="game_error", returns=None, plies=0, decisions=[0] * len(sg.seats),
-            detail=f"the worker process died outside any player's code ({why}); the game has no result",
+            detail=f"the worker process died outside any player's code, or whose is not known ({why}); the game has no result",
         )
     from ..policy import IllegalActionPolicy
     from .play import rank_offender_last
@@ -228,9 +228,43 @@ def _start_method(requested: str) -> str:
     return "spawn"
 
 
-def _play_with_context(ctx: GameContext, sg: ScheduledGame) -> tuple[dict, str | None]:
-    result, record = play_game(ctx, sg)
+def _marker_file(marker_dir: str, key: str) -> str:
+    import hashlib
+
+    return os.path.join(marker_dir, hashlib.sha1(key.encode()).hexdigest())
+
+
+def _play_with_context(ctx: GameContext, sg: ScheduledGame, marker_dir: str | None = None) -> tuple[dict, str | None]:
+    """A Ray task. With ``marker_dir`` (a directory of this machine), the seat whose code runs
+    is kept in a small file there, for the driver to read if the worker dies."""
+    if marker_dir is None:
+        result, record = play_game(ctx, sg)
+        return result.model_dump(mode="json"), record
+    path = _marker_file(marker_dir, sg.key)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+
+    def mark(seat: int) -> None:
+        os.pwrite(fd, seat.to_bytes(4, "little", signed=True), 0)
+
+    try:
+        mark(-1)
+        result, record = play_game(ctx, sg, marker=mark)
+    finally:
+        os.close(fd)
+    os.unlink(path)
     return result.model_dump(mode="json"), record
+
+
+def _read_marker(marker_dir: str | None, key: str) -> int | None:
+    if marker_dir is None:
+        return None
+    try:
+        with open(_marker_file(marker_dir, key), "rb") as fh:
+            data = fh.read(4)
+        os.unlink(_marker_file(marker_dir, key))
+    except OSError:
+        return None
+    return int.from_bytes(data, "little", signed=True) if len(data) == 4 else None
 
 
 def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOptions) -> Iterator[Played]:
@@ -247,6 +281,11 @@ def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOption
             kwargs["num_cpus"] = options.workers or os.cpu_count() or 1
             kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}}
         ray.init(**kwargs)
+    import shutil
+    import tempfile
+
+    # on this machine only, workers leave a marker file naming the seat whose code runs
+    marker_dir = None if options.ray_address else tempfile.mkdtemp(prefix="arena-ray-markers-")
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_play_with_context)
         ctx_ref = ray.put(ctx)
@@ -254,21 +293,28 @@ def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOption
         games = iter(todo)
         pending = {}
         for _, sg in zip(range(window), games):
-            pending[remote.remote(ctx_ref, sg)] = sg
+            pending[remote.remote(ctx_ref, sg, marker_dir)] = sg
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 sg = pending.pop(ref)
                 try:
                     payload, record = ray.get(ref)
-                except ray.exceptions.WorkerCrashedError as exc:  # which seat was deciding is not known here
-                    yield crash_result(ctx, sg, -1, f"Ray worker crashed: {type(exc).__name__}"), None
+                except ray.exceptions.WorkerCrashedError as exc:
+                    seat = _read_marker(marker_dir, sg.key)
+                    why = f"the Ray worker died ({type(exc).__name__})"
+                    if seat is None:  # a remote cluster: whose code ran is not known here
+                        yield crash_result(ctx, sg, -1, why + "; which player was deciding is not known on a remote cluster"), None
+                    else:
+                        yield crash_result(ctx, sg, seat, why), None
                 else:
                     yield GameResult.model_validate(payload), record
                 nxt = next(games, None)
                 if nxt is not None:
-                    pending[remote.remote(ctx_ref, nxt)] = nxt
+                    pending[remote.remote(ctx_ref, nxt, marker_dir)] = nxt
     finally:
+        if marker_dir is not None:
+            shutil.rmtree(marker_dir, ignore_errors=True)
         if started_here:
             ray.shutdown()
 
