@@ -230,3 +230,17 @@ def test_past_the_page_budget_games_are_listed_without_their_decisions(drill, mo
     embedded = [r for r in rows if r["decisions"] is not None]
     assert len(embedded) == 1 and sum(r["omitted"] for r in rows) == len(records) - 1
     assert "not embedded (page size)" in report_games.games_html(rows)
+
+
+def test_damaged_game_records_leave_the_games_listed_and_say_why(drill, tmp_path):
+    import shutil as _shutil
+
+    copy = tmp_path / "copy"
+    _shutil.copytree(drill, copy)
+    import gzip
+
+    (copy / "records.jsonl.gz").write_bytes(gzip.compress(b"{not json"))  # a complete member that is not a record
+    assert main_report([str(copy), "--bootstrap", "0", "--quiet"]) == 0
+    page = (copy / "report.html").read_text()
+    assert "the game records could not be read" in page and page.count('<tr class="game"') > 0
+    assert 'class="view"' not in page

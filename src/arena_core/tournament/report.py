@@ -195,12 +195,9 @@ def html_report(summary: dict, *, results: str | os.PathLike | None = None) -> s
     esc = html.escape
     drilldown, drill_css = "", ""
     if results is not None:
-        from .report_games import CSS, drilldown_html, entrant_rows, game_rows, load_games_and_records, modes_from_records
+        from .report_games import CSS, drilldown_for
 
-        games, records, entrants = load_games_and_records(results)
-        modes = {r["name"]: r["mode"] for r in summary["leaderboard"] if r.get("mode")}
-        modes = {**modes_from_records(games, records), **modes}
-        drilldown, drill_css = drilldown_html(entrant_rows(entrants, modes), game_rows(games, records)), CSS
+        drilldown, drill_css = drilldown_for(summary, results), CSS
     try:
         plot = '<img alt="ratings with 95% intervals" src="data:image/png;base64,' + base64.b64encode(ratings_png(summary)).decode() + '">'
     except ImportError:

@@ -168,10 +168,13 @@ def modes_from_records(games: Iterable[Any], records: Mapping[str, Any] | None) 
     return {name: ", ".join(sorted(modes)) for name, modes in seen.items()}
 
 
-def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[str, Any], list[Any]]:
-    """(games, records by game key, entrants) of a results file or its directory.
+def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[str, Any], list[Any], str]:
+    """(games, records by game key, entrants, note) of a results file or its directory.
 
-    Records come from the per-game episode records beside the results, when the run kept them."""
+    Records come from the per-game episode records beside the results, when the run kept them;
+    a records file that cannot be read leaves the games listed without decisions, and ``note``
+    says why (the page shows it)."""
+    from ..errors import ArenaError
     from .results import load_results
 
     path = Path(results)
@@ -184,7 +187,10 @@ def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[
         records_module = None
     reader = getattr(records_module, "read_game_records", None)
     if reader is not None:
-        found = reader(directory)
+        try:
+            found = reader(directory)
+        except (ArenaError, OSError, ValueError) as exc:  # damaged records: the games are still listed
+            return list(games), {}, list(header.schedule.entrants), f"the game records could not be read: {exc}"
         if isinstance(found, Mapping):
             records = dict(found)
         else:
@@ -195,7 +201,15 @@ def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[
                     key = _field(item, "key") or _field(_field(item, "header"), "key")
                     if key is not None:
                         records[key] = item
-    return list(games), records, list(header.schedule.entrants)
+    return list(games), records, list(header.schedule.entrants), ""
+
+
+def drilldown_for(summary: dict, results: str | os.PathLike) -> str:
+    """The drill-down HTML of the tournament whose results are at ``results``."""
+    games, records, entrants, note = load_games_and_records(results)
+    modes = {r["name"]: r["mode"] for r in summary.get("leaderboard", []) if r.get("mode")}
+    modes = {**modes_from_records(games, records), **modes}
+    return drilldown_html(entrant_rows(entrants, modes), game_rows(games, records), note=note)
 
 
 # ---------------------------------------------------------------------- HTML
@@ -312,13 +326,14 @@ button.view { font-size: 12px; }
 """
 
 
-def drilldown_html(entrants: list[dict[str, Any]], games: list[dict[str, Any]]) -> str:
+def drilldown_html(entrants: list[dict[str, Any]], games: list[dict[str, Any]], *, note: str = "") -> str:
     """Entrants, the game list and the decision viewer (HTML + its inline script)."""
     viewable = sum(1 for g in games if g["decisions"] is not None)
     note = (f"{len(games)} games; {viewable} with decision records"
             + ("" if viewable == len(games) else " (the others were not played, were played before records were kept, or are past "
                "the page's size limit: `arena replay DIR --game KEY` re-runs any recorded game)")
-            + f". Prompts and answers are shown up to {TEXT_LIMIT} characters, with secrets removed.")
+            + f". Prompts and answers are shown up to {TEXT_LIMIT} characters, with secrets removed."
+            + (f" Note: {scrub_secrets(note)}" if note else ""))
     data = [{k: v for k, v in g.items()} for g in games]
     return f"""
 <h2>Entrants</h2>
