@@ -10,17 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("pygambit", reason="the study's reference points need the games extra: pip install 'turn-arena[games]'")
-
-from arena_core.episode import read_episodes  # noqa: E402
-from arena_core.players import BasePlayer  # noqa: E402
-from arena_core.replay import replay  # noqa: E402
-from arena_games.matrix import equilibria as eq  # noqa: E402
-from arena_games.matrix.equilibria import metric_matrix, reference_points  # noqa: E402
-from arena_games.matrix.payoffs import ARCHETYPE_NAMES, ARCHETYPES  # noqa: E402
-from arena_games.matrix.rules import MatrixGame  # noqa: E402
-from arena_games.matrix.scoring import control, score_cell  # noqa: E402
-from arena_games.matrix.study import StudyConfig, main, run_study  # noqa: E402
+from arena_core.episode import read_episodes
+from arena_core.players import BasePlayer
+from arena_core.replay import replay
+from arena_games.matrix import equilibria as eq
+from arena_games.matrix.equilibria import metric_matrix, reference_points
+from arena_games.matrix.payoffs import ARCHETYPE_NAMES, ARCHETYPES
+from arena_games.matrix.rules import MatrixGame
+from arena_games.matrix.scoring import control, score_cell
+from arena_games.matrix.study import StudyConfig, main, run_study
 
 KS = (2, 3, 5, 10)
 
