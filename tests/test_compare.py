@@ -105,3 +105,9 @@ def test_example_runs(tmp_path):
     assert "megagem_fair_value vs B=megagem_heuristic: 4 shared deals" in proc.stdout
     assert "ref=megagem_expert" in proc.stdout
     assert (tmp_path / "results.jsonl").exists()
+
+
+def test_bad_option_value_is_one_line(capsys):
+    assert main(["random", "random", "--game", "kuhn_poker", "--deals", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--deals" in err

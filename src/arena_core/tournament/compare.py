@@ -239,7 +239,15 @@ def format_report(r: dict) -> str:
 # ---------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
     """Compare two players on shared deals with seat rotation (or re-analyse a results file)."""
-    p = argparse.ArgumentParser(prog="arena compare", description=main.__doc__)
+    from ..clierrors import guarded
+
+    return guarded("arena compare", _main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from ..clierrors import OneLineArgumentParser
+
+    p = OneLineArgumentParser(prog="arena compare", description=main.__doc__)
     p.add_argument("a", help="player A: a registered player spec 'name' or 'name:key=value,...' (with --results: an entrant name)")
     p.add_argument("b", help="player B, as A")
     p.add_argument("--game", help="registered game id (not with --results)")
