@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine, write_section  # noqa: E402
 
 from arena_core.tournament.config import load_config  # noqa: E402
-from arena_core.tournament.ratings import Outcome, plackett_luce_ratings, summarize  # noqa: E402
+from arena_core.tournament.ratings import Outcome, deal_clusters, plackett_luce_ratings, summarize  # noqa: E402
 from arena_core.tournament.runner import load_results, resolve_schedule, run_tournament  # noqa: E402
 
 
@@ -86,7 +86,9 @@ def main() -> None:
                 print(f"{label} (run {rep + 1}): {seconds:.2f} s ({n_games / seconds:.1f} games/s), {cpu:.1f} CPU s", flush=True)
         rows = [(label, *best[label]) for label, *_ in runs if label in best]
         header, games = load_results(tmp / "sequential-0")
-    outcomes = [Outcome(g.key, g.cluster, tuple(g.seats), tuple(g.returns)) for g in games if g.returns is not None]
+    scored = [g for g in games if g.returns is not None]
+    cluster_of = deal_clusters(scored)  # the deal is the bootstrap unit, as in summarize
+    outcomes = [Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns)) for g in scored]
     names = [e.name for e in header.schedule.entrants]
     started = time.perf_counter()
     plackett_luce_ratings(outcomes, names, resamples=1000)
