@@ -65,6 +65,7 @@ def test_a_third_party_property_shrinks_to_a_short_episode_that_replays(tmp_path
             for before, _, _, after in pt.transitions():
                 assert after.state.stones <= before.state.stones
     """))
+    (tmp_path / "conftest.py").write_text((EXAMPLE / "tests" / "conftest.py").read_text())  # no deadline on a busy machine
     out = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "test_pile.py", env=env, cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     episode = re.search(r"episode: leaky_nim seed 0: (.*) -> stopped after (\d+) decision", out.stdout)

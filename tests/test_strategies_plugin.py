@@ -18,15 +18,9 @@ from arena_core.spec import CONFORMANCE_CHECKS
 pytest_plugins = ["pytester"]
 
 
-def _installed() -> bool:
-    """Whether the installed core already registers the plugin (the ``pytest11`` entry point):
-    then pytest loads it by itself, and ``-p`` would register the module a second time."""
-    import importlib.metadata as md
-
-    return any(ep.value == "arena_core.testing.pytest_plugin" for ep in md.entry_points(group="pytest11"))
-
-
-PLUGIN = (() if _installed() else ("-p", "arena_core.testing.pytest_plugin")) + ("-p", "no:cacheprovider")
+#: load the plugin explicitly and block its entry point (so it is registered once, whether or
+#: not the installed core declares the entry point yet)
+PLUGIN = ("-p", "no:arena", "-p", "arena_core.testing.pytest_plugin", "-p", "no:cacheprovider")
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = "arena_core.testing.pytest_plugin"
 NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")  # where hypothesis is absent, so is its own plugin
@@ -81,7 +75,7 @@ def test_fixtures_give_a_game_by_id_and_its_playthroughs(pytester):
         def test_game_by_id(arena_game):
             assert arena_game("megagem", num_players=4).num_players == 4
 
-        @settings(max_examples=10, database=None)
+        @settings(max_examples=10, database=None, deadline=None)
         @given(data=st.data())
         def test_pot_never_shrinks(arena_playthroughs, data):
             pt = data.draw(arena_playthroughs("kuhn_poker"))
