@@ -202,6 +202,8 @@ def report() -> None:
         ok = met >= 3 and complete >= 5
         verdicts.append(ok)
         head = "Main config" if label == "main" else f"Variant `{json.dumps(changes)}`"
+        if label != "main" and len(runs) < 5:
+            head += f" (run for {len(runs)} seeds only; stopped to give the CPU to the extended runs of the main config)"
         sections.append(
             f"""**{head}**: goal {'met' if ok else 'not met'} ({met} of {len(runs)} seeds at or below {GOAL} at the end of the
 budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
