@@ -48,20 +48,50 @@ def parse(game, pos, text, player=0):
 
 
 # -- section 11, item 12: precedence ------------------------------------------------------
+def bench_parse(game, pos, text, player=0):
+    from arena_games.megagem.text import MegaGemTextView
+
+    return MegaGemTextView(benchmark=True).parse(game, pos, player, text)
+
+
 def test_first_inline_object_beats_a_later_unfenced_one(game):
-    r = parse(game, bid_pos(game), 'Maybe {"bid": 3} is enough... final:\n{"bid": 9}')
+    """The benchmark-compatible reading (opt-in) takes the first object by precedence."""
+    r = bench_parse(game, bid_pos(game), 'Maybe {"bid": 3} is enough... final:\n{"bid": 9}')
     assert (r.action, r.method, r.valid, r.legal, r.default_used) == (Bid(3), "brace_match", True, True, False)
 
 
 def test_a_fenced_final_object_beats_an_inline_one(game):
-    r = parse(game, bid_pos(game), 'Maybe {"bid": 3} is enough... final:\n```json\n{"bid": 9}\n```')
+    r = bench_parse(game, bid_pos(game), 'Maybe {"bid": 3} is enough... final:\n```json\n{"bid": 9}\n```')
     assert (r.action, r.method) == (Bid(9), "code_block")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Maybe {"bid": 3} is enough... final:\n{"bid": 9}',
+        'Maybe {"bid": 3} is enough... final:\n```json\n{"bid": 9}\n```',
+        "I'll bid 3 ... no, my bid is 8",  # bid phrases that disagree
+    ],
+)
+def test_the_strict_reading_refuses_an_answer_that_contradicts_itself(game, text):
+    r = parse(game, bid_pos(game), text)
+    assert (r.action, r.method, r.valid, r.default_used) == (Bid(0), "unparseable", False, True)
+    assert "different" in r.detail
+
+
+def test_agreeing_objects_and_phrases_are_read(game):
+    assert parse(game, bid_pos(game), 'I think {"bid": 4}.\n```json\n{"bid": 4}\n```').action == Bid(4)
+    assert parse(game, bid_pos(game), "I'll bid 6; yes, my bid is 6").action == Bid(6)
+    pos = reveal_pos(game, counts(R, G))
+    r = parse(game, pos, '{"reveal": "Red"} or maybe {"reveal": "Green"}')
+    assert r.default_used and r.method == "unparseable"
 
 
 def test_strict_json_and_think_tags(game):
     assert parse(game, bid_pos(game), '  {"bid": 4}\n').method == "strict_json"
     r = parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}')
     assert r.action == Bid(6)  # a bid inside a think block is never read
+    assert bench_parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}').action == Bid(2)  # the benchmark's way
 
 
 @pytest.mark.parametrize(

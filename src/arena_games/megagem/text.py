@@ -6,6 +6,12 @@ parser follows section 7.4: strict JSON, the first fenced block, the first balan
 then (bids only, and only when no JSON object was found) a prose fallback; an unparseable or
 illegal bid becomes 0 (or is clamped, with ``illegal_bid="clamp"``), an unparseable or illegal
 reveal becomes the alphabetically first colour in hand.
+
+On top of that precedence the core's strict rules apply (``MegaGemTextView()``): think blocks
+are removed before anything is read (a bid inside ``<think>`` is never read), and an answer whose
+JSON objects (or, without JSON, whose bid phrases) name different values is unparseable rather
+than read by position. ``MegaGemTextView(benchmark=True)`` is the opt-in benchmark-compatible
+reading: tags dropped but their content searched, the first object by precedence wins.
 """
 from __future__ import annotations
 
@@ -343,10 +349,15 @@ def visible_answer(text: str) -> str:
     return strip_think(text)[-MAX_ANSWER_CHARS:]
 
 
-def extract_json_object(text: str) -> tuple[dict | None, str]:
+def _benchmark_text(text: str) -> str:
+    """What MegagemBench reads: the think tags dropped, their content kept."""
+    return text.replace("<think>", "").replace("</think>", "")
+
+
+def extract_json_object(text: str, *, benchmark: bool = False) -> tuple[dict | None, str]:
     """The answer's JSON object and the method that found it (rule book 7.4 precedence),
-    outside think blocks."""
-    text = visible_answer(text)
+    outside think blocks (``benchmark=True``: inside them too, as the benchmark reads)."""
+    text = _benchmark_text(text) if benchmark else visible_answer(text)
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
@@ -389,26 +400,59 @@ def _matching_braces(text: str) -> dict[int, int]:
     return ends
 
 
-def prose_bid(text: str) -> int | None:
-    """The rightmost bid phrase ("I'll bid 12", "my bid is 9", "bid of 4", ...) in 0..200."""
-    best_pos, best = -1, None
+def prose_bids(text: str) -> list[int]:
+    """Every bid phrase's amount ("I'll bid 12", "my bid is 9", "bid of 4", ...) in 0..200, in order."""
+    found = []
     for pattern in _PROSE:
         for m in pattern.finditer(text):
             value = int(m.group(1))
-            if 0 <= value <= PROSE_MAX and m.start() > best_pos:
-                best_pos, best = m.start(), value
-    return best
+            if 0 <= value <= PROSE_MAX:
+                found.append((m.start(), value))
+    return [v for _, v in sorted(found)]
 
 
-def parse_bid(game: "MegaGem", state: "MegaGemState", player: int, text: str) -> ParseResult:
+def prose_bid(text: str) -> int | None:
+    """The rightmost bid phrase's amount (the benchmark's prose fallback)."""
+    found = prose_bids(text)
+    return found[-1] if found else None
+
+
+def conflicting_values(text: str, key: str) -> list[Any]:
+    """The distinct values of ``key`` over every JSON object in the visible answer (fenced or
+    inline, nested ones included): more than one means the answer contradicts itself."""
+    visible = visible_answer(text)
+    ends = _matching_braces(visible)
+    seen: dict[str, Any] = {}
+    for attempts, start in enumerate(sorted(ends)):
+        if attempts >= 4 * BRACE_ATTEMPTS:
+            break
+        try:
+            obj = json.loads(visible[start : ends[start] + 1])
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and key in obj:
+            seen.setdefault(json.dumps(obj[key], sort_keys=True), obj[key])
+    return list(seen.values())
+
+
+def parse_bid(game: "MegaGem", state: "MegaGemState", player: int, text: str, *, benchmark: bool = False) -> ParseResult:
     default = game.bid_actions[0]
     if not isinstance(text, str):
         return ParseResult(default, "none", False, False, True, f"not text: {type(text).__name__}")
-    obj, method = extract_json_object(text)
+    if not benchmark:
+        values = conflicting_values(text, "bid")
+        if len(values) > 1:
+            return ParseResult(default, "unparseable", False, False, True,
+                               f"the answer gives different bids ({', '.join(map(str, values))}); bid 0 applied")
+    obj, method = extract_json_object(text, benchmark=benchmark)
     if obj is None:
-        amount = prose_bid(visible_answer(text))
-        if amount is None:
+        bids = prose_bids(_benchmark_text(text) if benchmark else visible_answer(text))
+        if not bids:
             return ParseResult(default, "none", False, False, True, "no JSON object and no bid phrase; bid 0 applied")
+        if not benchmark and len(set(bids)) > 1:
+            return ParseResult(default, "unparseable", False, False, True,
+                               f"the answer's bid phrases name different bids ({', '.join(map(str, dict.fromkeys(bids)))}); bid 0 applied")
+        amount = bids[-1]
         method = "prose_fallback"
     else:
         if "bid" not in obj:
@@ -426,12 +470,17 @@ def parse_bid(game: "MegaGem", state: "MegaGemState", player: int, text: str) ->
     return ParseResult(bid, method, True, False, True, f"bid {amount} is outside 0..{limit}; bid 0 applied")
 
 
-def parse_reveal(game: "MegaGem", state: "MegaGemState", player: int, text: str) -> ParseResult:
+def parse_reveal(game: "MegaGem", state: "MegaGemState", player: int, text: str, *, benchmark: bool = False) -> ParseResult:
     hand = state.hands[player]
     default = game.reveal_actions[next(c for c in ALPHABETICAL if hand[c])]
     if not isinstance(text, str):
         return ParseResult(default, "none", False, False, True, f"not text: {type(text).__name__}")
-    obj, method = extract_json_object(text)
+    if not benchmark:
+        values = conflicting_values(text, "reveal")
+        if len({str(v).strip().title() for v in values}) > 1:
+            return ParseResult(default, "unparseable", False, False, True,
+                               f"the answer names different colours ({', '.join(map(str, values))}); revealed {COLOURS[default.colour]}")
+    obj, method = extract_json_object(text, benchmark=benchmark)
     if obj is None:
         return ParseResult(default, "none", False, False, True, f"no JSON object; revealed {COLOURS[default.colour]}")
     value = obj.get("reveal")
@@ -448,7 +497,10 @@ def parse_reveal(game: "MegaGem", state: "MegaGemState", player: int, text: str)
 
 @dataclass(frozen=True)
 class MegaGemTextView:
-    """The MegagemBench-style prompt and parser (see the module docstring)."""
+    """The MegagemBench-style prompt and parser (see the module docstring); ``benchmark=True``
+    is the opt-in benchmark-compatible reading."""
+
+    benchmark: bool = False
 
     def prompt(self, game: "MegaGem", pos: "Position", player: int) -> Prompt:
         state = pos.state
@@ -469,13 +521,13 @@ class MegaGemTextView:
                 if key == game.action_to_str(action).lower():
                     return ParseResult(action, "exact", True, True, False)
         if state.phase is Phase.REVEAL and player == state.winner:
-            return parse_reveal(game, state, player, text)
+            return parse_reveal(game, state, player, text, benchmark=self.benchmark)
         if state.phase is Phase.BID:
-            return parse_bid(game, state, player, text)
+            return parse_bid(game, state, player, text, benchmark=self.benchmark)
         return ParseResult(None, "none", False, False, True, f"player {player} has no decision now")
 
 
 __all__ = [
-    "MegaGemTextView", "bid_user_text", "extract_json_object", "parse_bid", "parse_reveal", "prose_bid",
+    "MegaGemTextView", "bid_user_text", "conflicting_values", "extract_json_object", "parse_bid", "parse_reveal", "prose_bid", "prose_bids",
     "reveal_user_text", "rules_text",
 ]
