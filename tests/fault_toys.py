@@ -96,3 +96,14 @@ class PreflightFails(BasePlayer):
 
     def act(self, decision: Decision) -> str:
         return "stand"
+
+
+class Unstoppable(BasePlayer):
+    """Hangs where the in-worker decision timer cannot reach it (SIGALRM blocked, as inside a long C call)."""
+
+    name = "unstoppable"
+
+    def act(self, decision: Decision) -> str:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
+        return "stand"

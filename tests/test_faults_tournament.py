@@ -452,3 +452,19 @@ def test_an_identity_holds_the_checkpoint_hash_and_it_changes_with_the_weights(t
     (ckpt / "trainable.safetensors").write_bytes(b"weights-2")
     second = entrant_identity(entrant, FromCheckpoint())
     assert second["checkpoint_sha256"] != first["checkpoint_sha256"] and second["digest"] != first["digest"]
+
+
+def test_a_worker_hung_beyond_its_timer_is_killed_and_the_game_is_a_timeout(tmp_path):
+    ents = [skilled("a"), skilled("b"), toy("stuck", "Unstoppable")]
+    cfg = config(tmp_path, ents, run={"backend": "process", "workers": 3, "decision_time_limit_s": 0.2})
+    started = time.monotonic()
+    report = run_tournament(cfg, quiet=True)
+    assert time.monotonic() - started < 30
+    games = by_key(report.path)
+    assert len(games) == report.total
+    for g in games.values():
+        (fault,) = g.faults
+        assert g.reason == "player_error" and g.seats[g.offender] == "stuck"
+        assert fault.kind is FaultKind.TIMEOUT and "could not be interrupted" in fault.detail
+    stuck = fault_summary(*load_results(report.path))["entrants"]["stuck"]
+    assert stuck["rates"]["timeout"] == 1.0 and stuck["decisions"] == len(games)

@@ -74,6 +74,7 @@ def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | N
                 counts[f.player]["forfeit"] += 1
             if kind == "crash":
                 counts[f.player]["forfeit"] += 1
+            if f.ply is None and g.decisions is not None:  # written by the parent for a dead or killed worker
                 decisions[f.player] += 1  # the decision that was running
             faulted[f.player] += 1  # every fault is one failed ask (a retried decision may fail more than once)
     entrants = {}

@@ -82,7 +82,8 @@ def _worker_main(conn, ctx: GameContext, path: list[str], parent: int, seat_mark
             sys.path.insert(0, entry)
 
     def mark(seat: int) -> None:
-        seat_marker.value = seat
+        seat_marker[1] = time.monotonic()  # system-wide on Linux: the parent compares it with its own clock
+        seat_marker[0] = seat
 
     while True:
         try:
@@ -100,7 +101,7 @@ def _worker_main(conn, ctx: GameContext, path: list[str], parent: int, seat_mark
 
 class _Worker:
     def __init__(self, context, ctx: GameContext):
-        self.marker = context.RawValue("i", -1)
+        self.marker = context.RawArray("d", [-1.0, 0.0])  # [seat whose code runs, since (monotonic)]
         self.conn, child = context.Pipe()
         self.proc = context.Process(
             target=_worker_main, args=(child, ctx, list(sys.path), os.getpid(), self.marker), daemon=True, name="arena-worker"
@@ -108,6 +109,7 @@ class _Worker:
         self.proc.start()
         child.close()
         self.game: ScheduledGame | None = None
+        self.sent = 0.0
 
     def stop(self, kill: bool = False) -> None:
         try:
@@ -124,15 +126,30 @@ class _Worker:
         self.conn.close()
 
 
-def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str) -> GameResult:
-    """The line of a game whose worker died: a ``crash`` forfeit of ``seat``'s entrant (it counts
-    as a loss, last place), or, when no player code was running (``seat`` -1), a game with no
-    result (``game_error``)."""
+def _stuck(w: "_Worker", limit: float | None, game_limit: float | None) -> str | None:
+    """Why worker ``w`` is past all patience, or None. The worker's own timer handles ordinary
+    hangs; this catches a player stuck where no signal reaches (a long C call, SIGALRM
+    blocked): a decision over its limit by half as much again plus 2 s, a game likewise."""
+    now = time.monotonic()
+    seat, since = int(w.marker[0]), float(w.marker[1])
+    if limit is not None and seat >= 0 and now - since > 1.5 * limit + 2.0:
+        return f"no answer within {limit:g} s, and the worker could not be interrupted; it was killed after {now - since:.1f} s"
+    if game_limit is not None and now - w.sent > 1.5 * game_limit + 2.0:
+        return f"the game ran over {game_limit:g} s and the worker could not be interrupted; it was killed after {now - w.sent:.1f} s"
+    return None
+
+
+def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str, *, kind: FaultKind = FaultKind.CRASH) -> GameResult:
+    """The line of a game whose worker died (or was killed, hung: ``kind`` TIMEOUT): a forfeit
+    of ``seat``'s entrant (it counts as a loss, last place), or, when no player code was running
+    (``seat`` -1), a game with no result (``game_error``)."""
     if seat < 0:
         return GameResult(
             key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-            seats=list(sg.seats), reason="game_error", returns=None, plies=0, decisions=[0] * len(sg.seats),
-            detail=f"the worker process died outside any player's code, or whose is not known ({why}); the game has no result",
+            seats=list(sg.seats), reason="game_error" if kind is FaultKind.CRASH else "time_cap", returns=None, plies=0,
+            decisions=[0] * len(sg.seats),
+            detail=(f"the worker process died outside any player's code, or whose is not known ({why}); the game has no result"
+                    if kind is FaultKind.CRASH else f"{why}; the game has no result"),
         )
     from ..policy import IllegalActionPolicy
     from .play import rank_offender_last
@@ -140,11 +157,15 @@ def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str) -> Ga
     game = build_game(ctx.schedule)
     policy = IllegalActionPolicy.parse(ctx.settings.policy)
     returns = rank_offender_last(list(policy.forfeit_returns(game.spec, game.num_players, seat)), seat, "crash")
-    detail = f"the worker process died while {sg.seats[seat]!r} (seat {seat}) was deciding: {why}"
+    if kind is FaultKind.CRASH:
+        detail = f"the worker process died while {sg.seats[seat]!r} (seat {seat}) was deciding: {why}"
+    else:
+        detail = f"{sg.seats[seat]!r} (seat {seat}) hung: {why}"
     return GameResult(
         key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-        seats=list(sg.seats), reason="crash", returns=returns, offender=seat, plies=0, decisions=[0] * len(sg.seats),
-        faults=[PlayerFault(seat=seat, player=sg.seats[seat], verdict="forfeit", kind=FaultKind.CRASH, detail=detail)],
+        seats=list(sg.seats), reason="crash" if kind is FaultKind.CRASH else "player_error", returns=returns, offender=seat,
+        plies=0, decisions=[0] * len(sg.seats),
+        faults=[PlayerFault(seat=seat, player=sg.seats[seat], verdict="forfeit", kind=kind, detail=detail)],
         detail=detail,
     )
 
@@ -169,6 +190,8 @@ def _run_process(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOp
 
     n = options.workers or os.cpu_count() or 1
     games = iter(todo)
+    limit, game_limit = ctx.settings.decision_time_limit_s, ctx.settings.game_time_limit_s
+    watch = limit is not None or game_limit is not None
     workers: list[_Worker] = []
     try:
         for _ in range(n):
@@ -182,7 +205,8 @@ def _run_process(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOp
                         exhausted = True
                         break
                     w.game = nxt
-                    w.marker.value = -1
+                    w.marker[0], w.marker[1] = -1.0, time.monotonic()
+                    w.sent = time.monotonic()
                     try:
                         w.conn.send(nxt)
                     except (OSError, ValueError):
@@ -190,9 +214,18 @@ def _run_process(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOp
             busy = [w for w in workers if w.game is not None]
             if not busy:
                 return
-            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
+            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0 if watch else None))
             for i, w in enumerate(workers):
-                if w.game is None or (w.conn not in ready and w.proc.sentinel not in ready):
+                if w.game is None:
+                    continue
+                if w.conn not in ready and w.proc.sentinel not in ready:
+                    stuck = _stuck(w, limit, game_limit)
+                    if stuck is not None:  # hung where the in-worker timer cannot reach (a long C call)
+                        sg, w.game = w.game, None
+                        seat = int(w.marker[0])
+                        w.stop(kill=True)
+                        workers[i] = _Worker(mp.get_context(_start_method(options.start_method)), ctx)
+                        yield crash_result(ctx, sg, seat, stuck, kind=FaultKind.TIMEOUT), None
                     continue
                 message = None
                 try:
@@ -208,7 +241,7 @@ def _run_process(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOp
                     yield GameResult.model_validate(payload), record
                     continue
                 w.proc.join(5)
-                seat = int(w.marker.value)
+                seat = int(w.marker[0])
                 why = _death(w.proc)
                 w.stop(kill=True)
                 workers[i] = _Worker(mp.get_context(_start_method(options.start_method)), ctx)
