@@ -48,15 +48,17 @@ def test_a_failed_check_names_the_defect_and_an_exempt_one_is_skipped_with_its_r
     info = site / "brokenpkg-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenpkg\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[arena.games]\nunfair_kuhn = brokenpkg:UnfairKuhn\n")
+    (info / "entry_points.txt").write_text("[arena.games]\nunfair_kuhn = brokenpkg:UnfairKuhn\nghost_game = no_such_module_here:Ghost\n")
     monkeypatch.setenv("PYTHONPATH", str(site))
-    result = pytester.runpytest_subprocess(*PLUGIN, "--arena-conformance", "--arena-games=unfair_kuhn", "--arena-max-examples=5", "-rs")
-    result.assert_outcomes(failed=2, skipped=1, passed=len(CONFORMANCE_CHECKS) - 3)  # the sum, and so the bounds
+    result = pytester.runpytest_subprocess(*PLUGIN, "--arena-conformance", "--arena-games=unfair_kuhn,ghost_game", "--arena-max-examples=5", "-rs")
+    # unfair_kuhn: the sum fails, and so the bounds; one check exempt. ghost_game: every check skipped, with the reason
+    result.assert_outcomes(failed=2, skipped=1 + len(CONFORMANCE_CHECKS), passed=len(CONFORMANCE_CHECKS) - 3)
     result.stdout.fnmatch_lines([
         "*unfair_kuhn fails returns_bounds: returns_bounds:*player 1 returned 2.5*",
         "*unfair_kuhn fails returns_sum: returns_sum:*sum to*",
         "*(reproduce with: arena check unfair_kuhn)*",
         "*SKIPPED*exempt: not an AEC game yet*",
+        "*SKIPPED*ghost_game is not available here: game 'ghost_game' from brokenpkg cannot be imported: No module named 'no_such_module_here'*",
     ])
 
 
