@@ -175,6 +175,11 @@ def _validate_game(name: str, obj: Any) -> None:
         raise PluginProtocolError(f"game {name!r} ({obj.__qualname__}) must declare spec = GameSpec(...)")
     if obj.__abstractmethods__:
         raise PluginProtocolError(f"game {name!r} leaves rules hooks unimplemented: {sorted(obj.__abstractmethods__)}")
+    if obj.spec.id != name:  # records name the game by spec.id: `arena replay` finds it by that name
+        raise PluginProtocolError(
+            f"game entry point {name!r} loads {obj.__qualname__}, whose spec.id is {obj.spec.id!r}; the entry-point name "
+            f"must equal spec.id (rename the entry point to {obj.spec.id!r} or change the spec)"
+        )
 
 
 def _validate_player(name: str, obj: Any) -> None:
