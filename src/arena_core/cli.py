@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Sequence
 
-from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int
+from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int  # noqa: F401 (EXIT_USER_ERROR: re-exported)
 from .errors import ArenaError, ReplayDivergenceError
 
 EXIT_DIVERGENCE = 1
