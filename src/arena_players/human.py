@@ -126,6 +126,7 @@ class HumanPlayer(BasePlayer):
     policy (a typed fault). End of input is a player error, never a silent move."""
 
     name = "human"
+    mode = "constrained"  # picks from the numbered legal moves (other input is asked again)
 
     def __init__(self, seed: int = 0, *, input: TextIO | None = None, output: TextIO | None = None, show_rules: bool = True,
                  max_tries: int = 10):

@@ -239,7 +239,8 @@ def games_html(rows: list[dict[str, Any]]) -> str:
     for i, r in enumerate(rows):
         seats = ", ".join(f"{s}: {esc(name)}" for s, name in enumerate(r["seats"]))
         faults = "; ".join(
-            f"seat {f['seat']} ({esc(str(f['entrant']))}) {esc(str(f['kind']))}" for f in r["faults"]
+            f'<span class="fault" title="{esc(f["detail"] or "")}">seat {f["seat"]} ({esc(str(f["entrant"]))}) {esc(str(f["kind"]))}</span>'
+            for f in r["faults"]
         ) or "-"
         unplayed = r["reason"] == "unplayed"
         view = (f'<button type="button" class="view" data-game="{i}">decisions ({len(r["decisions"])})</button>'
