@@ -172,6 +172,7 @@ def test_report_lists_every_game_and_describes_each_entrant(drill):
     chatty = entrants[entrants.index("chatty &amp; co"):]
     chatty = chatty[:chatty.index("</tr>")]
     assert "MY_KEY_VARIABLE" in chatty and "<td>free</td>" in chatty  # a variable's name is no secret; the mode
+    assert "report_toys.Chatty" in chatty and "&quot;garbage_every&quot;: 3" in chatty and "digest " in chatty  # its resolved identity
 
 
 def test_public_options_remove_secrets():

@@ -72,19 +72,41 @@ def _dump(obj: Any) -> Any:
     return obj
 
 
-def entrant_rows(entrants: Iterable[Any], modes: Mapping[str, str]) -> list[dict[str, Any]]:
-    """Name, player (or factory), options without secrets, seed and mode of each entrant."""
+def entrant_rows(entrants: Iterable[Any], modes: Mapping[str, str], identities: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Name, player (or factory), options without secrets, seed and mode of each entrant, and
+    its resolved identity where the results keep one (class, every parameter after defaults,
+    distribution versions, digest)."""
     rows = []
     for e in entrants:
         e = _dump(e)
+        ident = dict((identities or {}).get(e["name"]) or {})
         rows.append({
             "name": e["name"],
             "player": _spec_without_secrets(e.get("player")) or e.get("factory"),
             "options": public_options(e.get("options") or {}),
             "seed": e.get("seed", 0),
             "mode": modes.get(e["name"], "-"),
+            "identity": {
+                "class": ident.get("class"),
+                "params": public_options(ident.get("params") or {}),
+                "versions": ident.get("versions") or {},
+                "digest": ident.get("digest"),
+            } if ident else None,
         })
     return rows
+
+
+def _identity_text(ident: Mapping[str, Any] | None) -> str:
+    if not ident:
+        return "-"
+    parts = [str(ident.get("class") or "?")]
+    if ident.get("params"):
+        parts.append(json.dumps(ident["params"], sort_keys=True))
+    if ident.get("versions"):
+        parts.append(", ".join(f"{k} {v}" for k, v in sorted(ident["versions"].items())))
+    if ident.get("digest"):
+        parts.append(f"digest {ident['digest']}")
+    return "; ".join(parts)
 
 
 def _mode_of(telemetry: Mapping[str, Any]) -> str | None:
@@ -168,8 +190,8 @@ def modes_from_records(games: Iterable[Any], records: Mapping[str, Any] | None) 
     return {name: ", ".join(sorted(modes)) for name, modes in seen.items()}
 
 
-def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[str, Any], list[Any], str]:
-    """(games, records by game key, entrants, note) of a results file or its directory.
+def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[str, Any], Any, str]:
+    """(games, records by game key, the results' schedule line, note) of a results file or its directory.
 
     Records come from the per-game episode records beside the results, when the run kept them;
     a records file that cannot be read leaves the games listed without decisions, and ``note``
@@ -190,7 +212,7 @@ def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[
         try:
             found = reader(directory)
         except (ArenaError, OSError, ValueError) as exc:  # damaged records: the games are still listed
-            return list(games), {}, list(header.schedule.entrants), f"the game records could not be read: {exc}"
+            return list(games), {}, header, f"the game records could not be read: {exc}"
         if isinstance(found, Mapping):
             records = dict(found)
         else:
@@ -201,15 +223,16 @@ def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[
                     key = _field(item, "key") or _field(_field(item, "header"), "key")
                     if key is not None:
                         records[key] = item
-    return list(games), records, list(header.schedule.entrants), ""
+    return list(games), records, header, ""
 
 
 def drilldown_for(summary: dict, results: str | os.PathLike) -> str:
     """The drill-down HTML of the tournament whose results are at ``results``."""
-    games, records, entrants, note = load_games_and_records(results)
+    games, records, header, note = load_games_and_records(results)
     modes = {r["name"]: r["mode"] for r in summary.get("leaderboard", []) if r.get("mode")}
     modes = {**modes_from_records(games, records), **modes}
-    return drilldown_html(entrant_rows(entrants, modes), game_rows(games, records), note=note)
+    entrants = entrant_rows(header.schedule.entrants, modes, getattr(header, "identities", None))
+    return drilldown_html(entrants, game_rows(games, records), note=note)
 
 
 # ---------------------------------------------------------------------- HTML
@@ -225,12 +248,12 @@ def entrants_html(rows: list[dict[str, Any]]) -> str:
         "<tr>"
         f"<td>{esc(r['name'])}</td><td>{esc(str(r['player']))}</td>"
         f"<td><code>{esc(json.dumps(r['options'], sort_keys=True)) if r['options'] else '-'}</code></td>"
-        f"<td>{r['seed']}</td><td>{esc(r['mode'])}</td>"
+        f"<td>{r['seed']}</td><td>{esc(r['mode'])}</td><td><small>{esc(_identity_text(r.get('identity')))}</small></td>"
         "</tr>"
         for r in rows
     )
     return ('<table class="entrants"><thead><tr><th>entrant</th><th>player</th><th>options (secrets removed)</th>'
-            f"<th>seed</th><th>mode</th></tr></thead><tbody>{body}</tbody></table>")
+            f"<th>seed</th><th>mode</th><th>resolved identity</th></tr></thead><tbody>{body}</tbody></table>")
 
 
 def games_html(rows: list[dict[str, Any]]) -> str:
