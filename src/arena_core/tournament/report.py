@@ -123,7 +123,7 @@ def ratings_png(summary: dict) -> bytes:
         matplotlib.use("Agg", force=False)
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise ImportError("the ratings plot needs matplotlib; fix: pip install 'turn-arena[tournament]'") from exc
+        raise ImportError("the ratings plot needs matplotlib; fix: pip install 'turn-arena-core[tournament]'") from exc
     rows = list(reversed(summary["leaderboard"]))
     fig = Figure(figsize=(7, 0.45 * len(rows) + 1.2), dpi=110)
     ax = fig.add_subplot()

@@ -304,7 +304,7 @@ def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOption
     try:
         import ray
     except ImportError:
-        raise ConfigError("backend 'ray' needs Ray; fix: pip install 'turn-arena[ray]'") from None
+        raise ConfigError("backend 'ray' needs Ray; fix: pip install 'turn-arena-core[ray]'") from None
     started_here = not ray.is_initialized()
     if started_here:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}

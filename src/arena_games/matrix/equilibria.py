@@ -41,7 +41,7 @@ CACHE_VERSION = 1
 CACHE_ENV = "ARENA_MATRIX_CACHE"
 
 
-SOLVER_EXTRA = "turn-arena[solver]"
+SOLVER_EXTRA = "turn-arena-games[solver]"
 DATA_DIR = Path(__file__).parent / "data"
 TABLE_PATH = DATA_DIR / "equilibria.json"
 MANIFEST_PATH = DATA_DIR / "equilibria.sha256.json"
