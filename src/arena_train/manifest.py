@@ -14,7 +14,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-PACKAGES = ("turn-arena", "numpy", "mlx", "mlx-lm", "pydantic", "tokenizers", "matplotlib")
+#: the development install (turn-arena) or the four distributions, whichever is installed
+PACKAGES = ("turn-arena", "turn-arena-core", "turn-arena-games", "turn-arena-players", "turn-arena-train", "numpy", "mlx", "mlx-lm", "pydantic", "tokenizers", "matplotlib")
 
 
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
