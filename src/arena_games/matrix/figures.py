@@ -140,19 +140,17 @@ def plot_choices(rows: Sequence[dict], path: str | Path, *, title: str = "") -> 
         for col, (field, name) in enumerate(((f"label_{seat}", "label"), (f"position_{seat}", "listing position"))):
             ax = axes[col][seat]
             width = 0.8 / max(1, len(listings))
+            is_label = field.startswith("label")
+            values = {lst: [v if is_label else int(v) for v in (r[field] for r in rows if r["listing"] == lst) if v not in ("", None)]
+                      for lst in listings}
+            keys = sorted({v for vals in values.values() for v in vals}, key=lambda v: (len(str(v)), str(v)) if is_label else v)
             for n, listing in enumerate(listings):
-                vals = [r[field] for r in rows if r["listing"] == listing and r[field] not in ("", None)]
-                if field.startswith("label"):
-                    keys = sorted(set(vals), key=lambda v: (len(str(v)), str(v)))
-                else:
-                    vals = [int(v) for v in vals]
-                    keys = sorted(set(vals))
-                counts = [vals.count(k) for k in keys]
+                vals = values[listing]
                 total = max(1, len(vals))
                 xs = [i + (n - (len(listings) - 1) / 2) * width for i in range(len(keys))]
-                ax.bar(xs, [c / total for c in counts], width=width, label=f"{listing} (n={len(vals)})")
-                ax.set_xticks(range(len(keys)))
-                ax.set_xticklabels([str(k if field.startswith("label") else k + 1) for k in keys], fontsize=7)
+                ax.bar(xs, [vals.count(key) / total for key in keys], width=width, label=f"{listing} (n={len(vals)})")
+            ax.set_xticks(range(len(keys)))
+            ax.set_xticklabels([str(key if is_label else key + 1) for key in keys], fontsize=7)
             ax.set_title(f"copy {seat}: {name} chosen", fontsize=9)
             ax.set_ylabel("share", fontsize=8)
             ax.legend(fontsize=7, frameon=False)
