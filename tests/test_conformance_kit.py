@@ -4,7 +4,7 @@ import pytest
 from arena_core.spec import CONFORMANCE_CHECKS
 from arena_core.testing import ConformanceError, assert_conformance, run_conformance
 from arena_games.kuhn import KuhnPoker
-from broken_games import BROKEN, MORE_BROKEN, NAMED, NoSampler
+from broken_games import BROKEN, MORE_BROKEN, NAMED, DealsFromGlobalRandom, NoSampler
 from toy_games import CountToTwenty, RepeatedPennies
 
 
@@ -54,3 +54,14 @@ def test_exempt_checks_are_reported_as_exempt_not_passed():
 def test_conformance_error_lists_the_failures():
     with pytest.raises(ConformanceError, match="returns_bounds"):
         assert_conformance(BROKEN["returns_bounds"](), max_examples=5)
+
+
+def test_every_failure_of_a_game_dealing_from_the_global_random_names_the_global_rng():
+    with pytest.raises(ConformanceError) as err:
+        assert_conformance(DealsFromGlobalRandom(), max_examples=10)
+    failed = [r for r in err.value.results if r.status == "failed"]
+    assert "no_global_rng" in {r.name for r in failed}
+    for r in failed:
+        assert "global RNG" in r.detail and "PYTHONHASHSEED" not in r.detail, r.detail
+        assert r.detail.startswith(f"{r.name}:")
+    assert f"  - {failed[0].name}: {failed[0].name}:" not in str(err.value)  # the name once per line

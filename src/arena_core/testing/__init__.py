@@ -32,6 +32,7 @@ from .checks import (
     check_chance_observed,
     check_cross_process_determinism,
     check_turn_structure_observed,
+    global_rng_hint,
     play_random,
     seed_matters,
     turn_shapes,
@@ -53,7 +54,7 @@ class ConformanceError(AssertionError):
     def __init__(self, game: Game, results: list[CheckResult]):
         self.results = results
         failed = [r for r in results if r.status == "failed"]
-        lines = "\n".join(f"  - {r.name}: {r.detail}" for r in failed)
+        lines = "\n".join(f"  - {r.detail}" if r.detail.startswith(f"{r.name}:") else f"  - {r.name}: {r.detail}" for r in failed)
         super().__init__(f"{game.spec.id} fails {len(failed)} conformance check(s):\n{lines}")
 
 
@@ -137,7 +138,7 @@ def run_conformance(
         try:
             _check_pettingzoo_api(game)
         except Exception as exc:
-            failures["pettingzoo_api"] = f"pettingzoo_api: {type(exc).__name__}: {exc}"
+            failures["pettingzoo_api"] = f"pettingzoo_api: {type(exc).__name__}: {exc}" + _global_rng_hint(game)
 
     results = []
     for name in selected:
@@ -150,6 +151,14 @@ def run_conformance(
         else:
             results.append(CheckResult(name, "passed"))
     return results
+
+
+def _global_rng_hint(game: Game) -> str:
+    """Why a check that does not replay by itself saw two different games, if the global RNG is why."""
+    try:
+        return global_rng_hint(game, play_random(game, 0, lambda n: 0))
+    except Exception:
+        return ""
 
 
 def _check_pettingzoo_api(game: Game) -> None:

@@ -300,13 +300,15 @@ def check_serialization(game: Game, pt: Playthrough, rng: np.random.Generator) -
 def check_replay(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
     from ..replay import replay
 
-    match = Match(game, pt.seed)
-    for player, action in pt.moves:
-        match.submit(player, action)
     try:
+        match = Match(game, pt.seed)
+        for player, action in pt.moves:
+            match.submit(player, action)
         replay(match.record, game)
     except ReplayDivergenceError as exc:
-        raise CheckFailure(f"replay: seed {pt.seed}: {exc}") from None
+        raise CheckFailure(f"replay: seed {pt.seed}: {exc}" + global_rng_hint(game, pt)) from None
+    except Exception as exc:
+        raise CheckFailure(f"replay: seed {pt.seed}: recording the playthrough raised {type(exc).__name__}: {exc}" + global_rng_hint(game, pt)) from None
 
 
 def check_no_private_leak(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -684,7 +686,8 @@ def _subprocess_fingerprint(ref: dict[str, Any], seeds: list[int], hashseed: str
         "from arena_core.testing.checks import fingerprint\n"
         "print('ARENA-FINGERPRINT', fingerprint(game, seeds))\n"
     )
-    env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), **{CHILD_ENV: "1"})
+    path = os.pathsep.join(os.path.abspath(p) if p else os.getcwd() for p in sys.path)  # "" is the working directory
+    env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=path, **{CHILD_ENV: "1"})
     out = subprocess.run(
         [sys.executable, "-c", code, json.dumps(ref), json.dumps(seeds)],
         capture_output=True, text=True, env=env, timeout=600, cwd=tempfile.gettempdir(),
