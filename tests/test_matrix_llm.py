@@ -239,3 +239,25 @@ def test_cli_names_itself_defaults_its_output_and_merges(tmp_path, monkeypatch, 
     assert code == 0 and len(list((tmp_path / "figs").glob("*.png"))) == 7
     assert main(["--merge", "nowhere", "--out", "figs"]) == 2
     assert "no summary.json" in capsys.readouterr().err
+
+
+def test_a_retried_answer_that_is_then_read_is_scored(tmp_path):
+    """Under ``retry:1`` an unreadable first answer followed by a readable one is a scored trial
+    (the retry is noted), not an unreadable one."""
+    class Hesitant(UniformPlayer):
+        def __init__(self, seed=0):
+            super().__init__(seed)
+            self.asked = set()
+
+        def act(self, decision):
+            key = (decision.episode_seed, decision.seat)
+            if key not in self.asked:
+                self.asked.add(key)
+                return "B or C"
+            return f"Answer: {decision.observation['labels'][0]}"
+
+    config = StudyConfig(player="h", archetypes=("coordination",), ks=(2,), trials=4, listings=("shared",), policy="retry:1")
+    cell = run_study(config, tmp_path, player_factory=lambda spec, seed: Hesitant(seed), plot=False).cells[0]
+    assert cell.scored == 4 and cell.unparseable == 0 and cell.mean == 2.0
+    rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
+    assert {r["outcome"] for r in rows} == {"scored"} and all("retried" in r["detail"] for r in rows)

@@ -265,26 +265,28 @@ def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: 
             label = steps[seat].action_id
             row[f"label_{seat}"] = steps[seat].action
             row[f"position_{seat}"] = listings[seat].index(label)
-    if events:
-        first = events[0]
-        kind = _fault(first)
-        row.update(fault_kind=kind.value, fault_seat=first.player, detail=" ".join(first.detail.split())[:200])
-        row["outcome"] = "error" if kind in ERROR_KINDS else kind.value
-        if kind not in ERROR_KINDS and any(s.substituted for s in steps.values()):
-            row["outcome"] = "defaulted"
-            row["fault_kind"] = FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value
     if end is not None and end.returns is not None:
         row.update(return_0=end.returns[0], return_1=end.returns[1])
-    natural = end is not None and end.returns is not None and end.reason.value == "natural"
-    if natural and len(steps) == 2:
+    natural = end is not None and end.returns is not None and end.reason.value == "natural" and len(steps) == 2
+    if natural:
         i, j = game.underlying_actions(MatrixState(listings, (steps[0].action_id, steps[1].action_id)))
         row.update(action_0=i, action_1=j)
-        if row["outcome"] == "scored":
+        substituted = [e for e in events if e.verdict == "default"]
+        if substituted:  # the policy played a default move: counted, never scored
+            kind = _fault(substituted[0])
+            row.update(outcome="defaulted", fault_seat=substituted[0].player, detail=" ".join(substituted[0].detail.split())[:200],
+                       fault_kind=FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value)
+        else:  # answered (after retries, if any): scored
             r0, r1 = end.returns
             row["metric"] = r0 if ARCHETYPES[archetype].zero_sum else r0 + r1
-    elif row["outcome"] == "scored":  # ended otherwise without a policy event (should not happen)
-        row["outcome"] = "error"
-        row["fault_kind"] = FaultKind.ERROR.value
+            if events:
+                row["detail"] = f"{len(events)} retried answer(s); first: " + " ".join(events[0].detail.split())[:150]
+    else:
+        last = events[-1] if events else None
+        kind = _fault(last) if last is not None else FaultKind.ERROR
+        row.update(fault_kind=kind.value, fault_seat="" if last is None else last.player,
+                   detail="" if last is None else " ".join(last.detail.split())[:200],
+                   outcome="error" if kind in ERROR_KINDS else kind.value)
     return row
 
 
