@@ -87,7 +87,10 @@ def submit_answer(match: Match, decision: Decision, answer: Any, *, latency_s: f
         telemetry.setdefault("latency_s", round(latency_s, 6))
     action = resolve_answer(decision, answer, telemetry)
     if action is NOT_AN_ACTION:
-        match.fail(seat, f"answer is not an action: {answer!r:.200}", attempted=repr(answer)[:200], telemetry=telemetry, illegal=True)
+        from .outputs import scrub_and_cut  # scrub before cutting: a cut must not leave part of a key
+
+        shown = scrub_and_cut(repr(answer)[:100_000], 200)
+        match.fail(seat, f"answer is not an action: {shown}", attempted=shown, telemetry=telemetry, illegal=True)
         return
     match.submit(seat, action, telemetry=telemetry)
 
