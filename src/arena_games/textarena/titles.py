@@ -216,6 +216,7 @@ def title_game(
     utility: Utility = Utility.GENERAL_SUM,
     reward_bounds: tuple[float, float] = (-1.0, 1.0),
     description: str = "",
+    chance: bool = True,
 ) -> type[TextArenaGame]:
     """Any TextArena env id as an arena game class.
 
@@ -226,11 +227,13 @@ def title_game(
     the decision cap as truncation). ``vocabulary`` is its action-index space: candidate moves,
     of which those TextArena accepts at a position are listed as legal (each probed on a copy of
     the env), so masks and random-legal play work; with no vocabulary only text players
-    (LLMs, scripts) can play it.
+    (LLMs, scripts) can play it. ``chance=False`` declares an env that never draws from its
+    random generator (the conformance kit's ``chance`` check asks for it when no seed changes
+    anything).
     """
     options = dict(players=tuple(players), vocabulary=tuple(vocabulary), decision_cap=decision_cap,
                    env_kwargs=dict(env_kwargs or {}), utility=utility, reward_bounds=tuple(reward_bounds),
-                   description=description)
+                   description=description, chance=chance)
     if env_id in TITLES:
         if options != _FREE_TEXT_DEFAULTS:
             raise ConfigError(f"{env_id} is a registered title with an exact legal set; use it as it is "
@@ -258,7 +261,7 @@ def title_game(
     made = _MADE.get(key)
     if made is None:
         spec = TitleSpec(env_id, (lo, hi), LegalMethod.FREE_TEXT, words, None, decision_cap, utility=utility,
-                         reward_bounds=options["reward_bounds"], env_kwargs=options["env_kwargs"],
+                         reward_bounds=options["reward_bounds"], env_kwargs=options["env_kwargs"], chance=chance,
                          description=description or "Made by title_game: free text, judged by TextArena.")
         made = make_title_class(class_name(env_id).replace(".", "_").replace("/", "_"), spec)
         made._title_game_args = (env_id, options)  # type: ignore[attr-defined]
@@ -269,7 +272,7 @@ def title_game(
 
 #: title_game's options when none is given (a registered title takes none)
 _FREE_TEXT_DEFAULTS = dict(players=(2, 2), vocabulary=(), decision_cap=200, env_kwargs={}, utility=Utility.GENERAL_SUM,
-                           reward_bounds=(-1.0, 1.0), description="")
+                           reward_bounds=(-1.0, 1.0), description="", chance=True)
 
 #: classes made by title_game, by their arguments (the same arguments give the same class)
 _MADE: dict[str, type[TextArenaGame]] = {}
