@@ -468,3 +468,16 @@ def test_a_worker_hung_beyond_its_timer_is_killed_and_the_game_is_a_timeout(tmp_
         assert fault.kind is FaultKind.TIMEOUT and "could not be interrupted" in fault.detail
     stuck = fault_summary(*load_results(report.path))["entrants"]["stuck"]
     assert stuck["rates"]["timeout"] == 1.0 and stuck["decisions"] == len(games)
+
+
+def test_under_the_default_policy_the_moves_after_a_cap_are_counted_never_silent(tmp_path):
+    ents = [skilled("a"), skilled("b"), toy("capped", "Capped", calls=1)]
+    report = run_tournament(config(tmp_path, ents, run={"policy": "default", "fresh_players": False}), quiet=True)
+    games = by_key(report.path)
+    hit = [g for g in games.values() if any(f.kind is FaultKind.CAP_EXHAUSTED for f in g.faults)]
+    assert len(hit) == 1 and all(f.verdict == "default" and f.kind is FaultKind.CAP_EXHAUSTED for f in hit[0].faults)
+    counts = fault_summary(*load_results(report.path))["entrants"]["capped"]["counts"]
+    assert counts["cap_exhausted"] == counts["default_applied"] == len(hit[0].faults) > 0
+    unplayed = [g for g in games.values() if g.reason == "unplayed"]
+    assert unplayed and all("spending cap" in g.detail for g in unplayed)
+    assert all(not g.faults and g.reason == "natural" for g in games.values() if g not in hit and g not in unplayed)
