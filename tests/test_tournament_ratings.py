@@ -360,3 +360,20 @@ def test_disconnected_results_print_groups_and_no_cross_group_pairs():
     assert {r["group"] for r in s["leaderboard"]} == {1, 2} and max(r["rank"] for r in s["leaderboard"]) == 3
     assert all({p["a"], p["b"]} <= set(s["groups"][0]) or {p["a"], p["b"]} <= set(s["groups"][1]) for p in s["rating_pairs"])
     assert "2 groups that never met" in _board(s)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), min_size=12, max_size=36), st.integers(4, 6))
+@settings(max_examples=30, deadline=None)
+def test_any_results_with_enough_deals_give_honest_intervals(scores, deals):
+    """Whatever the scores (sweeps, ties, identical deals): positive widths, the estimate inside
+    its interval, the point rank inside its rank set, head-to-head shares never a point."""
+    names = ["x", "y", "z"]
+    games = [Outcome(str(i), f"deal {i % deals}", tuple(names[(j + i) % 3] for j in range(3)), tuple(float(s) for s in sc))
+             for i, sc in enumerate(scores)]
+    fit = plackett_luce_ratings(games, names, resamples=50)
+    iv = fit.rating_interval
+    assert np.all(iv[:, 1] - iv[:, 0] > 0) and np.all((iv[:, 0] <= fit.rating) & (fit.rating <= iv[:, 1]))
+    assert np.all((fit.rank_interval[:, 0] <= fit.rank) & (fit.rank <= fit.rank_interval[:, 1]))
+    for p in head_to_head(games, names):
+        assert p.interval is not None and p.interval[1] > p.interval[0]
+        assert p.interval[0] - 1e-12 <= p.a_above_b <= p.interval[1] + 1e-12
