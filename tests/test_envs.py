@@ -173,3 +173,14 @@ def test_render_ansi():
     env = ArenaAECEnv(KuhnPoker(), render_mode="ansi")
     env.reset(seed=0)
     assert "kuhn_poker ply 0" in env.render()
+
+
+def test_the_gym_example_runs():
+    from pathlib import Path
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "gym_masked.py"
+    out = subprocess.run([sys.executable, str(example), "kuhn_poker"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "check_env passed" in out.stdout and "masked random play: 5 episodes" in out.stdout

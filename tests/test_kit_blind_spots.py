@@ -107,3 +107,16 @@ def test_without_a_turn_cap_a_game_longer_than_max_length_is_truncated_not_drawn
     assert EndReason.TURN_CAP in ends and EndReason.NATURAL in ends
     capped = Match(game, 0, turn_cap=50, policy=IllegalActionPolicy())
     assert capped.turn_cap == 50  # an explicit cap still wins
+
+
+EXAMPLES = TESTS.parent / "examples"
+
+
+def test_the_conformance_script_example_runs_every_check(tmp_path):
+    out = subprocess.run([sys.executable, str(EXAMPLES / "conformance_script.py")], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    from arena_core.spec import CONFORMANCE_CHECKS
+
+    n = len(CONFORMANCE_CHECKS)
+    assert "cross_process_determinism passed" in out.stdout and f"{n}/{n} checks passed" in out.stdout
