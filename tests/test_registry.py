@@ -172,3 +172,22 @@ def test_our_plugins_are_registered_like_anyone_elses():
 def test_player_options_from_the_spec_string():
     with pytest.raises(TypeError, match="takes no options"):
         make_player("random:temperature=0.5")
+
+
+def test_a_distribution_found_twice_on_the_path_counts_once_first_copy_wins(tmp_path, example_plugin):
+    """An editable install plus the egg-info a build leaves in the source tree: two copies of one
+    distribution whose entry points differ. The first on sys.path is the installed one."""
+    newer = tmp_path / "newer"
+    dist = make_dist(
+        tmp_path / "src", "arena-example-plugin", "arena_example_plugin_v2",
+        '[project.entry-points."arena.games"]\nexample_nim = "arena_example_plugin.nim:Nim [other]"\n'
+        '[project.entry-points."arena.players"]\nonly_in_the_later_copy = "arena_example_plugin.players:LastLegalPlayer"',
+        "",
+    )
+    pip_install_target(dist, newer)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(example_plugin), str(newer)]))
+    out = subprocess.run([sys.executable, "-m", "arena_core.cli", "list", "--no-check"], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "example_nim" in out.stdout and "only_in_the_later_copy" not in out.stdout
+    # the rival distribution of another name still clashes (see the test above); this one does not
+    assert "more than one distribution" not in out.stderr

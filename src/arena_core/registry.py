@@ -79,17 +79,18 @@ def _missing_requirements(dist: md.Distribution, extras: tuple[str, ...]) -> tup
 def _scan(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
     group = GROUPS[kind]
     found: dict[str, list[tuple[md.EntryPoint, md.Distribution]]] = {}
-    seen: set[tuple[str, str, str]] = set()
+    names: set[str] = set()
     for dist in md.distributions():
+        # A distribution found twice on sys.path (an editable install's metadata and the
+        # egg-info a build left in its source tree) counts once: the first copy, as for
+        # importlib.metadata.version() and pip; a later copy is shadowed, whatever it says.
+        name = re.sub(r"[-_.]+", "-", (dist.metadata["Name"] or "")).lower()
+        if name in names:
+            continue
+        names.add(name)
         for ep in dist.entry_points:
-            if ep.group != group:
-                continue
-            dist_name = dist.metadata["Name"]
-            key = (ep.name, dist_name, ep.value)
-            if key in seen:  # the same distribution found twice on sys.path
-                continue
-            seen.add(key)
-            found.setdefault(ep.name, []).append((ep, dist))
+            if ep.group == group:
+                found.setdefault(ep.name, []).append((ep, dist))
     return found
 
 
