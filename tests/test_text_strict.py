@@ -172,3 +172,18 @@ def test_every_game_view_is_strict():
     kuhn = KuhnPoker()
     r = GenericTextView().parse(kuhn, kuhn.start(0), 0, "I could pass or bet")
     assert r.default_used and r.method == UNPARSEABLE
+
+
+def test_a_game_may_add_a_format_but_not_loosen_the_rules():
+    """``extra``: a game's own answer format joins the candidates; a conflict with another
+    answer is still unparseable, and prose is still never read."""
+    import re
+
+    def move_format(text):  # e.g. a game that also accepts "Move #C"
+        return [("move", m.group(1)) for m in re.finditer(r"Move #(\w+)", text)]
+
+    got, r = read("Thinking.\nMove #C", extra=(move_format,))
+    assert got == "C" and r.method == "move"
+    assert read("Move #C\nAnswer: B", extra=(move_format,))[0] is None
+    assert read("Move #C", extra=())[0] is None
+    assert read("I like C", extra=(move_format,))[0] is None
