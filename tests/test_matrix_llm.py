@@ -261,3 +261,16 @@ def test_a_retried_answer_that_is_then_read_is_scored(tmp_path):
     assert cell.scored == 4 and cell.unparseable == 0 and cell.mean == 2.0
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
     assert {r["outcome"] for r in rows} == {"scored"} and all("retried" in r["detail"] for r in rows)
+
+
+def test_the_fake_llm_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "matrix_fake_llm.py"
+    out = subprocess.run([sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert "misread: 0" in out.stdout and "(of them well-formed: 0)" in out.stdout
+    assert "=> above" not in out.stdout and "=> below" not in out.stdout
