@@ -206,7 +206,8 @@ def check() -> int:
 
 
 def build(outdir: Path) -> int:
-    """A wheel (``pip wheel --no-deps --no-build-isolation``) and an sdist of each distribution."""
+    """A wheel (``pip wheel --no-deps --no-build-isolation``) and an sdist of each distribution; the
+    sdist must rebuild the same wheel (nothing left out of it)."""
     outdir.mkdir(parents=True, exist_ok=True)
     for dist in DISTS:
         src = ROOT / "dists" / dist
@@ -227,7 +228,14 @@ def build(outdir: Path) -> int:
             n_sdist = sum(1 for f in t.getnames() if f"/src/{pkg}/" in f)
         if not n_wheel or not n_sdist:
             raise SystemExit(f"{dist}: the wheel or the sdist holds no {pkg} files")
-        print(f"built {wheel.name} ({n_wheel} files of {pkg}) and {sdist.name} ({n_sdist})")
+        again = outdir / "from-sdist"  # the sdist is complete: a wheel built from it holds the same files
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(again), str(sdist)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        files = [{f for f in zipfile.ZipFile(w).namelist() if ".dist-info/" not in f} for w in (wheel, again / wheel.name)]
+        if files[0] != files[1]:
+            raise SystemExit(f"{dist}: the wheel built from the sdist differs: {sorted(files[0] ^ files[1])[:10]}")
+        print(f"built {wheel.name} ({n_wheel} files of {pkg}) and {sdist.name} ({n_sdist}; rebuilds the same wheel)")
+    shutil.rmtree(outdir / "from-sdist", ignore_errors=True)
     return 0
 
 
