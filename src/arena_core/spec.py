@@ -74,7 +74,9 @@ class GameSpec(BaseModel):
     information: Information = Information.PERFECT
     utility: Utility = Utility.GENERAL_SUM
     constant_sum: float | None = None
-    max_length: int = Field(ge=1, description="upper bound on the number of decisions (player actions)")
+    max_length: int = Field(
+        ge=1, description="upper bound on the number of decisions (player actions); the harness's turn cap when none is given"
+    )
     reward_bounds: tuple[float, float]
     free_text: bool = False
     observation_is_state: bool = Field(
