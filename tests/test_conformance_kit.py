@@ -4,7 +4,7 @@ import pytest
 from arena_core.spec import CONFORMANCE_CHECKS
 from arena_core.testing import ConformanceError, assert_conformance, run_conformance
 from arena_games.kuhn import KuhnPoker
-from broken_games import BROKEN, MORE_BROKEN, NAMED, DealsFromGlobalRandom, NoSampler
+from broken_games import BROKEN, MORE_BROKEN, NAMED, DealsFromGlobalRandom, NoSampler, StatefulObservation
 from toy_games import CountToTwenty, RepeatedPennies
 
 
@@ -65,3 +65,9 @@ def test_every_failure_of_a_game_dealing_from_the_global_random_names_the_global
         assert "global RNG" in r.detail and "PYTHONHASHSEED" not in r.detail, r.detail
         assert r.detail.startswith(f"{r.name}:")
     assert f"  - {failed[0].name}: {failed[0].name}:" not in str(err.value)  # the name once per line
+
+
+def test_a_nondeterministic_game_that_never_touches_the_global_rng_is_not_blamed_on_it():
+    results = {r.name: r for r in run_conformance(StatefulObservation(), max_examples=10, checks=["no_global_rng", "determinism"])}
+    assert results["determinism"].status == "failed" and "global RNG" not in results["determinism"].detail
+    assert results["no_global_rng"].status == "passed"
