@@ -104,6 +104,16 @@ def test_registry_and_tournaments_read_the_same_grammar():
     assert again.settings == player.settings
 
 
+def test_arena_compare_entrants_read_the_same_grammar():
+    from arena_core.tournament.compare import _entrant
+
+    e = _entrant("A", f'openai{{base_url="{URL}", model="m", max_tokens=4}}', 7)
+    assert (e.player, e.options, e.seed) == ("openai", {"base_url": URL, "model": "m", "max_tokens": 4}, 7)
+    assert _entrant("B", "megagem_expert:offset=0.5", 1).options == {"offset": 0.5}
+    with pytest.raises(ConfigError, match="not a TOML inline table"):
+        _entrant("C", "openai{model=m}", 0)
+
+
 # ---------------------------------------------------------------- arena play against a local server
 class Recorder(BaseHTTPRequestHandler):
     requests: list[dict] = []

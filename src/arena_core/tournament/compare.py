@@ -38,17 +38,12 @@ def _label(prefix: str, spec: str) -> str:
 
 
 def _entrant(name: str, spec: str, seed: int) -> Entrant:
-    player, _, opts = spec.partition(":")
-    options = {}
-    for part in filter(None, opts.split(",")):
-        key, eq, value = part.partition("=")
-        if not eq:
-            raise ConfigError(f"player spec {spec!r}: option {part!r} is not key=value; write e.g. 'megagem_expert:offset=0.5'")
-        try:
-            options[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.strip()] = value
-    return Entrant(name=name, player=player, options=options, seed=seed)
+    """A player spec in any spelling of :mod:`arena_core.playerspec` (``name``,
+    ``name{key = value, ...}``, ``name:key=value,...``) as a tournament entrant."""
+    from ..playerspec import parse_player_spec
+
+    parsed = parse_player_spec(spec)
+    return Entrant(name=name, player=parsed.name, options=dict(parsed.options), seed=seed)
 
 
 def compare_schedule(game: str, a: str, b: str, opponents: Sequence[str], deals: Sequence[int], *, reference: str | None = None,
@@ -248,7 +243,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from ..clierrors import OneLineArgumentParser
 
     p = OneLineArgumentParser(prog="arena compare", description=main.__doc__)
-    p.add_argument("a", help="player A: a registered player spec 'name' or 'name:key=value,...' (with --results: an entrant name)")
+    p.add_argument("a", help="player A: a player spec, 'name' or 'name{key=value, ...}' (see arena_core.playerspec; with --results: an entrant name)")
     p.add_argument("b", help="player B, as A")
     p.add_argument("--game", help="registered game id (not with --results)")
     p.add_argument("--params", default="{}", help="game parameters as JSON")
