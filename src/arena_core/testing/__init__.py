@@ -10,7 +10,10 @@ or, in a test suite, parametrised over the entry-point registry:
     def test_conformance(game_id): assert_conformance(make_game(game_id))
 
 Hypothesis drives seeds and random legal play. A check a game cannot satisfy must be declared
-in ``spec.exempt_checks`` with its reason; it is then reported as exempt, never as passed.
+in ``spec.exempt_checks`` with its reason; it is then reported as exempt, never as passed. The
+one other exemption: ``cross_process_determinism`` for a class no other process can import
+(defined in a function or an interactive session), reported with that reason. A class defined
+in the script being run (``__main__``) is imported from that file, so the check runs.
 """
 from __future__ import annotations
 
