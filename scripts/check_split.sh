@@ -24,6 +24,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 wheels="$work/wheels"
 
+echo "== every module compiles on $low"
+"$low" -c "import pathlib, sys; [compile(p.read_text(), str(p), 'exec') for p in pathlib.Path('src').rglob('*.py')]"
+
 echo "== build: a wheel and an sdist of each distribution"
 "$PYTHON" scripts/dists.py build "$wheels"
 

@@ -5,6 +5,7 @@ Building the wheels and sdists, and installing the core alone, is CI's job
 (scripts/check_split.sh, run by .ci/run); these checks are the static half."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import sys
@@ -132,3 +133,23 @@ def test_the_python_floor_is_the_version_ci_runs_the_core_on():
     script = (ROOT / "scripts" / "check_split.sh").read_text()
     assert f"LOW_PYTHON:-python3.{floor}" in script
 
+
+
+def unguarded_tomllib(source: str) -> list[int]:
+    """Lines that import tomllib outside a ``try`` whose handler falls back to tomli (Python 3.10)."""
+    tree = ast.parse(source)
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+            isinstance(h, ast.Import) and any(a.name == "tomli" for a in h.names) for hd in node.handlers for h in ast.walk(hd)
+        ):
+            guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return [n.lineno for n in ast.walk(tree)
+            if isinstance(n, ast.Import) and any(a.name == "tomllib" for a in n.names) and id(n) not in guarded]
+
+
+def test_tomllib_always_falls_back_to_tomli():
+    assert unguarded_tomllib("def f():\n    import tomllib\n") == [2]  # the hostile case
+    assert unguarded_tomllib("try:\n    import tomllib\nexcept ModuleNotFoundError:\n    import tomli as tomllib\n") == []
+    found = {str(p.relative_to(ROOT)): lines for p in sorted((ROOT / "src").rglob("*.py")) if (lines := unguarded_tomllib(p.read_text()))}
+    assert found == {}, "Python 3.10 has no tomllib: wrap it as `try: import tomllib / except ModuleNotFoundError: import tomli as tomllib`"
