@@ -184,3 +184,16 @@ def test_the_gym_example_runs():
     out = subprocess.run([sys.executable, str(example), "kuhn_poker"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "check_env passed" in out.stdout and "masked random play: 5 episodes" in out.stdout
+
+
+def test_textarena_titles_declare_that_their_numeric_observation_is_not_the_state():
+    pytest.importorskip("textarena")
+    from arena_core.registry import make_game
+
+    ids = [g for g in _available_games() if g.startswith("textarena/")]
+    assert ids and all(not make_game(g).spec.observation_is_state for g in ids)
+    assert all(make_game(g).spec.observation_is_state for g in ("kuhn_poker", "megagem", "matrix"))
+    game = make_game("textarena/LiarsDice-v0")
+    a, b = game.start(42), game.start(43)
+    assert game.observe(a, 0) != game.observe(b, 0)  # different dice ...
+    assert np.array_equal(game.encode_observation(a.state, 0), game.encode_observation(b.state, 0))  # ... same vector
