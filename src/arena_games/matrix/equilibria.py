@@ -16,6 +16,8 @@
 
 The metric is welfare (sum of payoffs) except for zero-sum hide-and-seek, whose welfare is
 always 0: there the metric is the matcher's (row player's) payoff.
+
+(One file: the equilibria, where they come from and the reference points built on them.)
 """
 from __future__ import annotations
 

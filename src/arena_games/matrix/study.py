@@ -19,6 +19,10 @@ Honesty rules (see docs/matrix.md):
     arena study --player matrix_uniform --trials 60
     arena study --player 'openai:model=...,temperature=1' --archetypes paper --k 2-6 --out runs/llm
     arena study --merge runs/a runs/b --out figures        # one figure per archetype
+
+(One file of ~500 lines: the configuration, the run loop, the outputs and the CLI of one
+command; trial classification and the trial log live in ``trials.py``, verdicts in
+``scoring.py``, figures in ``figures.py``.)
 """
 from __future__ import annotations
 
@@ -27,7 +31,6 @@ import csv
 import io
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -38,10 +41,8 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arena_core.episode import EpisodeRecord, PolicyEvent, Step
 from arena_core.errors import ArenaError, ConfigError, PlayerError
-from arena_core.faults import FaultKind, classify
-from arena_core.outputs import RunLock, append_jsonl_many, atomic_write_text
+from arena_core.outputs import RunLock, atomic_write_text
 from arena_core.players import preflight_player
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_player
@@ -50,14 +51,18 @@ from arena_players.batched import play_batch
 
 from .equilibria import reference_points
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES
-from .rules import MatrixGame, MatrixState
+from .rules import MatrixGame
 from .scoring import NEAR_WORST, CellScore, control, score_cell
+from .trials import FORMAT, OUTCOMES, TRIAL_FIELDS, TrialLog, sampling_info, trial_row
 
-FORMAT = "arena.matrix-study/2"
+__all__ = [
+    "FORMAT", "OUTCOMES", "PAPER_ARCHETYPES", "TRIAL_FIELDS", "StudyAbortedError", "StudyConfig", "StudyResult",
+    "build_parser", "check_sampling", "main", "run_study", "sampling_info", "score_rows", "trial_row", "trial_seeds",
+]
+
 #: the paper's seven archetypes (hide-and-seek is the optional zero-sum eighth)
 PAPER_ARCHETYPES = tuple(a for a in ARCHETYPE_NAMES if a != "hide_and_seek")
 LISTINGS = ("shared", "independent")
-ERROR_KINDS = (FaultKind.ERROR, FaultKind.TIMEOUT, FaultKind.CAP_EXHAUSTED, FaultKind.CRASH)
 
 
 class StudyAbortedError(PlayerError):
@@ -159,33 +164,7 @@ class StudyResult:
     notes: list[str] = field(default_factory=list)
 
 
-TRIAL_FIELDS = (
-    "listing", "archetype", "k", "trial", "episode_seed", "rotation", "seat_of_player",
-    "label_0", "label_1", "position_0", "position_1", "action_0", "action_1", "return_0", "return_1", "metric",
-    "outcome", "fault_kind", "fault_seat", "end", "detail",
-    "model_0", "model_1", "mode_0", "mode_1", "temperature_0", "temperature_1", "top_p_0", "top_p_1", "seed_0", "seed_1",
-)
-#: outcome of a trial: "scored" enters the verdicts; the others are counted and excluded
-OUTCOMES = ("scored", "unparseable", "illegal", "error", "defaulted")
-
-
 # ---------------------------------------------------------------------------- players
-def sampling_info(player: Any, seed: int) -> dict:
-    """What a player says about how it samples: model id, mode (constrained/free/scripted),
-    temperature, top-p, and its seed (the per-copy seed)."""
-    s = getattr(player, "settings", None)
-    temperature = getattr(s, "temperature", None)
-    name = getattr(player, "name", type(player).__name__)
-    return {
-        "player": name,
-        "model": getattr(s, "model", None) or name,
-        "mode": getattr(s, "mode", None) or ("free" if temperature is not None else "scripted"),
-        "temperature": temperature,
-        "top_p": getattr(s, "top_p", None),
-        "seed": int(seed),
-    }
-
-
 def _make_players(config: StudyConfig, factory: Callable[[str, int], Any]) -> tuple[list[Any], list[int]]:
     """Two instances, separately seeded: the copies never share a random stream."""
     seeds = [derive_seed(config.seed, "player", copy) for copy in range(2)]
@@ -229,139 +208,6 @@ def trial_seeds(seed: int, archetype: str, k: int, trials: int, listing: str = "
     return [int(v) for v in cell.generate_state(trials, np.uint64) >> np.uint64(1)]
 
 
-def _fault(event: PolicyEvent) -> FaultKind:
-    t = event.telemetry or {}
-    if event.illegal:
-        return classify("unparseable" if t.get("parse_method") == "unparseable" or t.get("valid") is False else None, illegal=True)
-    error_type = str(t.get("error_type") or "")
-    detail = event.detail.lower()
-    if "timeout" in error_type.lower() or "timed out" in detail:
-        return FaultKind.TIMEOUT
-    if "budget" in error_type.lower() or "capexhausted" in error_type.lower() or "spending cap" in detail:
-        return FaultKind.CAP_EXHAUSTED
-    return classify(t.get("fault_kind") or error_type or None, illegal=False)
-
-
-def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: str, k: int, t: int, seed: int,
-              swap: bool, infos: list[dict]) -> dict:
-    """One trial, classified: the labels and listing positions chosen, underlying actions,
-    returns, metric (scored trials only), outcome and fault."""
-    steps = {e.player: e for e in record.events if isinstance(e, Step)}
-    events = [e for e in record.events if isinstance(e, PolicyEvent)]
-    end = record.end
-    listings = game.start(seed).state.listings
-    seat_info = [infos[1], infos[0]] if swap else infos
-    row: dict[str, Any] = {
-        "listing": listing, "archetype": archetype, "k": k, "trial": t, "episode_seed": seed, "rotation": game.params.rotation,
-        "seat_of_player": 1 if swap else 0, "label_0": "", "label_1": "", "position_0": "", "position_1": "",
-        "action_0": "", "action_1": "", "return_0": "", "return_1": "", "metric": "", "outcome": "scored",
-        "fault_kind": "", "fault_seat": "", "end": end.reason.value if end else "", "detail": "",
-    }
-    for seat in (0, 1):
-        info = seat_info[seat]
-        row.update({f"model_{seat}": info["model"], f"mode_{seat}": info["mode"], f"temperature_{seat}": info["temperature"],
-                    f"top_p_{seat}": info["top_p"], f"seed_{seat}": info["seed"]})
-        if seat in steps:
-            label = steps[seat].action_id
-            row[f"label_{seat}"] = steps[seat].action
-            row[f"position_{seat}"] = listings[seat].index(label)
-    if end is not None and end.returns is not None:
-        row.update(return_0=end.returns[0], return_1=end.returns[1])
-    natural = end is not None and end.returns is not None and end.reason.value == "natural" and len(steps) == 2
-    if natural:
-        i, j = game.underlying_actions(MatrixState(listings, (steps[0].action_id, steps[1].action_id)))
-        row.update(action_0=i, action_1=j)
-        substituted = [e for e in events if e.verdict == "default"]
-        if substituted:  # the policy played a default move: counted, never scored
-            kind = _fault(substituted[0])
-            row.update(outcome="defaulted", fault_seat=substituted[0].player, detail=" ".join(substituted[0].detail.split())[:200],
-                       fault_kind=FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value)
-        else:  # answered (after retries, if any): scored
-            r0, r1 = end.returns
-            row["metric"] = r0 if ARCHETYPES[archetype].zero_sum else r0 + r1
-            if events:
-                row["detail"] = f"{len(events)} retried answer(s); first: " + " ".join(events[0].detail.split())[:150]
-    else:
-        last = events[-1] if events else None
-        kind = _fault(last) if last is not None else FaultKind.ERROR
-        row.update(fault_kind=kind.value, fault_seat="" if last is None else last.player,
-                   detail="" if last is None else " ".join(last.detail.split())[:200],
-                   outcome="error" if kind in ERROR_KINDS else kind.value)
-    return row
-
-
-# ---------------------------------------------------------------------------- resumable run
-def _config_key(config: StudyConfig) -> dict:
-    """What must match for a directory to be resumed (not how it is computed or written)."""
-    skip = {"batch", "level", "alpha", "correction", "max_error_share"}
-    return {k: v for k, v in config.model_dump(mode="json").items() if k not in skip}
-
-
-class _TrialLog:
-    """``trials.jsonl`` and ``episodes.jsonl`` in an output directory, appended and fsynced one
-    batch of trials at a time (episodes first, then the trial rows with the episode file's
-    length), so a resumed run keeps exactly the finished trials."""
-
-    def __init__(self, out: Path, config: StudyConfig, write_episodes: bool):
-        self.out = out
-        self.trials_path = out / "trials.jsonl"
-        self.episodes_path = out / "episodes.jsonl" if write_episodes else None
-        self.done: dict[tuple[str, str, int, int], dict] = {}
-        study = out / "study.json"
-        if study.exists():
-            try:
-                saved = json.loads(study.read_text(encoding="utf-8"))
-            except ValueError:
-                saved = None
-            if not isinstance(saved, dict) or saved.get("config_key") != _config_key(config):
-                raise ConfigError(f"{out} holds a different study (config differs); choose another --out or delete it")
-            self._load()
-        else:
-            atomic_write_text(study, json.dumps({"format": FORMAT, "config_key": _config_key(config)}, indent=1))
-            for p in (self.trials_path, self.episodes_path):
-                if p is not None and p.exists():
-                    p.unlink()
-        self.trials_fh = open(self.trials_path, "a", encoding="utf-8")
-        self.episodes_fh = open(self.episodes_path, "a", encoding="utf-8") if self.episodes_path else None
-
-    def _load(self) -> None:
-        if not self.trials_path.exists():
-            return
-        raw = self.trials_path.read_bytes()
-        good = raw[: raw.rfind(b"\n") + 1]  # a torn last line is dropped
-        offset = 0
-        for line in good.decode("utf-8").splitlines():
-            row = json.loads(line)
-            self.done[row["listing"], row["archetype"], row["k"], row["trial"]] = row
-            offset = max(offset, int(row.pop("_episodes_end", 0)))
-        if len(good) != len(raw):
-            with open(self.trials_path, "r+b") as fh:
-                fh.truncate(len(good))
-        if self.episodes_path is not None and self.episodes_path.exists() and self.episodes_path.stat().st_size > offset:
-            with open(self.episodes_path, "r+b") as fh:  # episodes of trials whose row never landed
-                fh.truncate(offset)
-
-    def append(self, items: Sequence[tuple[dict, EpisodeRecord]]) -> None:
-        """A batch of finished trials: their episodes (one fsync), then their rows (one fsync),
-        each row carrying the episode file's length after its own episode."""
-        ends = []
-        if self.episodes_fh is not None:
-            for _, record in items:
-                for line in record.lines():
-                    self.episodes_fh.write(line + "\n")
-                ends.append(self.episodes_fh.tell())
-            self.episodes_fh.flush()
-            os.fsync(self.episodes_fh.fileno())
-        else:
-            ends = [0] * len(items)
-        append_jsonl_many(self.trials_fh, [{**row, "_episodes_end": end} for (row, _), end in zip(items, ends)])
-
-    def close(self) -> None:
-        for fh in (self.trials_fh, self.episodes_fh):
-            if fh is not None:
-                fh.close()
-
-
 def run_study(
     config: StudyConfig,
     out_dir: str | Path | None = None,
@@ -396,7 +242,7 @@ def run_study(
         lock.acquire()
     aborted: StudyAbortedError | None = None
     try:  # the lock is released however the run ends (an interrupt included)
-        log = _TrialLog(out, config, write_episodes) if out is not None else None
+        log = TrialLog(out, config, write_episodes) if out is not None else None
         try:
             resumed = _run_cells(config, players, infos, policy, log, rows, progress)
         except StudyAbortedError as exc:
@@ -417,7 +263,7 @@ def run_study(
 
 
 def _run_cells(config: StudyConfig, players: list[Any], infos: list[dict], policy: IllegalActionPolicy,
-               log: "_TrialLog | None", rows: list[dict], progress: Callable[[str], None] | None) -> int:
+               log: "TrialLog | None", rows: list[dict], progress: Callable[[str], None] | None) -> int:
     """Play every cell's missing trials in batches, appending each to ``log``; extend ``rows``
     cell by cell. Returns how many trials were found done. Raises StudyAbortedError."""
     resumed = 0

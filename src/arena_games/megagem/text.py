@@ -12,6 +12,8 @@ are removed before anything is read (a bid inside ``<think>`` is never read), an
 JSON objects (or, without JSON, whose bid phrases) name different values is unparseable rather
 than read by position. ``MegaGemTextView(benchmark=True)`` is the opt-in benchmark-compatible
 reading: tags dropped but their content searched, the first object by precedence wins.
+
+(One file: the prompt and its parser are one text view, rule book sections 7.2-7.4.)
 """
 from __future__ import annotations
 
