@@ -1,6 +1,6 @@
 """The `search` player against named opponents: Kuhn poker, MegaGem, perfect-information TextArena titles.
 
-    python bench/search_bench.py kuhn --deals 300 --simulations 200
+    python bench/search_bench.py kuhn --deals 300 --simulations 200 --rollouts random,none   # none: random's own value
     python bench/search_bench.py megagem --deals 0:100 --simulations 12 --candidates 5 --out runs/search_megagem.jsonl
     python bench/search_bench.py megagem --summary runs/search_megagem.jsonl
     python bench/search_bench.py textarena --title textarena/TicTacToe-v0 --games 40 --simulations 100
@@ -32,7 +32,8 @@ def kuhn(args) -> None:
     game = make_game("kuhn_poker")
     for rollout in args.rollouts.split(","):
         for opp in args.opponents.split(","):
-            s = SearchPlayer(seed=args.seed, simulations=args.simulations, rollout=rollout)
+            s = (SearchPlayer(seed=args.seed, simulations=args.simulations, rollout=rollout) if rollout != "none"
+                 else make_player("random", seed=args.seed))  # "none": the random player itself, the baseline
             o = make_player(opp, seed=args.seed + 1)
             sums, counts = [], []
             for deal in _deals(args.deals):
@@ -45,7 +46,8 @@ def kuhn(args) -> None:
             mean = sum(sums) / sum(counts)
             lo, hi = cluster_mean_interval(sums, counts)
             print(f"kuhn  rollout={rollout:8s} vs {opp:15s} {mean:+.3f} a game [{lo:+.3f}, {hi:+.3f}]  "
-                  f"{len(sums)} deals x 2 seats, {args.simulations} sims/decision, {s.simulations_per_second():.0f} sims/s")
+                  f"{len(sums)} deals x 2 seats, {args.simulations} sims/decision, "
+                  f"{s.simulations_per_second() if rollout != 'none' else 0:.0f} sims/s")
 
 
 def megagem(args) -> None:

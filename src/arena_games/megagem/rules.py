@@ -5,7 +5,8 @@ bid wins, ties go to the earliest seat in the tiebreak queue, and the winner mov
 of the queue. A Treasure winner with a non-empty hand then reveals one hand gem to the value
 display (a sequential decision of its own). The game ends when every auctionable gem is won;
 remaining hands go to the display and gems score by the value chart at that final display.
-See ``/work/shared/megagem-rules.md`` (the rule book) and ``docs/megagem.md``.
+The rules follow the public MegagemBench engine (github.com/djdumpling/MegagemBench, read at commit
+6e5b082e); ``docs/megagem.md`` states them and where they differ from the published board game.
 """
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ class Bid:
 
     amount: int
 
+    def __post_init__(self) -> None:
+        if isinstance(self.amount, np.integer):  # RL code holds numpy integers: the same bid
+            object.__setattr__(self, "amount", int(self.amount))
+
     def __str__(self) -> str:
         return f"bid {self.amount}"
 
@@ -61,6 +66,10 @@ class Reveal:
     """Move one hand gem of ``colour`` (an index into COLOURS) to the value display."""
 
     colour: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.colour, np.integer):
+            object.__setattr__(self, "colour", int(self.colour))
 
     def __str__(self) -> str:
         return f"reveal {COLOURS[self.colour]}"
