@@ -12,6 +12,7 @@ name the variable). A literal key in an entrant's options or spec is refused wit
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -88,15 +89,22 @@ def _parameters(player: Any) -> dict[str, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _package_distributions() -> dict[str, list[str]]:
+    from importlib import metadata
+
+    try:
+        return dict(metadata.packages_distributions())
+    except Exception:  # pragma: no cover - broken metadata
+        return {}
+
+
 def _versions(player: Any) -> dict[str, str]:
     from importlib import metadata
 
     top = type(player).__module__.split(".")[0]
     out: dict[str, str] = {}
-    try:
-        dists = metadata.packages_distributions().get(top, [])
-    except Exception:  # pragma: no cover - broken metadata
-        dists = []
+    dists = _package_distributions().get(top, [])
     for d in sorted(set(dists)):
         try:
             out[d] = metadata.version(d)
