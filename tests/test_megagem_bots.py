@@ -209,3 +209,50 @@ def test_expert_takes_loans_only_when_short_of_coins(game):
     poor = dataclasses.replace(s, coins=(2, 35, 35))
     amount = ExpertBidder().act(decision(game, poor, 0)).amount
     assert 1 <= amount < 10  # outbid the zero bids ahead of it, far below the loan's face value
+
+
+# ---------------------------------------------------------------------- the expert's knobs
+def test_expert_knobs_default_to_the_shipped_expert_and_bad_ones_are_refused(game):
+    from arena_core.errors import PlayerOptionsError
+
+    bot = make_player("megagem_expert")
+    assert bot.settings.model_dump() == {"liquidity": 0.5, "schedule": "fading", "offset": 2.0, "gate": 0.0, "loan_rule": "shortfall"}
+    for bad in ({"schedule": "sometimes"}, {"gate": -1.0}, {"liquidity": -0.1}, {"loan_rule": "always"}):
+        with pytest.raises(PlayerOptionsError, match="known options"):
+            ExpertBidder(**bad)
+
+
+def test_expert_loan_rule_liquidity_bids_for_a_loan_when_rich(game):
+    history = tuple(AuctionRecord(i + 1, T1, (0, 0, 0), 1, 0, (Y,), None, ()) for i in range(2))
+    s = base(game, card=L10, tiebreak=(1, 0, 2), history=history, round=3, collections=(ZERO, counts(Y, Y), ZERO))
+    rich = dataclasses.replace(s, coins=(35, 35, 35))
+    assert ExpertBidder().act(decision(game, rich, 0)) == Bid(0)
+    assert ExpertBidder(loan_rule="liquidity").act(decision(game, rich, 0)).amount >= 1
+
+
+def test_expert_gate_keeps_the_fair_value_bid_unless_the_gain_is_large(game):
+    s = base(game, card=T2, pool=(R, B), display=(R, R, R, B))
+    fair = FairValueBidder().act(decision(game, s, 0))
+    assert ExpertBidder(gate=1e9).act(decision(game, s, 0)) == fair
+    assert ExpertBidder(gate=0.0).act(decision(game, s, 0)) == ExpertBidder().act(decision(game, s, 0))
+
+
+def test_expert_constant_lambda_charges_more_late_in_the_game(game):
+    bot_f, bot_c = ExpertBidder(), ExpertBidder(schedule="constant")
+    late = game.start(0)
+    while not game.is_over(late) and late.state.round < 20:
+        p = game.current_player(late)
+        late = game.act(late, p, game.legal(late, p)[0])
+    obs = game.observe(late, 0)
+    assert bot_c._liquidity_now(obs) == 0.5 and bot_f._liquidity_now(obs) < 0.5
+
+
+def test_a_changed_knob_is_a_new_resolved_identity():
+    from arena_core.tournament.identity import entrant_identity
+    from arena_core.tournament.schedule import Entrant
+
+    shipped = entrant_identity(Entrant(name="e", player="megagem_expert"), make_player("megagem_expert"))
+    same = entrant_identity(Entrant(name="e", player="megagem_expert"), ExpertBidder(liquidity=0.5))
+    other = entrant_identity(Entrant(name="e", player="megagem_expert"), make_player("megagem_expert{gate = 1.0}"))
+    assert shipped["params"]["gate"] == 0.0 and other["params"]["gate"] == 1.0
+    assert shipped["digest"] == same["digest"] != other["digest"]

@@ -13,6 +13,11 @@ import math
 from functools import lru_cache
 from statistics import median
 
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arena_core.errors import PlayerOptionsError
 from arena_core.players import BasePlayer, Decision
 
 from .cards import ALPHABETICAL, COLOURS, GEMS_PER_COLOUR, NUM_COLOURS, build_missions
@@ -275,6 +280,23 @@ class PriceLaw:
         return lo, self.support.get(b, 0.0)
 
 
+class ExpertSettings(BaseModel):
+    """The expert's knobs (``megagem_expert{liquidity = 0.5, schedule = "constant", ...}``); the
+    defaults are the shipped expert (docs/benchmarks.md has the comparison that chose them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    liquidity: float = Field(0.5, ge=0.0, description="lambda: the liquidity premium on every coin paid")
+    schedule: Literal["fading", "constant"] = Field(
+        "fading", description="fading: lambda x (gems left after this lot / gems at the start); constant: lambda throughout")
+    offset: float = Field(2.0, description="delta: subtracted from the lot's expected value (calibration)")
+    gate: float = Field(0.0, ge=0.0, description="move off the fair-value base bid only when the expected gain "
+                        "is at least this many coins more (0: always the best bid)")
+    loan_rule: Literal["shortfall", "liquidity"] = Field(
+        "shortfall", description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
+        "liquidity: lambda_t x its whole amount")
+
+
 class ExpertBidder(_MegaGemBot):
     """The analytic expert.
 
@@ -291,14 +313,20 @@ class ExpertBidder(_MegaGemBot):
 
     name = "megagem_expert"
 
-    def __init__(self, seed: int = 0, liquidity: float = 0.5, offset: float = 2.0):
+    def __init__(self, seed: int = 0, liquidity: float = 0.5, offset: float = 2.0, schedule: str = "fading",
+                 gate: float = 0.0, loan_rule: str = "shortfall"):
         super().__init__(seed)
-        if liquidity < 0:
-            raise ValueError(f"liquidity must be >= 0, got {liquidity}")
-        self.liquidity, self.offset = float(liquidity), float(offset)
+        try:
+            self.settings = ExpertSettings(liquidity=liquidity, offset=offset, schedule=schedule, gate=gate, loan_rule=loan_rule)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
+            raise PlayerOptionsError(f"invalid megagem_expert options: {problems}; known options: {', '.join(ExpertSettings.model_fields)}") from None
+        self.liquidity, self.offset = self.settings.liquidity, self.settings.offset
 
     # -- values
     def _liquidity_now(self, obs: dict) -> float:
+        if self.settings.schedule == "constant":
+            return self.liquidity
         left = obs["gem_deck_size"] + len(obs["pool"]) - len(lot_colours(obs))
         start = GEMS_PER_COLOUR * NUM_COLOURS - obs["num_players"] * _hand_size(obs)
         return self.liquidity * max(0.0, left) / max(1, start)
@@ -393,14 +421,31 @@ class ExpertBidder(_MegaGemBot):
             v = self.lot_value(obs, values)
             gain = [(v - (1.0 + lam) * b) * pwin[b] for b in range(limit + 1)]
         elif card["type"] == "loan":
-            shortfall = max(0.0, self._budget_need(obs, values) - coins)
-            v = lam * min(card["amount"], shortfall)
+            if self.settings.loan_rule == "liquidity":
+                v = lam * card["amount"]
+            else:
+                shortfall = max(0.0, self._budget_need(obs, values) - coins)
+                v = lam * min(card["amount"], shortfall)
             gain = [(v - b) * pwin[b] for b in range(limit + 1)]
         else:
             v = float(card["bonus"])
             gain = [(v - lam * b) * pwin[b] for b in range(limit + 1)]
         best = max(range(limit + 1), key=lambda b: (gain[b], -b))
+        if self.settings.gate > 0:
+            base = self._base_bid(obs, limit)
+            if gain[best] - gain[base] < self.settings.gate:
+                best = base
         return decision.legal_actions[best]
+
+    @staticmethod
+    def _base_bid(obs: dict, limit: int) -> int:
+        """The gate's base policy: the fair-value bid (0.8 x the lot's public chart value; 0 off Treasure)."""
+        lot = lot_colours(obs)
+        if not lot:
+            return 0
+        chart = obs["value_chart"]["values"]
+        dc = _counts(obs["display_counts"])
+        return max(0, min(limit, int(round(0.8 * sum(chart_value(chart, dc[g]) for g in lot)))))
 
     def reveal(self, decision: Decision) -> Reveal:
         obs = decision.observation
@@ -441,6 +486,6 @@ BOTS: dict[str, type[BasePlayer]] = {
     cls.name: cls for cls in (HeuristicBidder, FairValueBidder, MarketAnchoredBidder, ExpertBidder)
 }
 __all__ = [
-    "BOTS", "ExpertBidder", "FairValueBidder", "HeuristicBidder", "MarketAnchoredBidder", "PriceLaw",
+    "BOTS", "ExpertBidder", "ExpertSettings", "FairValueBidder", "HeuristicBidder", "MarketAnchoredBidder", "PriceLaw",
     "expected_final_values", "mission_bonus",
 ]
