@@ -7,6 +7,8 @@ display (a sequential decision of its own). The game ends when every auctionable
 remaining hands go to the display and gems score by the value chart at that final display.
 The rules follow the public MegagemBench engine (github.com/djdumpling/MegagemBench, read at commit
 6e5b082e); ``docs/megagem.md`` states them and where they differ from the published board game.
+The rules import none of their views (``text.py``, ``views.py``): the package attaches them to
+:class:`MegaGem` where the game is registered (``arena_games/megagem/__init__.py``).
 """
 from __future__ import annotations
 
@@ -441,21 +443,6 @@ class MegaGem(Game[MegaGemState, Action]):
             state.collections, state.coins, state.loans, state.investments, state.missions, state.claimed,
             state.tiebreak, state.history, state.bids, state.winner,
         )
-
-    def rules_text(self) -> str:
-        from .text import rules_text
-
-        return rules_text(self)
-
-    def text_view(self):
-        from .text import MegaGemTextView
-
-        return MegaGemTextView()
-
-    def views(self):
-        from .views import MegaGemCompactView
-
-        return {**super().views(), "compact": MegaGemCompactView}
 
 
 def resolve_winner(bids: tuple[int, ...], tiebreak: tuple[int, ...]) -> int:
