@@ -130,3 +130,14 @@ def test_a_faulty_rollout_player_is_counted_not_hidden():
 class _Broken:
     def act(self, decision):
         raise RuntimeError("boom")
+
+
+def test_the_example_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "search_player.py"
+    out = subprocess.run([sys.executable, str(script), "3"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "kuhn: search vs random" in out.stdout and "rollout faults 0" in out.stdout
