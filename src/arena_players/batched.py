@@ -63,16 +63,16 @@ def play_batch(
     if len(games) != len(seeds):
         raise ConfigError(f"play_batch got {len(games)} games for {len(seeds)} seeds; give one game per seed")
     lineups = [list(players(i)) if callable(players) else list(players) for i in range(len(seeds))]
-    for g, lineup in zip(games, lineups):
+    for g, lineup in zip(games, lineups, strict=True):
         if len(lineup) != g.num_players:
             raise ConfigError(f"{g.spec.id} with {g.num_players} players needs {g.num_players} players, got {len(lineup)}")
     stats = stats if stats is not None else BatchStats()
     wall = time.perf_counter()
     matches = [
         Match(g, seed, policy=policy, turn_cap=turn_cap, time_cap_s=time_cap_s, players=[_name(p) for p in lineup])
-        for g, seed, lineup in zip(games, seeds, lineups)
+        for g, seed, lineup in zip(games, seeds, lineups, strict=True)
     ]
-    for match, lineup in zip(matches, lineups):
+    for match, lineup in zip(matches, lineups, strict=True):
         begin_episodes(lineup, match.game, match.seed)
     written = [False] * len(matches)
     try:
@@ -115,7 +115,7 @@ def _ask(player: Player, items: list[tuple[Match, Decision]], batched: bool, sta
         elapsed = time.perf_counter() - started
         stats.player_calls += 1
         stats.player_s += elapsed
-        for (match, decision), answer in zip(items, answers):
+        for (match, decision), answer in zip(items, answers, strict=True):
             apply_answer(match, decision, answer, elapsed)
         return
     for match, decision in items:

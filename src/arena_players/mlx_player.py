@@ -516,7 +516,7 @@ class MLXEngine:
                 mx.async_eval(queued)
             tokens = drawn.tolist()
             kept: list[int] = []
-            for j, (i, token) in enumerate(zip(active, tokens)):
+            for j, (i, token) in enumerate(zip(active, tokens, strict=True)):
                 if token in self.eos_ids:
                     finish[i] = "stop"
                     continue
@@ -545,7 +545,7 @@ class MLXEngine:
             else:
                 logits = self.model(mx.array([[outs[i][-1]] for i in active]), cache=cache)[:, -1, :]
         self._account(started, sum(len(r.tokens) for r in reqs), sum(len(o) for o in outs))
-        return [Generated(o, f) for o, f in zip(outs, finish)]
+        return [Generated(o, f) for o, f in zip(outs, finish, strict=True)]
 
     def _account(self, started: float, tokens_in: int, tokens_out: int) -> None:
         self.stats.generate_s += time.perf_counter() - started
@@ -631,7 +631,7 @@ class MLXPlayer(BasePlayer):
             reqs = [self._request(pending[i]) for i in todo]
             gens = self.engine.generate_batch(reqs) if batched else [self.engine.generate(r) for r in reqs]
             retry = []
-            for i, req, gen in zip(todo, reqs, gens):
+            for i, req, gen in zip(todo, reqs, gens, strict=True):
                 p = pending[i]
                 p.rounds += 1
                 p.tokens_in += len(req.tokens)

@@ -372,7 +372,7 @@ class MegaGem(Game[MegaGemState, Action]):
         prices = [self.chart_clamped[k] for k in final]
         out = []
         for p in self.all_players:
-            gems = sum(n * v for n, v in zip(state.collections[p], prices))
+            gems = sum(n * v for n, v in zip(state.collections[p], prices, strict=True))
             missions = sum(self.mission_table[m].reward for m in state.claimed[p])
             loans = sum(state.loans[p])
             investments = sum(bid + bonus for bid, bonus in state.investments[p])

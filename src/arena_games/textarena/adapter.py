@@ -153,7 +153,7 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
 
     def state_to_json(self, state: TextArenaState) -> Any:
         out = {"__type__": "TextArenaState"}
-        for name, value in zip(("ta_seed", "actions", "actors", "to_move", "outcome"), state._data()):
+        for name, value in zip(("ta_seed", "actions", "actors", "to_move", "outcome"), state._data(), strict=True):
             out[name] = to_jsonable(value)
         out["inbox"] = to_jsonable(state.inbox)
         return out
