@@ -53,10 +53,10 @@ def test_the_root_entry_points_are_generated_from_the_distributions():
 
 def test_an_entry_point_added_to_the_root_only_is_reported_with_its_owner(monkeypatch):
     real = dists.root_project()
-    fake = {**real, "entry-points": {**real["entry-points"], "arena.players": {**real["entry-points"]["arena.players"], "search": "arena_players.search:SearchPlayer"}}}
+    fake = {**real, "entry-points": {**real["entry-points"], "arena.players": {**real["entry-points"]["arena.players"], "root_only_bot": "arena_players.random_player:RandomPlayer"}}}
     monkeypatch.setattr(dists, "root_project", lambda: fake)
     (problem,) = dists.drift()
-    assert "'search'" in problem and "dists/players/pyproject.toml" in problem
+    assert "'root_only_bot'" in problem and "dists/players/pyproject.toml" in problem
 
 
 def test_each_entry_point_lives_in_the_distribution_that_owns_its_module():
