@@ -120,3 +120,32 @@ def test_the_conformance_script_example_runs_every_check(tmp_path):
 
     n = len(CONFORMANCE_CHECKS)
     assert "cross_process_determinism passed" in out.stdout and f"{n}/{n} checks passed" in out.stdout
+
+
+def test_an_installed_game_registered_under_another_name_is_refused_with_the_rule(tmp_path):
+    """A third-party package whose entry-point name differs from spec.id: listed as unavailable
+    with the reason, and `arena play` says what to rename (before, it played, and `arena replay`
+    could not find the game)."""
+    pkg = tmp_path / "src" / "misnamed"
+    (pkg / "misnamed_game").mkdir(parents=True)
+    (pkg / "misnamed_game" / "__init__.py").write_text("from arena_games.kuhn import KuhnPoker as Kuhn\n")
+    (pkg / "pyproject.toml").write_text(textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "misnamed-game"
+        version = "0.0.1"
+        [tool.setuptools]
+        packages = ["misnamed_game"]
+        [project.entry-points."arena.games"]
+        my_kuhn = "misnamed_game:Kuhn"
+    """))
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target), str(pkg)],
+                   check=True, capture_output=True, text=True, timeout=300)
+    env = {**__import__("os").environ, "PYTHONPATH": str(target)}
+    out = subprocess.run([sys.executable, "-m", "arena_core.cli", "play", "my_kuhn", "--players", "random,random", "--seed", "1"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 2 and "entry-point name must equal spec.id" in out.stderr and "'kuhn_poker'" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
