@@ -149,3 +149,23 @@ def test_an_installed_game_registered_under_another_name_is_refused_with_the_rul
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 2 and "entry-point name must equal spec.id" in out.stderr and "'kuhn_poker'" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_game_in_a_module_run_with_python_m_is_imported_by_its_name(tmp_path):
+    (tmp_path / "kitdemo").mkdir()
+    (tmp_path / "kitdemo" / "__init__.py").write_text("")
+    (tmp_path / "kitdemo" / "game.py").write_text(textwrap.dedent("""
+        from arena_core.testing import run_conformance
+        from arena_games.kuhn import KuhnPoker
+        from . import __name__ as package  # a relative import: only works inside the package
+
+        class MyGame(KuhnPoker):
+            pass
+
+        if __name__ == "__main__":
+            (r,) = run_conformance(MyGame(), checks=["cross_process_determinism"])
+            print("STATUS", r.status, r.detail)
+    """))
+    out = subprocess.run([sys.executable, "-m", "kitdemo.game"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "STATUS passed" in out.stdout

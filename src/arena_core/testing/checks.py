@@ -657,7 +657,12 @@ def game_reference(game: Game) -> dict[str, Any]:
     if "<locals>" in cls.__qualname__:
         raise CannotRebuild(f"{cls.__qualname__} is defined inside a function; define the game class at module level")
     if cls.__module__ == "__main__":
-        path = getattr(sys.modules.get("__main__"), "__file__", None)
+        main = sys.modules.get("__main__")
+        run_as = getattr(getattr(main, "__spec__", None), "name", None)
+        if run_as and run_as != "__main__":  # `python -m pkg.mod`: import it by that name
+            ref["module"] = run_as
+            return ref
+        path = getattr(main, "__file__", None)
         if not path or not os.path.isfile(path):
             raise CannotRebuild(f"{cls.__qualname__} is defined in an interactive __main__ with no file to import it from")
         ref["path"] = os.path.abspath(path)
