@@ -122,6 +122,24 @@ def bench_llm(latency: float, concurrency: int, full_sequential: bool, seq_trial
     return out
 
 
+def bench_mlx(trials: int) -> dict | None:
+    """The MLX path in process: the tiny offline model, constrained decoding at temperature 1,
+    the paper's archetypes' first one at k = 2..10: batched trials against one at a time."""
+    try:
+        from arena_players.mlx_player import MLXEngine, MLXPlayer, load_model
+    except ImportError:
+        return None
+    engine = MLXEngine(*load_model("tiny"))
+    factory = lambda spec, seed: MLXPlayer(seed, engine=engine, mode="constrained", temperature=1.0)  # noqa: E731
+    config = StudyConfig(player="mlx:tiny", archetypes=("coordination",), ks=K_VALUES, trials=trials, round_trials=False,
+                         listings=("shared",), batch=64)
+    run_study(config.model_copy(update={"ks": (2,), "trials": 2}), None, player_factory=factory)  # warm-up (compilation)
+    _, batched, batched_cpu = timed(lambda: run_study(config, None, player_factory=factory))
+    _, single, single_cpu = timed(lambda: run_study(config.model_copy(update={"batch": 1}), None, player_factory=factory))
+    return {"trials": len(K_VALUES) * trials, "batched": batched, "batched_cpu": batched_cpu, "single": single,
+            "single_cpu": single_cpu}
+
+
 def write_llm_section(r: dict, load_before: float, load_after: float) -> str:
     c, s = r["concurrent"], r["sequential"]
     seq_note = ("the whole study, one trial at a time" if s["full"] else
@@ -149,6 +167,14 @@ def write_llm_section(r: dict, load_before: float, load_after: float) -> str:
         + ("met." if r["speedup"] >= 4 else "**not met**."),
         "- Against a local `mlx_lm.server`: not measured here (no MLX model server on this machine).",
     ]
+    m = r.get("mlx")
+    if m:
+        lines += [
+            f"- MLX in process (the tiny offline test model, constrained decoding, temperature 1; coordination, k = 2..10, "
+            f"{m['trials']} trials): batched {m['batched']:.1f} s wall ({m['batched_cpu']:.1f} s CPU), one trial at a time "
+            f"{m['single']:.1f} s wall ({m['single_cpu']:.1f} s CPU): **{m['single'] / m['batched']:.1f}×**. The tiny model "
+            "is small, so this measures the batching of the decode loop, not a real model's arithmetic.",
+        ]
     return "\n".join(lines)
 
 
@@ -160,11 +186,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="--llm: the fake server's fixed latency in seconds")
     parser.add_argument("--concurrency", type=int, default=32, help="--llm: the player's request limit in the concurrent run")
     parser.add_argument("--sequential-trials", type=int, default=10, help="--llm: trials per k in the sequential subset")
+    parser.add_argument("--mlx-trials", type=int, default=20, help="--llm: trials per k for the in-process MLX comparison")
     parser.add_argument("--full-sequential", action="store_true", help="--llm: run the whole study one trial at a time (~13 min)")
     args = parser.parse_args()
     if args.llm:
         load_before = os.getloadavg()[0]
         result = bench_llm(args.latency, args.concurrency, args.full_sequential, args.sequential_trials)
+        result["mlx"] = bench_mlx(args.mlx_trials)
         body = write_llm_section(result, load_before, os.getloadavg()[0])
         write_section("matrix_llm", body)
         print(body)
