@@ -71,3 +71,11 @@ def test_a_nondeterministic_game_that_never_touches_the_global_rng_is_not_blamed
     results = {r.name: r for r in run_conformance(StatefulObservation(), max_examples=10, checks=["no_global_rng", "determinism"])}
     assert results["determinism"].status == "failed" and "global RNG" not in results["determinism"].detail
     assert results["no_global_rng"].status == "passed"
+
+
+def test_legal_play_alone_still_explores():
+    """Selecting only legal_play must run the playthroughs (it has no per-playthrough function)."""
+    from broken_games import CrashesOnLegalMove
+
+    results = {r.name: r for r in run_conformance(CrashesOnLegalMove(), checks=["legal_play"], max_examples=10)}
+    assert results["legal_play"].status == "failed", results["legal_play"]

@@ -116,8 +116,8 @@ def run_conformance(
             except Exception as exc:
                 failures[name] = f"{name}: raised {type(exc).__name__}: {exc}"
 
-    if active:
-        explore()
+    if active or ("legal_play" in selected and "legal_play" not in exempt):
+        explore()  # legal_play has no per-playthrough function: exploring is the check
     for name, aggregate in (
         ("chance", lambda: check_chance_observed(game, evidence["pairs"], evidence["seed_matters"])),
         ("turn_structure", lambda: check_turn_structure_observed(game, evidence["shapes"])),
