@@ -193,3 +193,19 @@ def test_wrong_number_of_players_is_a_clear_error():
 
     with pytest.raises(ConfigError, match="needs 2 players"):
         play_episode(KuhnPoker(), [RandomPlayer()], 0)
+
+
+def test_player_raising_system_exit_is_a_fault_not_an_exit():
+    """`arena play` and every other loop through step_player record SystemExit as the player's fault."""
+    from arena_core import IllegalActionPolicy, play_episode
+    from arena_core.registry import make_game, make_player
+
+    class Quitter:
+        name = "quitter"
+
+        def act(self, decision):
+            raise SystemExit(0)
+
+    record = play_episode(make_game("kuhn_poker"), [Quitter(), make_player("first_legal")], seed=3,
+                          policy=IllegalActionPolicy(mode="penalize"))
+    assert record.end.reason.value == "player_error" and record.end.offender == 0

@@ -66,8 +66,8 @@ def step_player(match: Match, seat: int, player: Player) -> None:
     started = time.perf_counter()
     try:
         answer = player.act(decision)
-    except Exception as exc:  # a player's crash is data, never a crash of the loop
-        answer = exc
+    except (Exception, SystemExit, GeneratorExit) as exc:  # a player's crash is data, never a crash of the loop
+        answer = exc  # (KeyboardInterrupt is left to stop the run: here it is the user's Ctrl-C)
     submit_answer(match, decision, answer, latency_s=time.perf_counter() - started)
 
 
