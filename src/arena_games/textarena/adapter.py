@@ -211,7 +211,7 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
             detail = f"no end after {self._decision_cap} decisions (the adapter's cap for {self.title.env_id})"
             end = Outcome(EndKind.DECISION_CAP, zero, detail)
         elif self._eager:
-            legal = tuple(self.title.legal(live.env, pid))
+            legal = tuple(self.title.legal(live.env, pid))  # type: ignore[misc]  # eager titles are not free text: legal is set
             if not legal:  # TextArena would refuse every move: an upstream dead end
                 zero = tuple(0.0 for _ in range(self.num_players))
                 detail = f"TextArena accepts no move from player {pid} here (upstream bug); ended by the adapter"

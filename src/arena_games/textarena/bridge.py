@@ -133,7 +133,7 @@ class _PendingSeed(_ModuleLikeRandom):
 
     def _settle(self) -> None:
         if self.__class__ is _PendingSeed:
-            self.__class__ = _ModuleLikeRandom
+            self.__class__ = _ModuleLikeRandom  # type: ignore[assignment]  # the seed applied: the documented class swap
             _random.Random.seed(self, self._pending)
 
     def random(self) -> float:
@@ -153,7 +153,7 @@ class _PendingSeed(_ModuleLikeRandom):
         return random.Random.getstate(self)
 
     def setstate(self, state: tuple) -> None:
-        self.__class__ = _ModuleLikeRandom
+        self.__class__ = _ModuleLikeRandom  # type: ignore[assignment]  # the seed applied: the documented class swap
         random.Random.setstate(self, state)
 
 

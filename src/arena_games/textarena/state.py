@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 from pydantic import Field
 
@@ -25,6 +25,8 @@ from arena_core.spec import GameParams, Information, TurnStructure, Utility
 from .bridge import Message, _invalid_reason, _new_tuple, _Transcript
 
 if TYPE_CHECKING:
+    from collections import OrderedDict
+
     from .bridge import _LiveEnv
 
 #: the index recorded for free text outside a title's vocabulary (free-text titles only):
@@ -197,6 +199,21 @@ class LegalityHooks:
     """The legality hooks of :class:`~.adapter.TextArenaGame` (a mixin: it reads the game's
     live-env cache, ``_live_at``, and the attributes ``setup`` fills in)."""
 
+    if TYPE_CHECKING:  # what the mixin reads from TextArenaGame (declared for type checkers only)
+        from arena_core.spec import GameSpec
+
+        title: ClassVar[TitleSpec]
+        spec: ClassVar[GameSpec]
+        cache_size: ClassVar[int]
+        _index: dict[str, int]
+        _check: Callable[[Any, int, str], bool] | None
+        _free_text: bool
+        _at: dict[int, tuple[TextArenaState, _LiveEnv]]
+        _probed: OrderedDict[tuple, _LiveEnv]
+        rejections: OrderedDict[tuple, str]
+
+        def _live_at(self, state: TextArenaState, *, take: bool) -> _LiveEnv: ...
+
     def legal_actions(self, state: TextArenaState, player: int) -> tuple[str, ...]:
         if state.outcome is not None or player not in state.to_move:
             return ()
@@ -207,7 +224,7 @@ class LegalityHooks:
             if self.title.free_text:
                 legal = tuple(c for c in self.title.vocabulary if self._probe(state, live, c))
             else:
-                legal = tuple(self.title.legal(live.env, player))
+                legal = tuple(self.title.legal(live.env, player))  # type: ignore[misc]  # set for every title that is not free text
                 if not legal:
                     raise AdapterError(f"{self.spec.id}: no legal move for player {player} in a running game; "
                                        "a title with a check must never reach this -- please report it with the seed and history")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -40,18 +40,34 @@ _END_REASONS = {
 class TextAndOutcomeHooks:
     """The view and outcome hooks of :class:`~.adapter.TextArenaGame` (a mixin)."""
 
+    if TYPE_CHECKING:  # what the mixin reads from TextArenaGame (declared for type checkers only)
+        from arena_core.spec import GameSpec
+
+        from .state import TitleSpec
+
+        title: ClassVar[TitleSpec]
+        spec: ClassVar[GameSpec]
+        observation_size: ClassVar[int]
+        params: Any  # a TextArenaParams (Game declares the base type)
+        num_players: int
+        _index: dict[str, int]
+        _max_chars: int | None
+
+        def legal_actions(self, state: TextArenaState, player: int) -> tuple[str, ...]: ...
+
     def _outcome(self, live: _LiveEnv) -> Outcome:
         rewards, info = live.rng.call(live.env.close)
         rewards, info = rewards or {}, info or {}
-        returns, reason, offender = [], "", None
+        values: list[float] = []
+        reason, offender = "", None
         for p in range(self.num_players):
-            returns.append(float(rewards.get(p, 0.0) or 0.0))
+            values.append(float(rewards.get(p, 0.0) or 0.0))
             player_info = info.get(p)
             if player_info:
                 reason = reason or str(player_info.get("reason", ""))
                 if offender is None and player_info.get("invalid_move"):
                     offender = p
-        returns = tuple(returns)
+        returns = tuple(values)
         if offender is not None:
             return Outcome(EndKind.FORFEIT, returns, reason, offender)
         ta_state = live.env.state
@@ -135,10 +151,14 @@ class TextAndOutcomeHooks:
     def end_reason(self, state: TextArenaState) -> EndReason:
         """The core's end reason: TextArena's own turn limit and the adapter's cap are
         truncations (no result), a livelock is a player error, an upstream dead end a game error."""
-        return _END_REASONS[state.outcome.kind]
+        outcome = state[4]
+        if outcome is None:
+            raise AdapterError(f"{self.spec.id}: end reason asked before the end")
+        return _END_REASONS[outcome.kind]
 
     def end_offender(self, state: TextArenaState) -> int | None:
-        return state.outcome.offender
+        outcome = state[4]
+        return None if outcome is None else outcome.offender
 
     def text_view(self):
         return TranscriptTextView()
