@@ -13,7 +13,7 @@ def _attach_views(game: type[MegaGem]) -> None:
     def views(self):
         return {**super(game, self).views(), "compact": MegaGemCompactView}
 
-    game.rules_text = rules_text  # type: ignore[method-assign]
+    game.rules_text = rules_text  # type: ignore[method-assign, assignment]
     game.text_view = lambda self: MegaGemTextView()  # type: ignore[method-assign]
     game.views = views  # type: ignore[method-assign]
 
