@@ -12,6 +12,7 @@ from arena_core.players import Decision
 from arena_core.registry import make_player
 from arena_games.megagem import Bid, MegaGem, Phase, Reveal
 from arena_games.megagem.bots import (
+    LEGACY,
     ExpertBidder,
     FairValueBidder,
     HeuristicBidder,
@@ -205,18 +206,19 @@ def test_expert_takes_loans_only_when_short_of_coins(game):
     history = tuple(AuctionRecord(i + 1, T1, (0, 0, 0), 1, 0, (Y,), None, ()) for i in range(2))
     s = base(game, card=L10, tiebreak=(1, 0, 2), history=history, round=3, collections=(ZERO, counts(Y, Y), ZERO))
     rich = dataclasses.replace(s, coins=(35, 35, 35))
-    assert ExpertBidder().act(decision(game, rich, 0)) == Bid(0)
+    assert ExpertBidder(**LEGACY).act(decision(game, rich, 0)) == Bid(0)
     poor = dataclasses.replace(s, coins=(2, 35, 35))
-    amount = ExpertBidder().act(decision(game, poor, 0)).amount
+    amount = ExpertBidder(**LEGACY).act(decision(game, poor, 0)).amount
     assert 1 <= amount < 10  # outbid the zero bids ahead of it, far below the loan's face value
 
 
 # ---------------------------------------------------------------------- the expert's knobs
-def test_expert_knobs_default_to_the_shipped_expert_and_bad_ones_are_refused(game):
+def test_expert_knobs_defaults_are_the_confirmed_configuration_and_bad_ones_are_refused(game):
     from arena_core.errors import PlayerOptionsError
 
     bot = make_player("megagem_expert")
-    assert bot.settings.model_dump() == {"liquidity": 0.5, "schedule": "fading", "offset": 2.0, "gate": 0.0, "loan_rule": "shortfall"}
+    assert bot.settings.model_dump() == {"liquidity": 0.5, "schedule": "fading", "offset": 0.0, "gate": 1.0, "loan_rule": "liquidity"}
+    assert ExpertBidder(**LEGACY).settings.model_dump() == LEGACY
     for bad in ({"schedule": "sometimes"}, {"gate": -1.0}, {"liquidity": -0.1}, {"loan_rule": "always"}):
         with pytest.raises(PlayerOptionsError, match="known options"):
             ExpertBidder(**bad)
@@ -226,8 +228,9 @@ def test_expert_loan_rule_liquidity_bids_for_a_loan_when_rich(game):
     history = tuple(AuctionRecord(i + 1, T1, (0, 0, 0), 1, 0, (Y,), None, ()) for i in range(2))
     s = base(game, card=L10, tiebreak=(1, 0, 2), history=history, round=3, collections=(ZERO, counts(Y, Y), ZERO))
     rich = dataclasses.replace(s, coins=(35, 35, 35))
-    assert ExpertBidder().act(decision(game, rich, 0)) == Bid(0)
-    assert ExpertBidder(loan_rule="liquidity").act(decision(game, rich, 0)).amount >= 1
+    old = {**LEGACY, "loan_rule": "shortfall"}
+    assert ExpertBidder(**old).act(decision(game, rich, 0)) == Bid(0)
+    assert ExpertBidder(**{**old, "loan_rule": "liquidity"}).act(decision(game, rich, 0)).amount >= 1
 
 
 def test_expert_gate_keeps_the_fair_value_bid_unless_the_gain_is_large(game):
@@ -253,6 +256,6 @@ def test_a_changed_knob_is_a_new_resolved_identity():
 
     shipped = entrant_identity(Entrant(name="e", player="megagem_expert"), make_player("megagem_expert"))
     same = entrant_identity(Entrant(name="e", player="megagem_expert"), ExpertBidder(liquidity=0.5))
-    other = entrant_identity(Entrant(name="e", player="megagem_expert"), make_player("megagem_expert{gate = 1.0}"))
-    assert shipped["params"]["gate"] == 0.0 and other["params"]["gate"] == 1.0
-    assert shipped["digest"] == same["digest"] != other["digest"]
+    legacy = entrant_identity(Entrant(name="e", player="megagem_expert"), ExpertBidder(**LEGACY))
+    assert shipped["params"]["gate"] == 1.0 and legacy["params"]["gate"] == 0.0
+    assert shipped["digest"] == same["digest"] != legacy["digest"]  # the retuned default is a new identity

@@ -281,20 +281,25 @@ class PriceLaw:
 
 
 class ExpertSettings(BaseModel):
-    """The expert's knobs (``megagem_expert{liquidity = 0.5, schedule = "constant", ...}``); the
-    defaults are the shipped expert (docs/benchmarks.md has the comparison that chose them)."""
+    """The expert's knobs (``megagem_expert{liquidity = 0.5, schedule = "constant", ...}``). The
+    defaults (delta 0, gate 1, loan rule liquidity) beat the earlier expert (delta 2, gate 0, loan
+    rule shortfall: ``LEGACY``) on fresh deals; docs/benchmarks.md has the tuning and confirmation."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     liquidity: float = Field(0.5, ge=0.0, description="lambda: the liquidity premium on every coin paid")
     schedule: Literal["fading", "constant"] = Field(
         "fading", description="fading: lambda x (gems left after this lot / gems at the start); constant: lambda throughout")
-    offset: float = Field(2.0, description="delta: subtracted from the lot's expected value (calibration)")
-    gate: float = Field(0.0, ge=0.0, description="move off the fair-value base bid only when the expected gain "
+    offset: float = Field(0.0, description="delta: subtracted from the lot's expected value (calibration)")
+    gate: float = Field(1.0, ge=0.0, description="move off the fair-value base bid only when the expected gain "
                         "is at least this many coins more (0: always the best bid)")
     loan_rule: Literal["shortfall", "liquidity"] = Field(
-        "shortfall", description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
+        "liquidity", description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
         "liquidity: lambda_t x its whole amount")
+
+
+#: the expert as shipped before its knobs were tuned (golden transcripts and old results use it)
+LEGACY = {"liquidity": 0.5, "schedule": "fading", "offset": 2.0, "gate": 0.0, "loan_rule": "shortfall"}
 
 
 class ExpertBidder(_MegaGemBot):
@@ -313,8 +318,8 @@ class ExpertBidder(_MegaGemBot):
 
     name = "megagem_expert"
 
-    def __init__(self, seed: int = 0, liquidity: float = 0.5, offset: float = 2.0, schedule: str = "fading",
-                 gate: float = 0.0, loan_rule: str = "shortfall"):
+    def __init__(self, seed: int = 0, liquidity: float = 0.5, offset: float = 0.0, schedule: str = "fading",
+                 gate: float = 1.0, loan_rule: str = "liquidity"):
         super().__init__(seed)
         try:
             self.settings = ExpertSettings(liquidity=liquidity, offset=offset, schedule=schedule, gate=gate, loan_rule=loan_rule)
@@ -486,6 +491,6 @@ BOTS: dict[str, type[BasePlayer]] = {
     cls.name: cls for cls in (HeuristicBidder, FairValueBidder, MarketAnchoredBidder, ExpertBidder)
 }
 __all__ = [
-    "BOTS", "ExpertBidder", "ExpertSettings", "FairValueBidder", "HeuristicBidder", "MarketAnchoredBidder", "PriceLaw",
+    "BOTS", "LEGACY", "ExpertBidder", "ExpertSettings", "FairValueBidder", "HeuristicBidder", "MarketAnchoredBidder", "PriceLaw",
     "expected_final_values", "mission_bonus",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 from arena_core.game import Position
 from arena_core.players import Decision
 
-from .bots import ExpertBidder, FairValueBidder, HeuristicBidder
+from .bots import LEGACY, ExpertBidder, FairValueBidder, HeuristicBidder
 from .rules import Bid, MegaGem
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -39,7 +39,7 @@ def generate(seed: int) -> list[dict]:
     """Play ``seed`` with the expert, fair-value and heuristic bots through prompts and the parser."""
     game = MegaGem()
     view = game.text_view()
-    players = [ExpertBidder(seed=0), FairValueBidder(seed=0), HeuristicBidder(seed=0)]
+    players = [ExpertBidder(seed=0, **LEGACY), FairValueBidder(seed=0), HeuristicBidder(seed=0)]  # the transcripts' expert
     lines: list[dict] = [
         {
             "type": "header",
