@@ -310,10 +310,12 @@ class ExpertBidder(_MegaGemBot):
     P(win | b) multiplies, over opponents, the fitted price law's probability of bidding below b
     (or equal to b when this seat is ahead in the tiebreak queue) with bids capped by budgets; and
     lambda_t = lambda x (auctionable gems left after this lot / auctionable gems at the start)
-    is the liquidity premium on every coin paid, fading as the auction runs out. Loans are worth
-    lambda_t x the part of the amount that covers this seat's budget shortfall; investments are
-    worth their bonus minus lambda_t per coin locked. Reveals: the colour whose reveal raises the
-    public price of gems this seat may still want to buy the least.
+    is the liquidity premium on every coin paid, fading as the auction runs out (or constant:
+    ``schedule``). Loans are worth lambda_t x their amount (``loan_rule = "shortfall"``: only the
+    part covering this seat's budget shortfall); investments their bonus minus lambda_t per coin
+    locked. With ``gate`` > 0 the bid stays at the fair-value base bid unless b* gains at least
+    ``gate`` coins more. Reveals: the colour whose reveal raises the public price of gems this
+    seat may still want to buy the least. Knobs and defaults: :class:`ExpertSettings`.
     """
 
     name = "megagem_expert"
