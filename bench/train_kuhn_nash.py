@@ -222,6 +222,7 @@ budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
 """
         )
     rate = f"{min(all_rates):.0f}-{max(all_rates):.0f}" if all_rates else "n/a"
+    minutes = f"{300_000 / max(all_rates) / 60:.1f}-{300_000 / min(all_rates) / 60:.1f}" if all_rates else "n/a"
     verdict = (
         f"**Goal (average-policy exploitability <= {GOAL} in >= 3 of 5 seeds within 300,000 episodes from random weights): "
         + ("met" if any(verdicts) else "not met") + "**"
@@ -239,7 +240,7 @@ behaviour policy). CFR: vanilla tabular CFR's average policy at the same number 
 traversals (12 per iteration; a learner episode is one sampled play of one deal). Main config:
 `{json.dumps(cfg)}`. Machine: {machine()}; self-play episodes per second per run (training
 plus evaluations, two or three runs at a time at low priority on 2 cores shared with other
-jobs): {rate}, so 300,000 episodes take 10-15 minutes per seed.
+jobs, so the rate follows the machine's load): {rate}, i.e. {minutes} minutes per 300,000 episodes.
 
 {verdict}
 
