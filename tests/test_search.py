@@ -141,3 +141,17 @@ def test_the_example_runs():
     out = subprocess.run([sys.executable, str(script), "3"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "kuhn: search vs random" in out.stdout and "rollout faults 0" in out.stdout
+
+
+def test_one_candidate_plays_the_rollout_policy_and_margin_is_an_objective():
+    from arena_core.registry import make_player
+
+    game = make_game("megagem")
+    pos = game.start(5)
+    seat = game.current_player(pos)
+    fair = make_player("megagem_fair_value").act(Decision.at(game, pos, seat, 0))
+    one = SearchPlayer(seed=2, simulations=3, rollout="megagem_fair_value", candidates=1)
+    assert _decide(one, game, pos, seat).action == fair
+    margin = SearchPlayer(seed=2, simulations=6, rollout="megagem_fair_value", candidates=3, objective="margin")
+    move = _decide(margin, game, pos, seat)
+    assert move.action in game.legal(pos, seat) and move.telemetry["simulations"] == 6
