@@ -217,7 +217,7 @@ def test_expert_knobs_defaults_are_the_confirmed_configuration_and_bad_ones_are_
     from arena_core.errors import PlayerOptionsError
 
     bot = make_player("megagem_expert")
-    assert bot.settings.model_dump() == {"liquidity": 0.5, "schedule": "fading", "offset": 0.0, "gate": 1.0, "loan_rule": "liquidity"}
+    assert bot.settings.model_dump() == {"liquidity": 0.5, "schedule": "fading", "offset": 0.0, "gate": 1.0, "loan_rule": "liquidity", "prior": "simple"}
     assert ExpertBidder(**LEGACY).settings.model_dump() == LEGACY
     for bad in ({"schedule": "sometimes"}, {"gate": -1.0}, {"liquidity": -0.1}, {"loan_rule": "always"}):
         with pytest.raises(PlayerOptionsError, match="known options"):

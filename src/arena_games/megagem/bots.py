@@ -296,10 +296,13 @@ class ExpertSettings(BaseModel):
     loan_rule: Literal["shortfall", "liquidity"] = Field(
         "liquidity", description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
         "liquidity: lambda_t x its whole amount")
+    prior: Literal["simple", "learned"] = Field(
+        "simple", description="the opponent model before any bid history and mixed into the fitted law: simple "
+        "(a third each on 0, 0.8 x public value, half the limit) or learned (the market model, arena_games.megagem.market)")
 
 
 #: the expert as shipped before its knobs were tuned (golden transcripts and old results use it)
-LEGACY = {"liquidity": 0.5, "schedule": "fading", "offset": 2.0, "gate": 0.0, "loan_rule": "shortfall"}
+LEGACY = {"liquidity": 0.5, "schedule": "fading", "offset": 2.0, "gate": 0.0, "loan_rule": "shortfall", "prior": "simple"}
 
 
 class ExpertBidder(_MegaGemBot):
@@ -321,10 +324,10 @@ class ExpertBidder(_MegaGemBot):
     name = "megagem_expert"
 
     def __init__(self, seed: int = 0, liquidity: float = 0.5, offset: float = 0.0, schedule: str = "fading",
-                 gate: float = 1.0, loan_rule: str = "liquidity"):
+                 gate: float = 1.0, loan_rule: str = "liquidity", prior: str = "simple"):
         super().__init__(seed)
         try:
-            self.settings = ExpertSettings(liquidity=liquidity, offset=offset, schedule=schedule, gate=gate, loan_rule=loan_rule)
+            self.settings = ExpertSettings(liquidity=liquidity, offset=offset, schedule=schedule, gate=gate, loan_rule=loan_rule, prior=prior)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
             raise PlayerOptionsError(f"invalid megagem_expert options: {problems}; known options: {', '.join(ExpertSettings.model_fields)}") from None
@@ -373,7 +376,11 @@ class ExpertBidder(_MegaGemBot):
                     units = float(h["card"].split("_")[1])
                     value = units
                 past.append((float(h["bids"][j]), units, float(coins_then[k][j]), value))
-            if kind == "treasure":
+            if self.settings.prior == "learned":
+                from .market import features, load
+
+                prior = load().bids(kind, features(obs, j, public_now if kind == "treasure" else 0.0), limit)
+            elif kind == "treasure":
                 prior = [0.0, 0.8 * public_now, 0.5 * limit]
             else:
                 prior = [0.0, 1.0, 2.0]
