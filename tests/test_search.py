@@ -155,3 +155,25 @@ def test_one_candidate_plays_the_rollout_policy_and_margin_is_an_objective():
     margin = SearchPlayer(seed=2, simulations=6, rollout="megagem_fair_value", candidates=3, objective="margin")
     move = _decide(margin, game, pos, seat)
     assert move.action in game.legal(pos, seat) and move.telemetry["simulations"] == 6
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), deal=st.integers(0, 10_000), sims=st.integers(1, 12), plies=st.integers(0, 2))
+def test_any_seed_gives_a_legal_repeatable_move(seed, deal, sims, plies):
+    game = make_game("kuhn_poker")
+    pos = game.start(deal)
+    for _ in range(plies):
+        if game.is_over(pos):
+            return
+        p = game.current_player(pos)
+        pos = game.act(pos, p, game.legal(pos, p)[0])
+    if game.is_over(pos):
+        return
+    seat = game.current_player(pos)
+    a = _decide(SearchPlayer(seed=seed, simulations=sims), game, pos, seat, deal)
+    b = _decide(SearchPlayer(seed=seed, simulations=sims), game, pos, seat, deal)
+    assert a == b and a.action in game.legal(pos, seat)
