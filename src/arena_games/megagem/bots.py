@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from arena_core.errors import PlayerOptionsError
 from arena_core.players import BasePlayer, Decision
 
+from . import market
 from .cards import ALPHABETICAL, COLOURS, GEMS_PER_COLOUR, NUM_COLOURS, build_missions
 from .rules import Bid, Reveal
 
@@ -377,9 +378,7 @@ class ExpertBidder(_MegaGemBot):
                     value = units
                 past.append((float(h["bids"][j]), units, float(coins_then[k][j]), value))
             if self.settings.prior == "learned":
-                from .market import features, load
-
-                prior = load().bids(kind, features(obs, j, public_now if kind == "treasure" else 0.0), limit)
+                prior = market.load().bids(kind, market.features(obs, j, public_now if kind == "treasure" else 0.0), limit)
             elif kind == "treasure":
                 prior = [0.0, 0.8 * public_now, 0.5 * limit]
             else:

@@ -69,11 +69,12 @@ def load() -> MarketModel:
 
 # ---------------------------------------------------------------------- training
 def _public_value(obs: dict) -> float:
-    from .bots import _counts, chart_value, lot_colours
-
+    """The lot's value at today's display (0 off Treasure)."""
+    card = obs["current_card"]
+    if card is None or card["type"] != "treasure":
+        return 0.0
     chart = obs["value_chart"]["values"]
-    dc = _counts(obs["display_counts"])
-    return float(sum(chart_value(chart, dc[g]) for g in lot_colours(obs)))
+    return float(sum(chart[min(obs["display_counts"][g], 5)] for g in obs["pool"][: card["gems"]]))
 
 
 def log_bids(games: int, first_seed: int, field: tuple[str, ...]) -> list[tuple[int, str, list[float], float]]:
