@@ -65,8 +65,6 @@ DEFERRED_CYCLES = {
 RULES_REACHING_VIEWS = {
     ("arena_games.kuhn.rules", "arena_games.kuhn.views"): "Kuhn's compact view was just moved in by the training "
     "work; to be attached in arena_games/kuhn/__init__.py as MegaGem's are",
-    ("arena_games.matrix.rules", "arena_games.matrix.text"): "matrix/ was being edited by the parser work; to be "
-    "attached in arena_games/matrix/__init__.py as MegaGem's are",
 }
 VIEW_MODULES = ("text", "views")
 

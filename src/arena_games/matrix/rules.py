@@ -242,13 +242,3 @@ class MatrixGame(Game[MatrixState, int]):
 
     def action_to_str(self, action: int) -> str:
         return self.labels[action]
-
-    def rules_text(self) -> str:
-        from .text import rules_text
-
-        return rules_text(self)
-
-    def text_view(self):
-        from .text import MatrixTextView
-
-        return MatrixTextView()
