@@ -19,7 +19,7 @@ from pathlib import Path
 
 from arena_core.registry import make_game, make_player
 from arena_core.runner import play_episode
-from arena_players.checkpoint import CheckpointPlayer
+from arena_train.checkpoint_player import CheckpointPlayer
 from arena_train.grpo import GRPOTrainer
 
 CONFIG = {

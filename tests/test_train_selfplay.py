@@ -169,7 +169,7 @@ def test_resume_from_an_expert_iteration_run_names_init_from(ei_run, tmp_path):
 
 
 def test_checkpoint_player_plays_the_trained_greedy_policy(selfplay_run):
-    from arena_players.checkpoint import CheckpointPlayer
+    from arena_train.checkpoint_player import CheckpointPlayer
 
     trainer, run_dir = selfplay_run
     player = CheckpointPlayer(run=str(run_dir))  # latest step: the trainer's final weights
@@ -192,7 +192,7 @@ def _request(game, info):
 
 
 def test_checkpoint_player_loads_an_earlier_step_and_expert_iteration_runs(selfplay_run, ei_run):
-    from arena_players.checkpoint import CheckpointPlayer
+    from arena_train.checkpoint_player import CheckpointPlayer
 
     _, run_dir = selfplay_run
     assert CheckpointPlayer(run=str(run_dir), step=1).path.name == "step_000001"
@@ -207,7 +207,7 @@ def test_checkpoint_player_loads_an_earlier_step_and_expert_iteration_runs(selfp
 
 def test_checkpoint_player_refuses_another_game(selfplay_run):
     from arena_core.errors import PlayerError
-    from arena_players.checkpoint import CheckpointPlayer
+    from arena_train.checkpoint_player import CheckpointPlayer
 
     _, run_dir = selfplay_run
     with pytest.raises(PlayerError, match="trained on 'kuhn_poker'"):
@@ -228,7 +228,7 @@ def checkpoint_registered(tmp_path, monkeypatch):
         info = tmp_path / "site" / "checkpoint_stand_in-0.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: checkpoint-stand-in\nVersion: 0\n")
-        (info / "entry_points.txt").write_text("[arena.players]\ncheckpoint = arena_players.checkpoint:CheckpointPlayer\n")
+        (info / "entry_points.txt").write_text("[arena.players]\ncheckpoint = arena_train.checkpoint_player:CheckpointPlayer\n")
         monkeypatch.setattr(sys, "path", [str(tmp_path / "site"), *sys.path])
         registry.refresh()
     yield
