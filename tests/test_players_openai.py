@@ -3,13 +3,9 @@ against a local server that misbehaves on purpose (errors, garbage, hangs)."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -301,47 +297,13 @@ def test_missing_key_and_bad_options_name_the_fix(fake, monkeypatch):
 
 
 # ---------------------------------------------------------------- a real mlx_lm.server
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def mlx_server():
     pytest.importorskip("mlx_lm")
-    from arena_players.tiny_model import ensure_tiny_model
+    from arena_players.mlx_server import mlx_server as start_server
 
-    model = str(ensure_tiny_model())
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm.server", "--model", model, "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"mlx_lm.server exited: {proc.stderr.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
-                    if json.loads(r.read()).get("status") == "ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("mlx_lm.server did not become healthy in 90 s")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/v1", model
-    finally:
-        proc.terminate()  # stopped by its PID
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with start_server() as (url, model):
+        yield url, model
 
 
 def test_real_mlx_server_plays_a_seeded_game_that_replays(mlx_server):
