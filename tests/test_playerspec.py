@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -173,38 +170,19 @@ def test_arena_play_bad_spec_is_one_line_and_exit_2(capsys):
 
 
 # ---------------------------------------------------------------- the real local server of the example
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_arena_play_against_the_examples_mlx_server(tmp_path):
     """`mlx_lm.server` with the tiny model, as examples/llm_players.py starts it, driven by
     `arena play` with a base URL and a model in one --player."""
     pytest.importorskip("mlx_lm")
     from arena_players.tiny_model import ensure_tiny_model
 
-    model = str(ensure_tiny_model())
-    port = _free_port()
+    from arena_players.mlx_server import mlx_server
+
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "mlx_lm.server", "--model", model, "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
-                    if json.loads(r.read()).get("status") == "ok":
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "mlx_lm.server did not become healthy in 90 s"
-            time.sleep(0.2)
+    with mlx_server(ensure_tiny_model()) as (base_url, model):
         log = tmp_path / "ep.jsonl"
         cmd = [sys.executable, "-m", "arena_core.cli", "play", "kuhn_poker", "--seed", "5", "--policy", "default", "--log", str(log),
-               "--player", "openai", f"base_url=http://127.0.0.1:{port}/v1", f"model={model}", "api_key_env=",
+               "--player", "openai", f"base_url={base_url}", f"model={model}", "api_key_env=",
                "max_tokens=6", "temperature=1.0", "timeout_s=60",
                "--player", "first_legal"]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
@@ -213,10 +191,3 @@ def test_arena_play_against_the_examples_mlx_server(tmp_path):
         steps = [json.loads(line) for line in log.read_text().splitlines()]
         telemetry = [s.get("telemetry") or {} for s in steps]
         assert any(t.get("tokens_in", 0) > 0 for t in telemetry), "no request reached the server"
-    finally:
-        proc.terminate()  # stopped by its PID
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
