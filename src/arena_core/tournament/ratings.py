@@ -33,6 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from ..stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
+from .schedule import table_groups  # one union-find, shared with the design check
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 MAX_TIE_ORDERINGS = 720
@@ -237,23 +238,9 @@ def model_covariance(data: StageData, theta: np.ndarray, regularization: float =
 def comparison_groups(outcomes: Sequence[Outcome], names: Sequence[str]) -> list[list[str]]:
     """Entrants split into groups connected by shared games (the comparison graph's components),
     largest first; ratings, ranks and pairs are only comparable inside a group."""
-    parent = {n: n for n in names}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for o in outcomes:
-        for s in o.seats[1:]:
-            ra, rb = find(o.seats[0]), find(s)
-            if ra != rb:
-                parent[ra] = rb
-    groups: dict[str, list[str]] = {}
-    for n in names:
-        groups.setdefault(find(n), []).append(n)
-    return sorted(groups.values(), key=lambda g: (-len(g), names.index(g[0])))
+    index = {n: i for i, n in enumerate(names)}
+    tables = [[index[s] for s in o.seats] for o in outcomes]
+    return [[names[i] for i in group] for group in table_groups(len(names), tables)]
 
 
 @dataclass(frozen=True)
