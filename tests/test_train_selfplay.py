@@ -310,3 +310,18 @@ def test_checkpoint_player_in_arena_play(selfplay_run, checkpoint_registered, ca
     out = capsys.readouterr()
     assert rc == 0, out.err
     assert out.out.strip()
+
+
+def test_entropy_final_decays_the_bonus_linearly_and_changes_the_run(tmp_path):
+    """entropy_final: the bonus runs linearly from entropy_beta (step 1) to entropy_final (last step);
+    without it the bonus is constant, and a decayed run differs from the constant one."""
+    constant = GRPOTrainer({**SELF, "steps": 3, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "c")
+    assert [constant.entropy_beta(s) for s in (1, 2, 3)] == [0.1, 0.1, 0.1]
+    decayed = GRPOTrainer({**SELF, "steps": 3, "entropy_final": 0.0, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "d")
+    assert [decayed.entropy_beta(s) for s in (1, 2, 3)] == pytest.approx([0.1, 0.05, 0.0])
+    constant.run()
+    decayed.run()
+    w_c, w_d = trainables(constant.model), trainables(decayed.model)
+    assert any(not np.allclose(np.array(w_c[k]), np.array(w_d[k])) for k in w_c)
+    with pytest.raises(ConfigError, match="entropy_final"):
+        GRPOTrainer({**SELF, "entropy_final": -0.1}, tmp_path / "e")

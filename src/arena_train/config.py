@@ -80,6 +80,8 @@ class GRPOConfig(_Strict):
     clip_eps: float = Field(0.2, gt=0)
     kl_beta: float = Field(0.01, ge=0)
     entropy_beta: float = Field(0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied")
+    entropy_final: Optional[float] = Field(None, ge=0, description="decay the entropy bonus linearly from entropy_beta at the first step "
+                                           "to this value at the last (None: entropy_beta throughout)")
     advantage: Literal["group", "per_decision"] = Field("group", description="one return per episode, or per-decision returns (penalties after the decision)")
     advantage_scale: Literal["batch_std", "group_std", "none"] = Field(
         "batch_std",

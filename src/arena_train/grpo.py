@@ -393,6 +393,14 @@ class GRPOTrainer:
             rows.extend(arr[i, : len(r.labels)] for i, r in enumerate(part))
         return [rows[i] for i in inverse]
 
+    def entropy_beta(self, step: int) -> float:
+        """The entropy bonus at ``step`` (1-based): entropy_beta, or the linear decay to entropy_final."""
+        cfg = self.config
+        if cfg.entropy_final is None:
+            return cfg.entropy_beta
+        frac = (step - 1) / max(1, cfg.steps - 1)
+        return cfg.entropy_beta + (cfg.entropy_final - cfg.entropy_beta) * frac
+
     def train_step(self, step: int) -> dict:
         cfg = self.config
         grouped = self.episode_specs(step)
@@ -437,7 +445,7 @@ class GRPOTrainer:
                         clip_eps=cfg.clip_eps,
                         kl_beta=cfg.kl_beta,
                         temperature=cfg.temperature,
-                        entropy_beta=cfg.entropy_beta,
+                        entropy_beta=self.entropy_beta(step),
                     )
                 )
             row.update({k: float(np.mean([s[k] for s in stats])) for k in stats[0]})
