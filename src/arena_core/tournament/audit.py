@@ -119,9 +119,6 @@ def attach_faults(summary: dict, header, games: Iterable[GameResult], max_fault_
         info = faults["entrants"].get(row["name"])
         if info is not None:
             row.update(mode=info["mode"], fault_rate=info["fault_rate"], fault_rates=info["rates"], flagged=info["flagged"])
-    summary["games_unplayed"] = faults["games_unplayed"]
-    if faults["games_unplayed"] and "games_truncated" in summary:  # unplayed games are not truncated ones
-        summary["games_truncated"] = max(0, summary["games_truncated"] - faults["games_unplayed"])
     return summary
 
 

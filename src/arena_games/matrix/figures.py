@@ -76,6 +76,13 @@ def plot_study(cells: Sequence[dict], path: str | Path, *, title: str = "") -> P
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
     fig.suptitle(f"{title} (numbers: scored trials per point; grey band: s <= {NEAR_WORST})", fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 0.95))
+    return _save(fig, path)
+
+
+def _save(fig, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` and free it."""
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -156,7 +163,4 @@ def plot_choices(rows: Sequence[dict], path: str | Path, *, title: str = "") -> 
             ax.legend(fontsize=7, frameon=False)
     fig.suptitle(f"{title}: what each copy chose (all cells pooled)", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
