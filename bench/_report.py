@@ -1,4 +1,5 @@
 """Write one benchmark's section into docs/benchmarks.md (between its own markers)."""
+
 from __future__ import annotations
 
 import platform
@@ -12,12 +13,18 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 def machine() -> str:
     import os
 
-    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today().isoformat()}"
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today().isoformat()}"
+    )
 
 
 def write_section(key: str, body: str) -> None:
     DOC.parent.mkdir(exist_ok=True)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\nEach section is written by its script in `bench/`; rerun the script to refresh it.\n"
+    text = (
+        DOC.read_text()
+        if DOC.exists()
+        else "# Benchmarks\n\nEach section is written by its script in `bench/`; rerun the script to refresh it.\n"
+    )
     begin, end = f"<!-- BEGIN {key} -->", f"<!-- END {key} -->"
     block = f"{begin}\n{body.strip()}\n{end}"
     if begin in text:

@@ -5,6 +5,7 @@ no Kuhn poker without rlcard).
 
     python bench/kuhn_bench.py [--games N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,7 +81,9 @@ def main() -> None:
     from pettingzoo.classic import connect_four_v3, tictactoe_v3
 
     rows["PettingZoo classic tictactoe_v3 env()"] = best_of(pettingzoo_classic(tictactoe_v3, args.games // 20, choices))
-    rows["PettingZoo classic connect_four_v3 env()"] = best_of(pettingzoo_classic(connect_four_v3, args.games // 40, choices))
+    rows["PettingZoo classic connect_four_v3 env()"] = best_of(
+        pettingzoo_classic(connect_four_v3, args.games // 40, choices)
+    )
 
     aec = rows["arena kuhn_poker: AEC env"][0]
     lines = ["| what | µs per decision | AEC env relative |", "|---|---:|---:|"]
@@ -94,9 +97,13 @@ def main() -> None:
     ]
     if "OpenSpiel kuhn_poker (pyspiel, C++)" in rows:
         osp = rows["OpenSpiel kuhn_poker (pyspiel, C++)"][0]
-        goals.append(f"- Our per-step cost vs OpenSpiel's C++ (goal within 2×): machinery **{mach / osp:.2f}×**, AEC env **{aec / osp:.2f}×**.")
+        goals.append(
+            f"- Our per-step cost vs OpenSpiel's C++ (goal within 2×): machinery **{mach / osp:.2f}×**, AEC env **{aec / osp:.2f}×**."
+        )
     pz = min(rows["PettingZoo classic tictactoe_v3 env()"][0], rows["PettingZoo classic connect_four_v3 env()"][0])
-    goals.append(f"- PettingZoo classic env() vs our AEC env (goal ≥ 10× cheaper): ours is **{pz / aec:.2f}×** cheaper per decision than the faster classic env.")
+    goals.append(
+        f"- PettingZoo classic env() vs our AEC env (goal ≥ 10× cheaper): ours is **{pz / aec:.2f}×** cheaper per decision than the faster classic env."
+    )
     body = "\n".join(
         [
             "## Core: Kuhn poker, random legal play (bench/kuhn_bench.py)",

@@ -16,6 +16,7 @@ and writes the '## Matrix study against an LLM server' section.
 offline model (``arena_players.mlx_server``) and writes the '## Matrix study against a real local
 ``mlx_lm.server``' section.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,12 +58,23 @@ def bench_table(cache_dir: Path) -> dict:
     _, disk_wall, disk_cpu = timed(eq.reference_table)
     _, memory_wall, _ = timed(eq.reference_table)
     eq.clear_memory_cache()
-    _, shipped_wall, shipped_cpu = timed(lambda: [eq.extreme_equilibria(a, k, cache_dir=False) for a in ARCHETYPE_NAMES for k in K_VALUES])
+    _, shipped_wall, shipped_cpu = timed(
+        lambda: [eq.extreme_equilibria(a, k, cache_dir=False) for a in ARCHETYPE_NAMES for k in K_VALUES]
+    )
     slowest = max(per_cell, key=lambda c: per_cell[c][0])
     return {
-        "import": import_wall, "cold_wall": cold_wall, "cold_cpu": cold_cpu, "disk_wall": disk_wall, "disk_cpu": disk_cpu,
-        "memory_wall": memory_wall, "shipped_wall": shipped_wall, "shipped_cpu": shipped_cpu, "per_cell": per_cell, "slowest": slowest,
-        "solver_total": sum(s for s, _ in per_cell.values()), "reference_total": sum(r for _, r in per_cell.values()),
+        "import": import_wall,
+        "cold_wall": cold_wall,
+        "cold_cpu": cold_cpu,
+        "disk_wall": disk_wall,
+        "disk_cpu": disk_cpu,
+        "memory_wall": memory_wall,
+        "shipped_wall": shipped_wall,
+        "shipped_cpu": shipped_cpu,
+        "per_cell": per_cell,
+        "slowest": slowest,
+        "solver_total": sum(s for s, _ in per_cell.values()),
+        "reference_total": sum(r for _, r in per_cell.values()),
     }
 
 
@@ -84,8 +96,13 @@ def bench_exact() -> dict:
 
 
 def bench_study(player: str, rounds: int, independent: bool) -> dict:
-    config = StudyConfig(player=player, ks=(2, 4, 6, 8, 10), trials=250, seed=1,
-                         listings=("independent",) if independent else ("shared",))
+    config = StudyConfig(
+        player=player,
+        ks=(2, 4, 6, 8, 10),
+        trials=250,
+        seed=1,
+        listings=("independent",) if independent else ("shared",),
+    )
     trials = len(config.archetypes) * sum(config.trials_for(k) for k in config.ks)  # rounded up to multiples of k
     best_wall = best_cpu = float("inf")
     for _ in range(rounds):
@@ -105,22 +122,50 @@ def bench_llm(latency: float, concurrency: int, full_sequential: bool, seq_trial
     well_formed = tuple(f for f in FORMATS if f[1])  # every answer read: two requests per trial in both runs
     out: dict = {"latency": latency, "concurrency": concurrency}
     with FakeChatServer(latency_s=latency, seed=1, formats=well_formed) as server:
-        def factory(limit):
-            return lambda spec, seed: OpenAIPlayer(seed, base_url=server.url, model="fake", api_key_env="", temperature=1.0,
-                                                   concurrency=limit, max_retries=0)
 
-        full = StudyConfig(player="openai:fake", archetypes=PAPER_ARCHETYPES, ks=K_VALUES, trials=30, round_trials=False,
-                           listings=("shared",), batch=64)
+        def factory(limit):
+            return lambda spec, seed: OpenAIPlayer(
+                seed,
+                base_url=server.url,
+                model="fake",
+                api_key_env="",
+                temperature=1.0,
+                concurrency=limit,
+                max_retries=0,
+            )
+
+        full = StudyConfig(
+            player="openai:fake",
+            archetypes=PAPER_ARCHETYPES,
+            ks=K_VALUES,
+            trials=30,
+            round_trials=False,
+            listings=("shared",),
+            batch=64,
+        )
         server.requests = 0
         _, wall, cpu = timed(lambda: run_study(full, None, player_factory=factory(concurrency)))
-        out["concurrent"] = {"trials": len(PAPER_ARCHETYPES) * len(K_VALUES) * 30, "requests": server.requests, "wall": wall,
-                             "cpu": cpu, "max_in_flight": server.max_in_flight}
-        seq = full if full_sequential else full.model_copy(update={"archetypes": ("coordination",), "trials": seq_trials})
+        out["concurrent"] = {
+            "trials": len(PAPER_ARCHETYPES) * len(K_VALUES) * 30,
+            "requests": server.requests,
+            "wall": wall,
+            "cpu": cpu,
+            "max_in_flight": server.max_in_flight,
+        }
+        seq = (
+            full if full_sequential else full.model_copy(update={"archetypes": ("coordination",), "trials": seq_trials})
+        )
         server.requests, server.max_in_flight = 0, 0
         _, wall, cpu = timed(lambda: run_study(seq.model_copy(update={"batch": 1}), None, player_factory=factory(1)))
         trials = len(seq.archetypes) * len(seq.ks) * seq.trials
-        out["sequential"] = {"trials": trials, "requests": server.requests, "wall": wall, "cpu": cpu,
-                             "max_in_flight": server.max_in_flight, "full": full_sequential}
+        out["sequential"] = {
+            "trials": trials,
+            "requests": server.requests,
+            "wall": wall,
+            "cpu": cpu,
+            "max_in_flight": server.max_in_flight,
+            "full": full_sequential,
+        }
     per_trial_seq = out["sequential"]["wall"] / out["sequential"]["trials"]
     out["sequential_full_wall"] = per_trial_seq * out["concurrent"]["trials"]
     out["speedup"] = out["sequential_full_wall"] / out["concurrent"]["wall"]
@@ -136,13 +181,29 @@ def bench_mlx(trials: int) -> dict | None:
         return None
     engine = MLXEngine(*load_model("tiny"))
     factory = lambda spec, seed: MLXPlayer(seed, engine=engine, mode="constrained", temperature=1.0)  # noqa: E731
-    config = StudyConfig(player="mlx:tiny", archetypes=("coordination",), ks=K_VALUES, trials=trials, round_trials=False,
-                         listings=("shared",), batch=64)
-    run_study(config.model_copy(update={"ks": (2,), "trials": 2}), None, player_factory=factory)  # warm-up (compilation)
+    config = StudyConfig(
+        player="mlx:tiny",
+        archetypes=("coordination",),
+        ks=K_VALUES,
+        trials=trials,
+        round_trials=False,
+        listings=("shared",),
+        batch=64,
+    )
+    run_study(
+        config.model_copy(update={"ks": (2,), "trials": 2}), None, player_factory=factory
+    )  # warm-up (compilation)
     _, batched, batched_cpu = timed(lambda: run_study(config, None, player_factory=factory))
-    _, single, single_cpu = timed(lambda: run_study(config.model_copy(update={"batch": 1}), None, player_factory=factory))
-    return {"trials": len(K_VALUES) * trials, "batched": batched, "batched_cpu": batched_cpu, "single": single,
-            "single_cpu": single_cpu}
+    _, single, single_cpu = timed(
+        lambda: run_study(config.model_copy(update={"batch": 1}), None, player_factory=factory)
+    )
+    return {
+        "trials": len(K_VALUES) * trials,
+        "batched": batched,
+        "batched_cpu": batched_cpu,
+        "single": single,
+        "single_cpu": single_cpu,
+    }
 
 
 def bench_mlx_server(trials: int, concurrency: int, max_tokens: int) -> dict:
@@ -158,32 +219,70 @@ def bench_mlx_server(trials: int, concurrency: int, max_tokens: int) -> dict:
     from arena_players.mlx_server import mlx_server
     from arena_players.openai_player import OpenAIPlayer
 
-    config = StudyConfig(player="openai:mlx-tiny", archetypes=PAPER_ARCHETYPES, ks=K_VALUES, trials=trials, round_trials=False,
-                         listings=("shared",), batch=64)
+    config = StudyConfig(
+        player="openai:mlx-tiny",
+        archetypes=PAPER_ARCHETYPES,
+        ks=K_VALUES,
+        trials=trials,
+        round_trials=False,
+        listings=("shared",),
+        batch=64,
+    )
     keys = ("archetype", "k", "trial", "episode_seed", "rotation", "seat_of_player", "seed_0", "seed_1")
-    out: dict = {"trials": len(PAPER_ARCHETYPES) * len(K_VALUES) * trials, "concurrency": concurrency, "max_tokens": max_tokens,
-                 "runs": []}
+    out: dict = {
+        "trials": len(PAPER_ARCHETYPES) * len(K_VALUES) * trials,
+        "concurrency": concurrency,
+        "max_tokens": max_tokens,
+        "runs": [],
+    }
     for send_seed in (True, False):
         run: dict = {"send_seed": send_seed}
         rows = {}
         # one trial at a time first; each run on a fresh server, so neither inherits the other's caches
-        for name, cfg, limit in (("sequential", config.model_copy(update={"batch": 1}), 1), ("concurrent", config, concurrency)):
+        for name, cfg, limit in (
+            ("sequential", config.model_copy(update={"batch": 1}), 1),
+            ("concurrent", config, concurrency),
+        ):
             with mlx_server() as (url, model):
+
                 def factory(limit, url=url, model=model, send_seed=send_seed):
-                    return lambda spec, seed: OpenAIPlayer(seed, base_url=url, model=model, api_key_env="", temperature=1.0,
-                                                           max_tokens=max_tokens, concurrency=limit, max_retries=2,
-                                                           send_seed=send_seed, timeout_s=20, backoff_s=0.1)
+                    return lambda spec, seed: OpenAIPlayer(
+                        seed,
+                        base_url=url,
+                        model=model,
+                        api_key_env="",
+                        temperature=1.0,
+                        max_tokens=max_tokens,
+                        concurrency=limit,
+                        max_retries=2,
+                        send_seed=send_seed,
+                        timeout_s=20,
+                        backoff_s=0.1,
+                    )
 
                 warm = config.model_copy(update={"archetypes": ("coordination",), "ks": (2,), "trials": 2, "batch": 1})
                 run_study(warm, None, player_factory=factory(1))  # warm-up (model load, compilation)
                 with tempfile.TemporaryDirectory() as tmp:
-                    _, wall, cpu = timed(lambda: run_study(cfg, tmp, player_factory=factory(limit), plot=False, write_episodes=False))
-                    rows[name] = [json.loads(line) for line in (Path(tmp) / "trials.jsonl").read_text().splitlines() if line.strip()]
-            run[name] = {"wall": wall, "cpu": cpu, "trials": len(rows[name]),
-                         "errors": sum(r["outcome"] != "scored" and r["fault_kind"] in ("error", "timeout") for r in rows[name]),
-                         "scored": sum(r["outcome"] == "scored" for r in rows[name])}
-            print(f"mlx-server send_seed={send_seed} {name}: {len(rows[name])} trials, {wall:.1f} s wall, "
-                  f"{run[name]['errors']} trials with player errors", flush=True)
+                    _, wall, cpu = timed(
+                        lambda: run_study(cfg, tmp, player_factory=factory(limit), plot=False, write_episodes=False)
+                    )
+                    rows[name] = [
+                        json.loads(line)
+                        for line in (Path(tmp) / "trials.jsonl").read_text().splitlines()
+                        if line.strip()
+                    ]
+            run[name] = {
+                "wall": wall,
+                "cpu": cpu,
+                "trials": len(rows[name]),
+                "errors": sum(r["outcome"] != "scored" and r["fault_kind"] in ("error", "timeout") for r in rows[name]),
+                "scored": sum(r["outcome"] == "scored" for r in rows[name]),
+            }
+            print(
+                f"mlx-server send_seed={send_seed} {name}: {len(rows[name])} trials, {wall:.1f} s wall, "
+                f"{run[name]['errors']} trials with player errors",
+                flush=True,
+            )
         ident = {name: sorted(tuple(r[k] for k in keys) for r in rs) for name, rs in rows.items()}
         if ident["concurrent"] != ident["sequential"] or len(ident["concurrent"]) != out["trials"]:
             raise SystemExit("mlx-server benchmark: the two runs did not play the same trials")
@@ -209,11 +308,16 @@ def write_mlx_server_lines(r: dict) -> list[str]:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for run in r["runs"]:
-        what = ("with the per-decision `seed` (default, replayable)" if run["send_seed"]
-                else "without `seed` (`send_seed=false`)")
-        lines.append(f"| {what} | {run['concurrent']['wall']:.1f} | {run['sequential']['wall']:.1f} | "
-                     f"**{run['ratio']:.2f}×** | {run['concurrent']['scored']} / {run['sequential']['scored']} | "
-                     f"{run['concurrent']['errors'] + run['sequential']['errors']} |")
+        what = (
+            "with the per-decision `seed` (default, replayable)"
+            if run["send_seed"]
+            else "without `seed` (`send_seed=false`)"
+        )
+        lines.append(
+            f"| {what} | {run['concurrent']['wall']:.1f} | {run['sequential']['wall']:.1f} | "
+            f"**{run['ratio']:.2f}×** | {run['concurrent']['scored']} / {run['sequential']['scored']} | "
+            f"{run['concurrent']['errors'] + run['sequential']['errors']} |"
+        )
     lines += [
         "",
         "- Why the ratio is small: a request here is a few milliseconds of server work (max_tokens tokens from a 2-layer "
@@ -244,10 +348,13 @@ def _mlx_lm_version() -> str:
 
 def write_llm_section(r: dict, load_before: float, load_after: float) -> str:
     c, s = r["concurrent"], r["sequential"]
-    seq_note = ("the whole study, one trial at a time" if s["full"] else
-                f"one trial at a time on a subset (coordination, k = 2..10, {s['trials'] // 9} trials each = {s['trials']} trials), "
-                "extrapolated per trial to the whole study (every trial waits for two requests of fixed latency, so the "
-                "time per trial does not depend on the cell)")
+    seq_note = (
+        "the whole study, one trial at a time"
+        if s["full"]
+        else f"one trial at a time on a subset (coordination, k = 2..10, {s['trials'] // 9} trials each = {s['trials']} trials), "
+        "extrapolated per trial to the whole study (every trial waits for two requests of fixed latency, so the "
+        "time per trial does not depend on the cell)"
+    )
     lines = [
         "## Matrix study against an LLM server",
         "",
@@ -286,12 +393,21 @@ def main() -> None:
     parser.add_argument("--exact", action="store_true", help="also re-solve all 72 games with rational=True (minutes)")
     parser.add_argument("--llm", action="store_true", help="the LLM-path concurrency benchmark instead (fake server)")
     parser.add_argument("--latency", type=float, default=0.2, help="--llm: the fake server's fixed latency in seconds")
-    parser.add_argument("--concurrency", type=int, default=32, help="--llm: the player's request limit in the concurrent run")
-    parser.add_argument("--sequential-trials", type=int, default=10, help="--llm: trials per k in the sequential subset")
-    parser.add_argument("--mlx-trials", type=int, default=20, help="--llm: trials per k for the in-process MLX comparison")
-    parser.add_argument("--full-sequential", action="store_true", help="--llm: run the whole study one trial at a time (~13 min)")
-    parser.add_argument("--mlx-server", action="store_true",
-                        help="the same ratio against a real local mlx_lm.server (tiny model)")
+    parser.add_argument(
+        "--concurrency", type=int, default=32, help="--llm: the player's request limit in the concurrent run"
+    )
+    parser.add_argument(
+        "--sequential-trials", type=int, default=10, help="--llm: trials per k in the sequential subset"
+    )
+    parser.add_argument(
+        "--mlx-trials", type=int, default=20, help="--llm: trials per k for the in-process MLX comparison"
+    )
+    parser.add_argument(
+        "--full-sequential", action="store_true", help="--llm: run the whole study one trial at a time (~13 min)"
+    )
+    parser.add_argument(
+        "--mlx-server", action="store_true", help="the same ratio against a real local mlx_lm.server (tiny model)"
+    )
     parser.add_argument("--server-trials", type=int, default=10, help="--mlx-server: trials per (archetype, k) cell")
     parser.add_argument("--max-tokens", type=int, default=8, help="--mlx-server: the player's max_tokens")
     args = parser.parse_args()
@@ -315,8 +431,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         table = bench_table(Path(cache))
         exact = bench_exact() if args.exact else None
-        rows = [bench_study(p, args.rounds, ind) for p, ind in
-                (("matrix_first_label", False), ("matrix_uniform", False), ("matrix_uniform", True))]
+        rows = [
+            bench_study(p, args.rounds, ind)
+            for p, ind in (("matrix_first_label", False), ("matrix_uniform", False), ("matrix_uniform", True))
+        ]
     load_after = os.getloadavg()[0]
 
     lines = [
@@ -341,7 +459,8 @@ def main() -> None:
         "Slowest cell for the solver step: "
         f"{table['slowest'][0]} k={table['slowest'][1]} at {table['per_cell'][table['slowest']][0]:.2f} s. "
         "Solver step per archetype at k = 10: "
-        + ", ".join(f"{a} {table['per_cell'][a, 10][0]:.2f} s" for a in ARCHETYPE_NAMES) + ".",
+        + ", ".join(f"{a} {table['per_cell'][a, 10][0]:.2f} s" for a in ARCHETYPE_NAMES)
+        + ".",
         "",
         f"- Full reference table under {TABLE_GOAL_S:.0f} s (cold): **{table['cold_wall']:.1f} s** wall — "
         + ("met." if table["cold_wall"] < TABLE_GOAL_S else "**not met**."),
@@ -351,9 +470,13 @@ def main() -> None:
         lines += [
             f"- Exact cross-check (`rational=True`, all 72 games): {exact['total']:.0f} s wall in all, slowest "
             f"{slow[0]} k={slow[1]} at {exact['per_cell'][slow]:.0f} s; k = 10: "
-            + ", ".join(f"{a} {exact['per_cell'][a, 10]:.0f} s" for a in ARCHETYPE_NAMES) + ". "
-            + ("Equilibrium counts equal the floating-point ones in every cell." if not exact["mismatched"]
-               else f"**Counts differ** in {exact['mismatched']}."),
+            + ", ".join(f"{a} {exact['per_cell'][a, 10]:.0f} s" for a in ARCHETYPE_NAMES)
+            + ". "
+            + (
+                "Equilibrium counts equal the floating-point ones in every cell."
+                if not exact["mismatched"]
+                else f"**Counts differ** in {exact['mismatched']}."
+            ),
         ]
     lines += [
         "",
@@ -368,14 +491,27 @@ def main() -> None:
         "|---|---|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['player']} | {'independent' if r['independent'] else 'shared'} | {r['trials']:,} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['trials'] / r['wall']:,.0f} |")
+        lines.append(
+            f"| {r['player']} | {'independent' if r['independent'] else 'shared'} | {r['trials']:,} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['trials'] / r['wall']:,.0f} |"
+        )
     worst = max(r["wall"] for r in rows)
     worst_cpu = max(r["cpu"] for r in rows)
-    lines += ["", f"- 10,000-trial scripted study under {STUDY_GOAL_S:.0f} s: slowest row **{worst:.2f} s** wall — "
-              + ("met." if worst < STUDY_GOAL_S else "**not met** on wall-clock time")
-              + (f"; its CPU time is at most {worst_cpu:.2f} s"
-                 + (f" (under {STUDY_GOAL_S:.0f} s: the wall time is mostly other jobs' load and fsync waits)" if worst_cpu < STUDY_GOAL_S else "")
-                 + "." if worst >= STUDY_GOAL_S else "")]
+    lines += [
+        "",
+        f"- 10,000-trial scripted study under {STUDY_GOAL_S:.0f} s: slowest row **{worst:.2f} s** wall — "
+        + ("met." if worst < STUDY_GOAL_S else "**not met** on wall-clock time")
+        + (
+            f"; its CPU time is at most {worst_cpu:.2f} s"
+            + (
+                f" (under {STUDY_GOAL_S:.0f} s: the wall time is mostly other jobs' load and fsync waits)"
+                if worst_cpu < STUDY_GOAL_S
+                else ""
+            )
+            + "."
+            if worst >= STUDY_GOAL_S
+            else ""
+        ),
+    ]
     body = "\n".join(lines)
     write_section("matrix", body)
     print(body)

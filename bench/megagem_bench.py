@@ -5,6 +5,7 @@ docs/benchmarks.md.
 
     python bench/megagem_bench.py [--games N] [--rounds R] [--deals D] [--variant-deals V] [--skip-strength]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -108,7 +109,11 @@ def textarena_auction(games: int, choices: np.ndarray):
             while not done:
                 pid, _obs = env.get_observation()
                 k = choices[n] % 5
-                action = f"I offer nothing special {k}." if n % 8 < 6 else f"[Bid on Item {k}: {10 + k}] [Bid on Item {(k + 1) % 5}: 20]"
+                action = (
+                    f"I offer nothing special {k}."
+                    if n % 8 < 6
+                    else f"[Bid on Item {k}: {10 + k}] [Bid on Item {(k + 1) % 5}: 20]"
+                )
                 done, _ = env.step(action)
                 n += 1
             env.close()
@@ -134,8 +139,14 @@ def decision_points(game: MegaGem, games: int, choices: np.ndarray) -> list[tupl
 def time_prompts(game: MegaGem, points) -> tuple[float, float]:
     """(mean µs per prompt with cold caches over whole games in order, mean µs per answer parse)."""
     view = game.text_view()
-    for fn in (megagem_text._display_line, megagem_text._player_item, megagem_text._hand_line, megagem_text._missions_line,
-               megagem_text._history_item, megagem_text._tiebreak_line):
+    for fn in (
+        megagem_text._display_line,
+        megagem_text._player_item,
+        megagem_text._hand_line,
+        megagem_text._missions_line,
+        megagem_text._history_item,
+        megagem_text._tiebreak_line,
+    ):
         fn.cache_clear()
     start = time.process_time()
     for pos, p in points:
@@ -200,15 +211,25 @@ def head_to_head(game: MegaGem, hero: str, villain: str, deals: int) -> dict:
     idx = rng.integers(0, deals, size=(10_000, deals))
     boot = margins_a[idx].mean(axis=1)
     lo, hi = np.percentile(boot, [2.5, 97.5])
-    return {"hero": hero, "villain": villain, "deals": deals, "games": deals * n, "margin": float(margins_a.mean()),
-            "lo": float(lo), "hi": float(hi), "first": float(np.mean(firsts))}
+    return {
+        "hero": hero,
+        "villain": villain,
+        "deals": deals,
+        "games": deals * n,
+        "margin": float(margins_a.mean()),
+        "lo": float(lo),
+        "hi": float(hi),
+        "first": float(np.mean(firsts)),
+    }
 
 
 # ---------------------------------------------------------------------- report
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100, help="random games per timed run of the rules")
-    parser.add_argument("--rounds", type=int, default=15, help="interleaved timed runs per variant (the fastest counts)")
+    parser.add_argument(
+        "--rounds", type=int, default=15, help="interleaved timed runs per variant (the fastest counts)"
+    )
     parser.add_argument("--deals", type=int, default=150, help="shared deals per strength pairing (x3 seatings)")
     parser.add_argument("--variant-deals", type=int, default=20, help="deals per robustness row (0: skip)")
     parser.add_argument("--skip-strength", action="store_true")
@@ -247,13 +268,17 @@ def main() -> None:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for name, (sec, dec, games, wall) in {**rows, **peers}.items():
-        table.append(f"| {name} | {games / sec:,.0f} | {sec / games * 1e3:.3f} | {dec / games:.1f} | {sec / dec * 1e6:.2f} | {wall / dec * 1e6:.2f} |")
+        table.append(
+            f"| {name} | {games / sec:,.0f} | {sec / games * 1e3:.3f} | {dec / games:.1f} | {sec / dec * 1e6:.2f} | {wall / dec * 1e6:.2f} |"
+        )
         print(f"{name:<58} {sec / games * 1e3:8.3f} ms/game {sec / dec * 1e6:8.2f} µs/decision")
 
     points = decision_points(game, 100, choices)
     prompt_us, parse_us = time_prompts(game, points)
     act_rate, with_obs_rate, n_expert = time_expert(game, 40)
-    print(f"prompt {prompt_us:.1f} µs, parse {parse_us:.1f} µs, expert {act_rate:.0f}/s ({with_obs_rate:.0f}/s with observation)")
+    print(
+        f"prompt {prompt_us:.1f} µs, parse {parse_us:.1f} µs, expert {act_rate:.0f}/s ({with_obs_rate:.0f}/s with observation)"
+    )
 
     load_after = os.getloadavg()[0]
     per = {k: v[0] / v[1] for k, v in {**rows, **peers}.items()}
@@ -278,9 +303,15 @@ def main() -> None:
             f"AEC env **{aec / osp:.2f}×** — {verdict(mach / osp <= 3)} for the machinery, {verdict(aec / osp <= 3)} for the AEC env."
         )
     if tx:
-        goals.append(f"- Per decision vs TextArena SimpleBlindAuction-v0 (goal: below): AEC env is **{tx / aec:.1f}×** cheaper — {verdict(aec < tx)}.")
-    goals.append(f"- Text view, one prompt (goal < 200 µs): **{prompt_us:.0f} µs** (CPU) mean over every decision of 100 random games, caches cold at the start — {verdict(prompt_us < 200)}; parsing a fenced answer: {parse_us:.0f} µs.")
-    goals.append(f"- Expert bot (goal ≥ 500 decisions/s): **{act_rate:,.0f}/s** on prepared decisions, {with_obs_rate:,.0f}/s including the observation build ({n_expert} decisions) — {verdict(act_rate >= 500)}.")
+        goals.append(
+            f"- Per decision vs TextArena SimpleBlindAuction-v0 (goal: below): AEC env is **{tx / aec:.1f}×** cheaper — {verdict(aec < tx)}."
+        )
+    goals.append(
+        f"- Text view, one prompt (goal < 200 µs): **{prompt_us:.0f} µs** (CPU) mean over every decision of 100 random games, caches cold at the start — {verdict(prompt_us < 200)}; parsing a fenced answer: {parse_us:.0f} µs."
+    )
+    goals.append(
+        f"- Expert bot (goal ≥ 500 decisions/s): **{act_rate:,.0f}/s** on prepared decisions, {with_obs_rate:,.0f}/s including the observation build ({n_expert} decisions) — {verdict(act_rate >= 500)}."
+    )
 
     body = [
         "## MegaGem",
@@ -314,7 +345,9 @@ def main() -> None:
             start = time.perf_counter()
             res = head_to_head(game, hero, villain, args.deals)
             results.append(res)
-            print(f"{hero} vs {villain}: margin {res['margin']:.1f} [{res['lo']:.1f}, {res['hi']:.1f}], first {res['first']:.2f} ({time.perf_counter() - start:.0f} s)")
+            print(
+                f"{hero} vs {villain}: margin {res['margin']:.1f} [{res['lo']:.1f}, {res['hi']:.1f}], first {res['first']:.2f} ({time.perf_counter() - start:.0f} s)"
+            )
         body += [
             "",
             "### Strength (seat-rotated games on shared deals)",
@@ -328,7 +361,9 @@ def main() -> None:
             "|---|---|---:|---:|---|---:|",
         ]
         for r in results:
-            body.append(f"| {r['hero']} | {r['villain']} | {r['games']} | {r['margin']:+.1f} | [{r['lo']:+.1f}, {r['hi']:+.1f}] | {r['first']:.2f} |")
+            body.append(
+                f"| {r['hero']} | {r['villain']} | {r['games']} | {r['margin']:+.1f} | [{r['lo']:+.1f}, {r['hi']:+.1f}] | {r['first']:.2f} |"
+            )
         chain = results[:3]
         ok = all(r["lo"] > 0 for r in chain)
         body += ["", f"- Ordering expert > fair-value > heuristic > random, each interval above 0: {verdict(ok)}."]
@@ -341,11 +376,20 @@ def main() -> None:
                 "| players | chart | villain | games | mean margin | 95% interval | expert first |",
                 "|---:|---|---|---:|---:|---|---:|",
             ]
-            for params, n in [({}, 4), ({}, 5), ({"value_chart": "B"}, 3), ({"value_chart": "C"}, 3), ({"value_chart": "D"}, 3), ({"value_chart": "E"}, 3)]:
+            for params, n in [
+                ({}, 4),
+                ({}, 5),
+                ({"value_chart": "B"}, 3),
+                ({"value_chart": "C"}, 3),
+                ({"value_chart": "D"}, 3),
+                ({"value_chart": "E"}, 3),
+            ]:
                 variant = MegaGem(params, num_players=n)
                 for villain in ("megagem_fair_value", "megagem_market", "megagem_heuristic"):
                     r = head_to_head(variant, "megagem_expert", villain, args.variant_deals)
-                    body.append(f"| {n} | {params.get('value_chart', 'A')} | {villain} | {r['games']} | {r['margin']:+.1f} | [{r['lo']:+.1f}, {r['hi']:+.1f}] | {r['first']:.2f} |")
+                    body.append(
+                        f"| {n} | {params.get('value_chart', 'A')} | {villain} | {r['games']} | {r['margin']:+.1f} | [{r['lo']:+.1f}, {r['hi']:+.1f}] | {r['first']:.2f} |"
+                    )
                     print(n, params, villain, f"{r['margin']:.1f}", flush=True)
     write_section("megagem", "\n".join(body))
     print("\n".join(body))

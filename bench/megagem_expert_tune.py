@@ -10,6 +10,7 @@ is chosen there, so its interval is optimistic); ``confirm`` replays one candida
 tuning never saw. A default changes only when the confirmation's interval lies above 0.
 Tables: docs/benchmarks.md (``## MegaGem expert: knobs``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,22 +37,45 @@ FIELD = ("megagem_expert", "megagem_market")
 def compare(spec: str, deals: int, seed: int, out: Path, field: tuple[str, ...]) -> dict:
     """One `arena compare` of ``spec`` against the shipped expert; its JSON analysis."""
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "arena_core.cli", "compare", spec, "megagem_expert", "--game", "megagem",
-           "--opponents", *field, "--deals", str(deals), "--seed", str(seed), "--json", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "arena_core.cli",
+        "compare",
+        spec,
+        "megagem_expert",
+        "--game",
+        "megagem",
+        "--opponents",
+        *field,
+        "--deals",
+        str(deals),
+        "--seed",
+        str(seed),
+        "--json",
+        "--out",
+        str(out),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"arena compare failed for {spec}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        raise SystemExit(
+            f"arena compare failed for {spec}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+        )
     return json.loads(done.stdout)
 
 
 def row(spec: str, a: dict) -> str:
     d = a["difference"]
-    return (f"| `{spec}` | {d['mean']:+.2f} | [{d['t_low']:+.2f}, {d['t_high']:+.2f}] | {d['t_p']:.3f} | "
-            f"[{d['bootstrap_low']:+.2f}, {d['bootstrap_high']:+.2f}] | {d['win_share']:.0%} |")
+    return (
+        f"| `{spec}` | {d['mean']:+.2f} | [{d['t_low']:+.2f}, {d['t_high']:+.2f}] | {d['t_p']:.3f} | "
+        f"[{d['bootstrap_low']:+.2f}, {d['bootstrap_high']:+.2f}] | {d['win_share']:.0%} |"
+    )
 
 
-HEADER = ("| candidate (A) vs `megagem_expert` (B) | A − B, points a game | paired t 95% | p | deal-cluster bootstrap 95% | deals won by A |\n"
-          "|---|---|---|---|---|---|")
+HEADER = (
+    "| candidate (A) vs `megagem_expert` (B) | A − B, points a game | paired t 95% | p | deal-cluster bootstrap 95% | deals won by A |\n"
+    "|---|---|---|---|---|---|"
+)
 
 
 def main(argv=None) -> None:
@@ -66,7 +90,9 @@ def main(argv=None) -> None:
     specs = args.specs or (list(CANDIDATES) if args.mode == "tune" else [])
     if not specs:
         raise SystemExit("confirm needs the candidate spec(s) to confirm")
-    print(f"{args.mode}: {args.deals} deals from seed {args.seed}, field {' + '.join(args.field)}, every seat rotation\n")
+    print(
+        f"{args.mode}: {args.deals} deals from seed {args.seed}, field {' + '.join(args.field)}, every seat rotation\n"
+    )
     print(HEADER)
     for k, spec in enumerate(specs):
         print(row(spec, compare(spec, args.deals, args.seed, Path(args.out) / f"c{k}", tuple(args.field))), flush=True)

@@ -10,6 +10,7 @@
 
     python bench/players_bench.py [--turns 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,12 @@ def concurrent_games(engine, n_games: int, turns: int, *, mode: str, batched: bo
     stats = BatchStats()
     started = time.perf_counter()
     records = play_batch(
-        game, [player] * 3, list(range(100, 100 + n_games)), turn_cap=turns, batched=batched, stats=stats,
+        game,
+        [player] * 3,
+        list(range(100, 100 + n_games)),
+        turn_cap=turns,
+        batched=batched,
+        stats=stats,
         policy=IllegalActionPolicy(mode="default"),  # free answers of a random-weight model are mostly unreadable
     )
     wall = time.perf_counter() - started
@@ -96,7 +102,10 @@ def constrained_vs_free(engine, decisions, *, batched: bool, repeats: int = 3) -
     gen = engine.generate_batch if batched else (lambda rs: [engine.generate(r) for r in rs])
 
     def constrained():
-        fresh = [Request(r.tokens, r.max_tokens, None, TrieConstraint(p.trie, engine.eos), r.prefix_len) for r, p in zip(reqs, pending)]
+        fresh = [
+            Request(r.tokens, r.max_tokens, None, TrieConstraint(p.trie, engine.eos), r.prefix_len)
+            for r, p in zip(reqs, pending)
+        ]
         return gen(fresh)
 
     lengths = [len(g.tokens) for g in constrained()]
@@ -179,8 +188,13 @@ def prefill_cost(engine, decisions, repeats: int = 3) -> dict:
             t = time.perf_counter()
             fn()
             best[fn] = min(best[fn], time.perf_counter() - t)
-    return {"prompts": len(rests), "tokens": n, "prefix": len(prefix),
-            "one_ms": best[one_at_a_time] * 1e3 / len(rests), "batch_ms": best[padded_batch] * 1e3 / len(rests)}
+    return {
+        "prompts": len(rests),
+        "tokens": n,
+        "prefix": len(prefix),
+        "one_ms": best[one_at_a_time] * 1e3 / len(rests),
+        "batch_ms": best[padded_batch] * 1e3 / len(rests),
+    }
 
 
 def blas_child() -> None:
@@ -209,7 +223,9 @@ def run_child(preload: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     if preload:
         env["LD_PRELOAD"] = OPENBLAS
-    out = subprocess.run([sys.executable, __file__, "--blas-child"], capture_output=True, text=True, env=env, timeout=900)
+    out = subprocess.run(
+        [sys.executable, __file__, "--blas-child"], capture_output=True, text=True, env=env, timeout=900
+    )
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -219,7 +235,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=3, help="decisions per game (turn cap)")
     parser.add_argument("--games", default="1,8,32")
-    parser.add_argument("--repeats", type=int, default=2, help="alternating sequential/batched runs per row (best kept)")
+    parser.add_argument(
+        "--repeats", type=int, default=2, help="alternating sequential/batched runs per row (best kept)"
+    )
     parser.add_argument("--blas-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.blas_child:
@@ -244,7 +262,9 @@ def main() -> None:
             runs = {False: [], True: []}
             for _ in range(args.repeats):
                 for batched in (False, True):
-                    runs[batched].append(concurrent_games(engine, n, args.turns, mode=mode, batched=batched, max_tokens=max_tokens))
+                    runs[batched].append(
+                        concurrent_games(engine, n, args.turns, mode=mode, batched=batched, max_tokens=max_tokens)
+                    )
             seq = max(runs[False], key=lambda r: r["per_s"])
             bat = max(runs[True], key=lambda r: r["per_s"])
             same = all(r["actions"] == seq["actions"] for r in runs[False] + runs[True])
@@ -313,7 +333,12 @@ def main() -> None:
     ]
     goals = []
     if top_con and top_free and top_long and top_default:
-        named = (("constrained", top_con), ("free ≤16", top_free), ("free ≤64", top_long), ("free ≤256 (default)", top_default))
+        named = (
+            ("constrained", top_con),
+            ("free ≤16", top_free),
+            ("free ≤64", top_long),
+            ("free ≤256 (default)", top_default),
+        )
         ratios = {name: r[1]["per_s"] / r[0]["per_s"] for name, r in named}
         bounds = {name: 1 / r[0]["prefill_share"] for name, r in named}
         met = [name for name, r in ratios.items() if r >= 3]
@@ -330,9 +355,13 @@ def main() -> None:
             "the longer the answers, the more the ratio is set by the decode steps, where a batched row costs less (below)."
         )
         fw = max(top_con[1]["framework_share"], top_free[1]["framework_share"])
-        goals.append(f"- Framework share of wall time ≤ 5% (batched, 32 games): **{fw * 100:.1f}%** — {'met' if fw <= 0.05 else '**not met**'}.")
+        goals.append(
+            f"- Framework share of wall time ≤ 5% (batched, 32 games): **{fw * 100:.1f}%** — {'met' if fw <= 0.05 else '**not met**'}."
+        )
     worst = max(cv_seq["overhead"], cv_bat["overhead"])
-    goals.append(f"- Constrained decoding ≤ 10% over unconstrained of the same length: **{worst * 100:+.1f}%** at worst — {'met' if worst <= 0.10 else '**not met**'}.")
+    goals.append(
+        f"- Constrained decoding ≤ 10% over unconstrained of the same length: **{worst * 100:+.1f}%** at worst — {'met' if worst <= 0.10 else '**not met**'}."
+    )
     if blas:
         ref, ob = blas["reference"], blas["openblas"]
         goals.append(

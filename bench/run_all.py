@@ -1,4 +1,5 @@
 """Run every benchmark script in bench/; each writes its own section of docs/benchmarks.md."""
+
 from __future__ import annotations
 
 import subprocess

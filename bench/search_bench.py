@@ -9,6 +9,7 @@ Every game is one JSON line (deal, seat, returns, seconds, simulations); summari
 (``arena_core.stats.cluster_mean_interval``: all seats of one deal are one cluster) or use Wilson
 intervals for win rates. Results are in docs/benchmarks.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,11 @@ def kuhn(args) -> None:
     game = make_game("kuhn_poker")
     for rollout in args.rollouts.split(","):
         for opp in args.opponents.split(","):
-            s = (SearchPlayer(seed=args.seed, simulations=args.simulations, rollout=rollout) if rollout != "none"
-                 else make_player("random", seed=args.seed))  # "none": the random player itself, the baseline
+            s = (
+                SearchPlayer(seed=args.seed, simulations=args.simulations, rollout=rollout)
+                if rollout != "none"
+                else make_player("random", seed=args.seed)
+            )  # "none": the random player itself, the baseline
             o = make_player(opp, seed=args.seed + 1)
             sums, counts = [], []
             for deal in _deals(args.deals):
@@ -45,9 +49,11 @@ def kuhn(args) -> None:
                 counts.append(2)
             mean = sum(sums) / sum(counts)
             lo, hi = cluster_mean_interval(sums, counts)
-            print(f"kuhn  rollout={rollout:8s} vs {opp:15s} {mean:+.3f} a game [{lo:+.3f}, {hi:+.3f}]  "
-                  f"{len(sums)} deals x 2 seats, {args.simulations} sims/decision, "
-                  f"{s.simulations_per_second() if rollout != 'none' else 0:.0f} sims/s")
+            print(
+                f"kuhn  rollout={rollout:8s} vs {opp:15s} {mean:+.3f} a game [{lo:+.3f}, {hi:+.3f}]  "
+                f"{len(sums)} deals x 2 seats, {args.simulations} sims/decision, "
+                f"{s.simulations_per_second() if rollout != 'none' else 0:.0f} sims/s"
+            )
 
 
 def megagem(args) -> None:
@@ -57,17 +63,36 @@ def megagem(args) -> None:
     out = open(args.out, "a") if args.out else sys.stdout
     for deal in _deals(args.deals):
         for seat in range(3):
-            s = SearchPlayer(seed=args.seed, simulations=args.simulations, rollout=args.rollout,
-                             candidates=args.candidates, objective=args.objective)
+            s = SearchPlayer(
+                seed=args.seed,
+                simulations=args.simulations,
+                rollout=args.rollout,
+                candidates=args.candidates,
+                objective=args.objective,
+            )
             players = [make_player(args.opponent, seed=args.seed + 1 + p) for p in range(3)]
             players[seat] = s
             t = time.perf_counter()
             rec = play_episode(game, players, deal)
-            out.write(json.dumps({"deal": deal, "seat": seat, "returns": list(rec.end.returns),
-                                  "seconds": round(time.perf_counter() - t, 3), "simulations": s.stats["simulations"],
-                                  "search_seconds": round(s.stats["seconds"], 3), "rollout_faults": s.stats["rollout_faults"],
-                                  "truncated": s.stats["truncated"], "budget": args.simulations, "candidates": args.candidates,
-                                  "rollout": args.rollout, "opponent": args.opponent}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "deal": deal,
+                        "seat": seat,
+                        "returns": list(rec.end.returns),
+                        "seconds": round(time.perf_counter() - t, 3),
+                        "simulations": s.stats["simulations"],
+                        "search_seconds": round(s.stats["seconds"], 3),
+                        "rollout_faults": s.stats["rollout_faults"],
+                        "truncated": s.stats["truncated"],
+                        "budget": args.simulations,
+                        "candidates": args.candidates,
+                        "rollout": args.rollout,
+                        "opponent": args.opponent,
+                    }
+                )
+                + "\n"
+            )
             out.flush()
 
 
@@ -86,9 +111,11 @@ def megagem_summary(path: str) -> None:
     mean = sum(sums) / sum(counts)
     lo, hi = cluster_mean_interval(sums, counts)
     r0 = rows[0]
-    print(f"megagem search{{simulations={r0['budget']}, candidates={r0['candidates']}, rollout={r0['rollout']}}} vs 2 x {r0['opponent']}: "
-          f"margin {mean:+.2f} points a game [{lo:+.2f}, {hi:+.2f}] over {len(sums)} deals ({sum(counts)} games), "
-          f"{sims / secs:.0f} sims/s, rollout faults {sum(r['rollout_faults'] for r in rows)}, truncated {sum(r['truncated'] for r in rows)}")
+    print(
+        f"megagem search{{simulations={r0['budget']}, candidates={r0['candidates']}, rollout={r0['rollout']}}} vs 2 x {r0['opponent']}: "
+        f"margin {mean:+.2f} points a game [{lo:+.2f}, {hi:+.2f}] over {len(sums)} deals ({sum(counts)} games), "
+        f"{sims / secs:.0f} sims/s, rollout faults {sum(r['rollout_faults'] for r in rows)}, truncated {sum(r['truncated'] for r in rows)}"
+    )
 
 
 def textarena(args) -> None:
@@ -112,9 +139,11 @@ def textarena(args) -> None:
         else:
             losses += 1
     lo, hi = wilson_interval(wins, args.games)
-    print(f"{args.title}: search{{simulations={args.simulations}, rollout=random}} vs random: wins {wins}, draws {draws}, "
-          f"losses {losses} of {args.games}; win rate {wins / args.games:.2f} [{lo:.2f}, {hi:.2f}], "
-          f"{s.simulations_per_second():.0f} sims/s")
+    print(
+        f"{args.title}: search{{simulations={args.simulations}, rollout=random}} vs random: wins {wins}, draws {draws}, "
+        f"losses {losses} of {args.games}; win rate {wins / args.games:.2f} [{lo:.2f}, {hi:.2f}], "
+        f"{s.simulations_per_second():.0f} sims/s"
+    )
 
 
 def main(argv=None) -> None:

@@ -8,6 +8,7 @@ directory, and times ``make venv`` (what ``make test`` does before pytest, minus
 the "setup" section of docs/benchmarks.md. Not part of bench/run_all.py: it downloads every
 dependency again.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,13 @@ def one_run(python: str) -> tuple[float, float, str]:
         cache.mkdir()
         wheels = tmp / "wheels"
         py = str(clone / ".venv" / "bin" / "python")
-        subprocess.run([py, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), "dists/core"],
-                       cwd=clone, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [py, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), "dists/core"],
+            cwd=clone,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         subprocess.run([python, "-m", "venv", str(tmp / "core")], check=True)
         (whl,) = wheels.glob("turn_arena_core-*.whl")
         core = timed([str(tmp / "core" / "bin" / "python"), "-m", "pip", "install", "-q", f"{whl}[testing]"], tmp, env)
@@ -69,7 +75,7 @@ def main(argv=None) -> int:
     lines = [
         "## Set-up: `make test` on a clean clone, cold pip cache (bench/setup_bench.py)",
         "",
-        f"{machine()}. `make venv` = a fresh venv, pip/setuptools/wheel upgraded, `pip install -e \".[test]\"`",
+        f'{machine()}. `make venv` = a fresh venv, pip/setuptools/wheel upgraded, `pip install -e ".[test]"`',
         "(everything but pygambit and the bench tools; system packages aside). Goal: under 3 minutes.",
         "",
         "| run | `make venv` | core alone (`turn-arena-core[testing]` wheel) | load average at start |",

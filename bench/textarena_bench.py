@@ -26,6 +26,7 @@ tuples and dicts, string formatting), so it understates the cost of both sides.
 
     python bench/textarena_bench.py [--games N] [--repeats R]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -187,7 +188,9 @@ def main() -> None:
                 }
                 for k, t in timed.items():
                     best[k][i] = min(best[k][i], t)
-        raw, iso, floor, ours, ours_sr = (sum(best[k]) / steps * 1e6 for k in ("raw", "iso", "floor", "ours", "ours_sr"))
+        raw, iso, floor, ours, ours_sr = (
+            sum(best[k]) / steps * 1e6 for k in ("raw", "iso", "floor", "ours", "ours_sr")
+        )
         warm = make_game(f"textarena/{title}", num_players=n)
         run_adapter(warm, recorded[:1])  # routing installed and the env factory made, as in the timed rows
         ops = {
@@ -197,9 +200,12 @@ def main() -> None:
         }
         ops = {k: v / steps for k, v in ops.items()}
         rows.append((title, n, steps / len(recorded), raw, iso, ours, ours_sr, floor, ops))
-        print(f"{title:28s} {n}p  raw {raw:8.2f}  raw+save/restore {iso:8.2f}  floor {floor:8.2f}  adapter {ours:8.2f}  "
-              f"adapter(save/restore) {ours_sr:8.2f} µs  ratio {ours / raw:5.2f}x  floor {floor / raw:5.2f}x  "
-              f"bytecodes/step raw {ops['raw']:.0f} floor {ops['floor']:.0f} adapter {ops['ours']:.0f}", flush=True)
+        print(
+            f"{title:28s} {n}p  raw {raw:8.2f}  raw+save/restore {iso:8.2f}  floor {floor:8.2f}  adapter {ours:8.2f}  "
+            f"adapter(save/restore) {ours_sr:8.2f} µs  ratio {ours / raw:5.2f}x  floor {floor / raw:5.2f}x  "
+            f"bytecodes/step raw {ops['raw']:.0f} floor {ops['floor']:.0f} adapter {ops['ours']:.0f}",
+            flush=True,
+        )
     load_after = os.getloadavg()[0]
     ratios = [r[5] / r[3] for r in rows]
     geo = statistics.geometric_mean(ratios)
@@ -218,9 +224,11 @@ def main() -> None:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (title, n, spg, raw, iso, ours, ours_sr, floor, ops), x in zip(rows, ratios):
-        lines.append(f"| {title} | {n} | {spg:.1f} | {raw:.2f} | {iso:.2f} | {floor:.2f} | {floor / raw:.2f}× | {ours:.2f} | {x:.2f}× "
-                     f"| {ours_sr:.2f} | {ours_sr / raw:.2f}× | {ops['raw']:.0f} / {ops['floor']:.0f} / {ops['ours']:.0f} "
-                     f"| {ops['ours'] / ops['raw']:.2f}× |")
+        lines.append(
+            f"| {title} | {n} | {spg:.1f} | {raw:.2f} | {iso:.2f} | {floor:.2f} | {floor / raw:.2f}× | {ours:.2f} | {x:.2f}× "
+            f"| {ours_sr:.2f} | {ours_sr / raw:.2f}× | {ops['raw']:.0f} / {ops['floor']:.0f} / {ops['ours']:.0f} "
+            f"| {ops['ours'] / ops['raw']:.2f}× |"
+        )
     geo_sr = statistics.geometric_mean([r[6] / r[3] for r in rows])
     floor_ratios = [r[7] / r[3] for r in rows]
     floor_missed = [r[0] for r, x in zip(rows, floor_ratios) if x > 1.15]
@@ -229,9 +237,12 @@ def main() -> None:
     op_ratios = [r[8]["ours"] / r[8]["raw"] for r in rows]
     lines += [
         "",
-        (f"- Goal: adapter at most 1.15× raw TextArena per step. Geometric mean **{geo:.2f}×**; "
-         + (f"met on {', '.join(met)}; " if met else "met on no title; ")
-         + f"**not met** on {len(rows) - len(met)} of {len(rows)} titles.") if len(met) < len(rows)
+        (
+            f"- Goal: adapter at most 1.15× raw TextArena per step. Geometric mean **{geo:.2f}×**; "
+            + (f"met on {', '.join(met)}; " if met else "met on no title; ")
+            + f"**not met** on {len(rows) - len(met)} of {len(rows)} titles."
+        )
+        if len(met) < len(rows)
         else f"- Goal: adapter at most 1.15× raw TextArena per step: **met** on every title (geometric mean {geo:.2f}×).",
         f"- The floor row (no framework at all, only what the issue's guarantees require; see the bench's docstring) is at "
         f"{min(floor_ratios):.2f}-{max(floor_ratios):.2f}× raw (geometric mean {statistics.geometric_mean(floor_ratios):.2f}×)"
@@ -245,7 +256,7 @@ def main() -> None:
         "`TextArenaState` per step; and the adapter's own structure (the live-env cache that makes branching and restored "
         "positions replay correctly, the livelock and decision-cap guards, the invalid-move cross-check, the typed outcome). "
         "Each piece is a few Python calls; none is large on its own.",
-        f"- With `random_isolation=\"save_restore\"` (the global state saved and restored around every TextArena call) "
+        f'- With `random_isolation="save_restore"` (the global state saved and restored around every TextArena call) '
         f"the geometric mean is **{geo_sr:.2f}×**: `random.getstate()` builds a 625-integer tuple and each call needs two. "
         "The default instead routes the title's modules to a private generator (a thread-local slot set and restored "
         "around each call, about 0.4 µs a call) that is seeded lazily: a title that never draws (TicTacToe, ConnectFour, "

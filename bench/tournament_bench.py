@@ -5,6 +5,7 @@ docs/benchmarks.md.
 
     python bench/tournament_bench.py [--workers 2] [--games N] [--no-write]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, write_section  # noqa: E402
-
 from arena_core.tournament.config import load_config  # noqa: E402
 from arena_core.tournament.ratings import Outcome, deal_clusters, plackett_luce_ratings, summarize  # noqa: E402
 from arena_core.tournament.runner import load_results, resolve_schedule, run_tournament  # noqa: E402
@@ -83,7 +83,10 @@ def main() -> None:
                     same[label] = same.get(label, True) and outcomes == reference
                 if label not in best or seconds < best[label][0]:
                     best[label] = (seconds, cpu)
-                print(f"{label} (run {rep + 1}): {seconds:.2f} s ({n_games / seconds:.1f} games/s), {cpu:.1f} CPU s", flush=True)
+                print(
+                    f"{label} (run {rep + 1}): {seconds:.2f} s ({n_games / seconds:.1f} games/s), {cpu:.1f} CPU s",
+                    flush=True,
+                )
         rows = [(label, *best[label]) for label, *_ in runs if label in best]
         header, games = load_results(tmp / "sequential-0")
     scored = [g for g in games if g.returns is not None]
@@ -97,12 +100,17 @@ def main() -> None:
     summarize(header, games, resamples=1000)
     summary_s = time.perf_counter() - started
     load_after = load()
-    print(f"rating fit + 1000 bootstrap resamples: {fit_s:.2f} s; whole summary (+ head-to-head, openskill, tables): {summary_s:.2f} s")
+    print(
+        f"rating fit + 1000 bootstrap resamples: {fit_s:.2f} s; whole summary (+ head-to-head, openskill, tables): {summary_s:.2f} s"
+    )
 
     seq = rows[0][1]
-    table = "\n".join(f"| {label} | {s:.2f} | {n_games / s:.1f} | {seq / s:.2f}× | {cpu:.1f} |" for label, s, cpu in rows)
+    table = "\n".join(
+        f"| {label} | {s:.2f} | {n_games / s:.1f} | {seq / s:.2f}× | {cpu:.1f} |" for label, s, cpu in rows
+    )
     pool = rows[2][1]
     spawned = rows[3][1]
+    same_text = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in same.items())
     body = f"""
 ## Tournaments
 
@@ -124,7 +132,7 @@ other jobs shared the machine, so absolute times are inflated and ratios are noi
 - The sequential run got {rows[0][2] / seq:.0%} of one core (CPU s / wall s): when that is far below 100%,
   other jobs held the cores, and the pool's ratio says more about how the scheduler shared them
   than about the pool.
-- Same results from every backend (games compared without their timings): {', '.join(f'{k}: {"yes" if v else "NO"}' for k, v in same.items())}.
+- Same results from every backend (games compared without their timings): {same_text}.
 - Plackett–Luce fit plus 1,000 cluster-bootstrap resamples (goal < 10 s): **{fit_s:.2f} s**; the whole
   summary (also head-to-head intervals for 78 pairs, openskill, per-player and per-seat tables): {summary_s:.2f} s.
 """

@@ -15,6 +15,7 @@ Writes the '## Tournament statistics' section of docs/benchmarks.md.
   blocks of ``--block`` deals; each block's intervals are judged against the point estimates
   from all the other deals (a noisy truth, so expect a little below 95%).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,17 +29,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import machine, write_section  # noqa: E402
-
 from statistics import NormalDist  # noqa: E402
 
+from _report import machine, write_section  # noqa: E402
 from arena_core.stats import cluster_bootstrap_weights  # noqa: E402
 from arena_core.tournament import synthetic  # noqa: E402
 from arena_core.tournament.ratings import (  # noqa: E402
-    ELO_PER_LOGIT, Outcome, deal_clusters, fit_plackett_luce, head_to_head, plackett_luce_ratings, stage_data,
+    Outcome,
+    deal_clusters,
+    fit_plackett_luce,
+    head_to_head,
+    plackett_luce_ratings,
+    stage_data,
 )
 from arena_core.tournament.schedule import steiner_triple_system  # noqa: E402
-
 
 NORMAL = NormalDist()
 
@@ -47,7 +51,9 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def percentile_coverage(theta, tables, deals, *, cluster: str, trials: int, resamples: int, seed: int) -> tuple[float, float]:
+def percentile_coverage(
+    theta, tables, deals, *, cluster: str, trials: int, resamples: int, seed: int
+) -> tuple[float, float]:
     """Rating coverage of a plain percentile cluster bootstrap (no correction), clusters by
     'deal' or by 'table' (one table on one deal, the earlier method)."""
     v = len(theta)
@@ -57,7 +63,10 @@ def percentile_coverage(theta, tables, deals, *, cluster: str, trials: int, resa
     for t in range(trials):
         outcomes = synthetic.simulate(theta, tables, deals, deal_sd=0.5, seed=seed * 100_003 + t)
         if cluster == "table":
-            outcomes = [Outcome(o.key, o.key.split("/")[0] + "/" + "|".join(sorted(o.seats)), o.seats, o.scores) for o in outcomes]
+            outcomes = [
+                Outcome(o.key, o.key.split("/")[0] + "/" + "|".join(sorted(o.seats)), o.seats, o.scores)
+                for o in outcomes
+            ]
         data, _ = stage_data(outcomes, names)
         boot = fit_plackett_luce(data, cluster_bootstrap_weights(data.num_clusters, resamples, t))
         lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
@@ -67,14 +76,23 @@ def percentile_coverage(theta, tables, deals, *, cluster: str, trials: int, resa
 
 def synthetic_section(trials: int, resamples: int) -> tuple[list[str], dict]:
     rows, raw = [], {}
-    designs = [("7 entrants x 4 deals (84 games)", 7, 4, trials), ("13 entrants x 8 deals (624 games)", 13, 8, max(50, trials // 2))]
+    designs = [
+        ("7 entrants x 4 deals (84 games)", 7, 4, trials),
+        ("13 entrants x 8 deals (624 games)", 13, 8, max(50, trials // 2)),
+    ]
     for label, v, deals, n in designs:
         tables = steiner_triple_system(v)
         t0 = time.perf_counter()
-        cov = synthetic.coverage(np.linspace(-1, 1, v), tables, deals, deal_sd=0.5, trials=n, resamples=resamples, seed=11)
+        cov = synthetic.coverage(
+            np.linspace(-1, 1, v), tables, deals, deal_sd=0.5, trials=n, resamples=resamples, seed=11
+        )
         eq = synthetic.coverage(np.zeros(v), tables, deals, deal_sd=0.5, trials=n, resamples=resamples, seed=12)
-        old = percentile_coverage(np.linspace(-1, 1, v), tables, deals, cluster="table", trials=max(40, n // 4), resamples=resamples, seed=11)
-        deal_only = percentile_coverage(np.linspace(-1, 1, v), tables, deals, cluster="deal", trials=max(40, n // 4), resamples=resamples, seed=11)
+        old = percentile_coverage(
+            np.linspace(-1, 1, v), tables, deals, cluster="table", trials=max(40, n // 4), resamples=resamples, seed=11
+        )
+        deal_only = percentile_coverage(
+            np.linspace(-1, 1, v), tables, deals, cluster="deal", trials=max(40, n // 4), resamples=resamples, seed=11
+        )
         raw[label] = {"spread": cov, "equal": eq, "old_table_percentile": old, "deal_percentile": deal_only}
         se = cov["mc_se"]
         rows.append(
@@ -118,7 +136,7 @@ def real_blocks(paths: list[str], block: int, resamples: int) -> tuple[list[str]
             per_deal.setdefault(g.seed, []).append(g)
     full = len(header.schedule.tables) * len(header.schedule.seatings(header.schedule.tables[0]))
     seeds = sorted(s for s, gs in per_deal.items() if len(gs) == full)  # complete deals only
-    blocks = [seeds[i:i + block] for i in range(0, len(seeds) - block + 1, block)]
+    blocks = [seeds[i : i + block] for i in range(0, len(seeds) - block + 1, block)]
     if len(blocks) < 2:
         raise SystemExit(f"{len(seeds)} complete deals make fewer than 2 blocks of {block}")
 
@@ -158,7 +176,8 @@ def real_blocks(paths: list[str], block: int, resamples: int) -> tuple[list[str]
         f"| {len(seeds)} deals ({sum(len(per_deal[s]) for s in seeds)} games), {len(blocks)} blocks of {block} deals "
         f"| {pct(res['rating'][0])} ± {pct(res['rating'][1])} | {pct(res['difference'][0])} ± {pct(res['difference'][1])} "
         f"| {pct(res['head_to_head'][0])} ± {pct(res['head_to_head'][1])} | {zero} | "
-        + ", ".join(f"{n} {pct(r)}" for r, n in worst) + " |"
+        + ", ".join(f"{n} {pct(r)}" for r, n in worst)
+        + " |"
     ]
     print("real", res, worst, flush=True)
     return rows, {"blocks": len(blocks), "deals": len(seeds), **res}
@@ -166,9 +185,13 @@ def real_blocks(paths: list[str], block: int, resamples: int) -> tuple[list[str]
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--trials", type=int, default=400, help="simulated tournaments for the small design (half for the 624-game one)")
+    p.add_argument(
+        "--trials", type=int, default=400, help="simulated tournaments for the small design (half for the 624-game one)"
+    )
     p.add_argument("--resamples", type=int, default=1000)
-    p.add_argument("--real", nargs="+", help="results files of the 13-bot MegaGem tournament (same entrants, different deals)")
+    p.add_argument(
+        "--real", nargs="+", help="results files of the 13-bot MegaGem tournament (same entrants, different deals)"
+    )
     p.add_argument("--cache", help="JSON file: reuse the synthetic rows and speed saved there (written when absent)")
     p.add_argument("--block", type=int, default=8)
     p.add_argument("--no-write", action="store_true")
@@ -188,9 +211,10 @@ def main() -> None:
         real_rows, info = real_blocks(args.real, args.block, args.resamples)
         ratio = (info["deals"] - args.block) / args.block
         expected = 2 * NORMAL.cdf(1.959964 / math.sqrt(1 + 1 / ratio)) - 1
-    body = f"""## Tournament statistics
+    body = (
+        f"""## Tournament statistics
 
-`python bench/tournament_coverage.py --trials {args.trials}{' --real RESULTS' if args.real else ''}` ({machine()}).
+`python bench/tournament_coverage.py --trials {args.trials}{" --real RESULTS" if args.real else ""}` ({machine()}).
 
 Coverage of the leaderboard's 95% intervals when a deal favours some players at every table
 (per-player-per-deal effect, sd 0.5 logit; truth = the deal-averaged value; ± = Monte-Carlo
@@ -202,23 +226,32 @@ goal at most 10%).
 
 | design | tournaments | rating | difference | head-to-head | before (rating) | deal, no correction (rating) | any false (equal entrants) | zero-width |
 |---|---|---|---|---|---|---|---|---|
-""" + "\n".join(rows) + f"""
+"""
+        + "\n".join(rows)
+        + f"""
 
 Speed (simulated 624-game tournament, best of 3): ratings with 1,000 deal-bootstrap resamples,
 difference intervals, Holm and rank sets **{fit_s:.2f} s**; with every head-to-head interval
 **{all_s:.2f} s** (goal < 2 s).
 """
+    )
     if real_rows:
-        body += """
+        body += (
+            """
 Real data: the 13-bot MegaGem tournament (`examples/tournament_bots.toml`) played over many
 shared deals and split into blocks of 8 deals (each one a 624-game tournament); each block's
 intervals are judged against the estimates from all the other deals. That truth is itself
 noisy (estimated from the other blocks), so a correct 95% interval covers it a little less
-often (about """ + f"{100 * expected:.1f}% here, the rest being {ratio:.0f} times larger" + """). ± is the standard error over blocks.
+often (about """
+            + f"{100 * expected:.1f}% here, the rest being {ratio:.0f} times larger"
+            + """). ± is the standard error over blocks.
 
 | data | rating | difference | head-to-head | zero-width | worst-covered entrants |
 |---|---|---|---|---|---|
-""" + "\n".join(real_rows) + "\n"
+"""
+            + "\n".join(real_rows)
+            + "\n"
+        )
     print(body)
     if not args.no_write:
         write_section("tournament-coverage", body)

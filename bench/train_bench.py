@@ -11,6 +11,7 @@ We report the exact value of the trained greedy policy over all six deals and bo
 its mean on held-out sampled deals (each deal in both seats), and paired bootstrap intervals
 of its improvement over the initial model and over the best card-blind policy on those deals.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _report import machine, write_section  # noqa: E402
-
 from arena_core.players import BasePlayer  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
 from arena_core.seeding import derive_seed  # noqa: E402
@@ -78,7 +78,9 @@ def kuhn_exact(learner_decide, game) -> float:
 
         return [(learner_decide([Request(g, pos, seat, 0, 0)])[0].action, 1.0)]
 
-    return float(np.mean([expected_return(game, d, s, dist, {1 - s: opp}) for d in distinct_deals(game, 6) for s in (0, 1)]))
+    return float(
+        np.mean([expected_return(game, d, s, dist, {1 - s: opp}) for d in distinct_deals(game, 6) for s in (0, 1)])
+    )
 
 
 def heldout_values(game, learner, deals) -> list[float]:
@@ -150,11 +152,30 @@ def kuhn_pg(seeds, heldout: int) -> list[dict]:
     out = []
     for seed in seeds:
         t0 = time.perf_counter()
-        trainer = PolicyGradientTrainer(dict(game="kuhn_poker", seed=seed, steps=30, episodes_per_step=64, learning_rate=0.05, opponents=["kuhn_king_only"], eval_deals=16, bootstrap=200), tempfile.mkdtemp())
+        trainer = PolicyGradientTrainer(
+            dict(
+                game="kuhn_poker",
+                seed=seed,
+                steps=30,
+                episodes_per_step=64,
+                learning_rate=0.05,
+                opponents=["kuhn_king_only"],
+                eval_deals=16,
+                bootstrap=200,
+            ),
+            tempfile.mkdtemp(),
+        )
         trainer.run()
         wall = time.perf_counter() - t0
         learner = NumericLearner(trainer.policy, greedy=True)
-        out.append({"seed": seed, "final_exact": kuhn_exact(learner.decide, game), "heldout_mean": float(np.mean(heldout_values(game, learner, deals))), "wall_s": wall})
+        out.append(
+            {
+                "seed": seed,
+                "final_exact": kuhn_exact(learner.decide, game),
+                "heldout_mean": float(np.mean(heldout_values(game, learner, deals))),
+                "wall_s": wall,
+            }
+        )
         print(json.dumps(out[-1]), flush=True)
     return out
 
@@ -186,7 +207,9 @@ def megagem_ei(config: dict) -> dict:
 
     run_dir = Path(tempfile.mkdtemp(prefix="megagem-ei-"))
     t0 = time.perf_counter()
-    out = ExpertIterationTrainer(config, run_dir, progress=lambda r, row: print("ei round", r, json.dumps(row), flush=True)).run()
+    out = ExpertIterationTrainer(
+        config, run_dir, progress=lambda r, row: print("ei round", r, json.dumps(row), flush=True)
+    ).run()
     out["wall_s"] = time.perf_counter() - t0
     shutil.copy(run_dir / "metrics.png", DOCS / "train_megagem_ei_metrics.png")
     return out
@@ -197,9 +220,20 @@ def megagem_grpo(config: dict) -> dict:
 
     run_dir = Path(tempfile.mkdtemp(prefix="megagem-grpo-"))
     t0 = time.perf_counter()
-    summary = GRPOTrainer(config, run_dir, progress=lambda s, row: print("grpo step", s, json.dumps({k: v for k, v in row.items() if isinstance(v, (int, float))}), flush=True)).run()
+    summary = GRPOTrainer(
+        config,
+        run_dir,
+        progress=lambda s, row: print(
+            "grpo step", s, json.dumps({k: v for k, v in row.items() if isinstance(v, (int, float))}), flush=True
+        ),
+    ).run()
     shutil.copy(run_dir / "metrics.png", DOCS / "train_megagem_grpo_metrics.png")
-    return {"final_eval": summary.final_eval, "status": summary.status, "wall_s": time.perf_counter() - t0, "first": summary.metrics[0]}
+    return {
+        "final_eval": summary.final_eval,
+        "status": summary.status,
+        "wall_s": time.perf_counter() - t0,
+        "first": summary.metrics[0],
+    }
 
 
 def fmt_iv(iv: dict) -> str:
@@ -208,11 +242,15 @@ def fmt_iv(iv: dict) -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one seed, fewer held-out deals (a smoke run; does not write docs)")
+    parser.add_argument(
+        "--quick", action="store_true", help="one seed, fewer held-out deals (a smoke run; does not write docs)"
+    )
     parser.add_argument("--skip-megagem", action="store_true")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--parts", default="kuhn,pg,ei,grpo", help="which parts to run; the others come from --reuse")
-    parser.add_argument("--reuse", default=None, help="a train_bench.json from an earlier run (written to the temp directory)")
+    parser.add_argument(
+        "--reuse", default=None, help="a train_bench.json from an earlier run (written to the temp directory)"
+    )
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else list(range(args.seeds))
     heldout = 400 if args.quick else 8000
@@ -225,11 +263,31 @@ def main(argv=None) -> None:
     pg = kuhn_pg(seeds, heldout) if "pg" in parts else previous["pg"]
     mg = None
     if not args.skip_megagem:
-        ei_cfg = {"name": "megagem-ei-bench", "game": "megagem", "seed": 0, "expert": "megagem_expert", "opponents": ["megagem_heuristic"], "rounds": 3, "deals_per_round": 8, "epochs": 3, "eval_deals": 1 if args.quick else 32, "optim": {"learning_rate": 3e-4}}
+        ei_cfg = {
+            "name": "megagem-ei-bench",
+            "game": "megagem",
+            "seed": 0,
+            "expert": "megagem_expert",
+            "opponents": ["megagem_heuristic"],
+            "rounds": 3,
+            "deals_per_round": 8,
+            "epochs": 3,
+            "eval_deals": 1 if args.quick else 32,
+            "optim": {"learning_rate": 3e-4},
+        }
         grpo_cfg = {
-            "name": "megagem-grpo-bench", "game": "megagem", "seed": 0, "steps": 2 if args.quick else 12, "deals_per_step": 2, "group_size": 4,
-            "temperature": 1.0, "kl_beta": 0.0, "optim": {"learning_rate": 1e-4}, "reward": {"kind": "margin", "margin_scale": 20.0},
-            "pool": {"players": ["megagem_heuristic"]}, "eval": {"anchor": "megagem_heuristic", "every": 0, "deals": 2 if args.quick else 16, "bootstrap": 2000},
+            "name": "megagem-grpo-bench",
+            "game": "megagem",
+            "seed": 0,
+            "steps": 2 if args.quick else 12,
+            "deals_per_step": 2,
+            "group_size": 4,
+            "temperature": 1.0,
+            "kl_beta": 0.0,
+            "optim": {"learning_rate": 1e-4},
+            "reward": {"kind": "margin", "margin_scale": 20.0},
+            "pool": {"players": ["megagem_heuristic"]},
+            "eval": {"anchor": "megagem_heuristic", "every": 0, "deals": 2 if args.quick else 16, "bootstrap": 2000},
         }
         old_mg = previous.get("megagem") or {}
         mg = {
@@ -238,7 +296,9 @@ def main(argv=None) -> None:
             "ei_cfg": ei_cfg,
             "grpo_cfg": grpo_cfg,
         }
-    (Path(tempfile.gettempdir()) / "train_bench.json").write_text(json.dumps({"kuhn": kuhn, "pg": pg, "megagem": mg}, default=str, indent=1))
+    (Path(tempfile.gettempdir()) / "train_bench.json").write_text(
+        json.dumps({"kuhn": kuhn, "pg": pg, "megagem": mg}, default=str, indent=1)
+    )
     if args.quick:
         print("quick run: docs not written")
         return

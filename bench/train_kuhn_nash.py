@@ -13,6 +13,7 @@ for CFR, one traversal = one deal walked to all its terminals, 12 per iteration)
 
 ``run`` records episodes per second; ``report`` reads whatever the seeds reached.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,8 +69,18 @@ PROBES = {
     "entropy_0.2_to_0.03": {**_32x4, "entropy_beta": 0.2, "entropy_final": 0.03},
     "entropy_0.1_to_0.03": {**_32x4, "entropy_beta": 0.1, "entropy_final": 0.03},
     "entropy_0.2_to_0.1": {**_32x4, "entropy_beta": 0.2, "entropy_final": 0.1},
-    "entropy_0.2_to_0.1_lr6e-5_linear": {**_32x4, "entropy_beta": 0.2, "entropy_final": 0.1, "optim": dict(learning_rate=6e-5, schedule="linear")},
-    "entropy_0.2_to_0.05_lr6e-5_linear": {**_32x4, "entropy_beta": 0.2, "entropy_final": 0.05, "optim": dict(learning_rate=6e-5, schedule="linear")},
+    "entropy_0.2_to_0.1_lr6e-5_linear": {
+        **_32x4,
+        "entropy_beta": 0.2,
+        "entropy_final": 0.1,
+        "optim": dict(learning_rate=6e-5, schedule="linear"),
+    },
+    "entropy_0.2_to_0.05_lr6e-5_linear": {
+        **_32x4,
+        "entropy_beta": 0.2,
+        "entropy_final": 0.05,
+        "optim": dict(learning_rate=6e-5, schedule="linear"),
+    },
 }
 VARIANT_NOTES = {
     "entropy_0.2": "a stronger pull toward uniform, to keep the rare mixed decisions alive",
@@ -105,7 +116,16 @@ def run(seed: int, episodes: int, *, extend: bool = False, variant: str | None =
 
         def progress(step: int, row: dict) -> None:
             if "eval_exploitability" in row:
-                fh.write(json.dumps({"step": step, "episodes": row["episodes_total"], "wall_s": round(time.perf_counter() - started, 2)}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "step": step,
+                            "episodes": row["episodes_total"],
+                            "wall_s": round(time.perf_counter() - started, 2),
+                        }
+                    )
+                    + "\n"
+                )
                 fh.flush()
 
         extra = {"resume_from": str(root / f"seed_{seed}")} if extend else {}
@@ -122,7 +142,9 @@ def cfr_curve(max_traversals: int, points: int = 60) -> list[tuple[int, float]]:
 
     game = make_game("kuhn_poker")
     cfr = CFR(game)
-    marks = sorted({max(1, int(x)) for x in np.geomspace(1, max(1, max_traversals // cfr.traversals_per_iteration), points)})
+    marks = sorted(
+        {max(1, int(x)) for x in np.geomspace(1, max(1, max_traversals // cfr.traversals_per_iteration), points)}
+    )
     out = []
     for m in marks:
         cfr.iterate(m - cfr.iterations)
@@ -135,14 +157,24 @@ def load_runs(root: Path = RUNS) -> dict[int, dict]:
     for d in sorted(root.glob("seed_*")):
         if not d.is_dir():
             continue
-        rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines() if line.strip()] if (d / "metrics.jsonl").exists() else []
+        rows = (
+            [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines() if line.strip()]
+            if (d / "metrics.jsonl").exists()
+            else []
+        )
         evals = [r for r in rows if "eval_exploitability" in r]
         timing = d.parent / f"{d.name}.timing.jsonl"
-        times = [json.loads(line) for line in timing.read_text().splitlines() if line.strip()] if timing.exists() else []
+        times = (
+            [json.loads(line) for line in timing.read_text().splitlines() if line.strip()] if timing.exists() else []
+        )
         manifest = json.loads((d / "manifest.json").read_text()) if (d / "manifest.json").exists() else {}
         if evals:
-            runs[int(d.name.split("_")[1])] = {"evals": evals, "times": times, "planned_steps": manifest.get("config", {}).get("steps"),
-                                              "status": manifest.get("status", "running or stopped")}
+            runs[int(d.name.split("_")[1])] = {
+                "evals": evals,
+                "times": times,
+                "planned_steps": manifest.get("config", {}).get("steps"),
+                "status": manifest.get("status", "running or stopped"),
+            }
     return runs
 
 
@@ -166,7 +198,9 @@ def _table(runs: dict, extended: dict, cfr_at) -> tuple[list[str], int, int, lis
         if ext:
             xl = ext["evals"][-1]
             reach = first_at_or_below(ext["evals"], "eval_avg_exploitability", GOAL)
-            beyond = f"{xl['eval_avg_exploitability']:.4f} at {xl['episodes_total']:,}; <= {GOAL} " + (f"at {reach:,}" if reach else "not reached")
+            beyond = f"{xl['eval_avg_exploitability']:.4f} at {xl['episodes_total']:,}; <= {GOAL} " + (
+                f"at {reach:,}" if reach else "not reached"
+            )
         else:
             beyond = "not run"
         lines.append(
@@ -186,7 +220,11 @@ def report() -> None:
             configs.append((variant or "main", VARIANTS.get(variant, {}), runs, load_runs(root / "extended")))
     if not configs:
         raise SystemExit("no runs under runs/kuhn_nash; run `python bench/train_kuhn_nash.py run --seed N` first")
-    max_eps = max(r["evals"][-1]["episodes_total"] for _, _, runs, ext in configs for r in list(runs.values()) + list(ext.values()))
+    max_eps = max(
+        r["evals"][-1]["episodes_total"]
+        for _, _, runs, ext in configs
+        for r in list(runs.values()) + list(ext.values())
+    )
     cfr = cfr_curve(max(max_eps, 12_000))
     import matplotlib
 
@@ -196,12 +234,23 @@ def report() -> None:
     fig, axes = plt.subplots(len(configs), 2, figsize=(12, 4.5 * len(configs)), sharey=True, squeeze=False)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for row, (label, changes, runs, extended) in enumerate(configs):
-        for ax, key, title in ((axes[row, 0], "eval_avg_exploitability", "average policy"), (axes[row, 1], "eval_exploitability", "last iterate")):
+        for ax, key, title in (
+            (axes[row, 0], "eval_avg_exploitability", "average policy"),
+            (axes[row, 1], "eval_exploitability", "last iterate"),
+        ):
             for n, (seed, r) in enumerate(sorted(runs.items())):
                 c = colours[n % len(colours)]
-                ax.plot([max(e["episodes_total"], 1) for e in r["evals"]], [e[key] for e in r["evals"]], color=c, label=f"GRPO self-play seed {seed}", lw=1)
+                ax.plot(
+                    [max(e["episodes_total"], 1) for e in r["evals"]],
+                    [e[key] for e in r["evals"]],
+                    color=c,
+                    label=f"GRPO self-play seed {seed}",
+                    lw=1,
+                )
                 if seed in extended:
-                    tail = [e for e in extended[seed]["evals"] if e["episodes_total"] >= r["evals"][-1]["episodes_total"]]
+                    tail = [
+                        e for e in extended[seed]["evals"] if e["episodes_total"] >= r["evals"][-1]["episodes_total"]
+                    ]
                     ax.plot([e["episodes_total"] for e in tail], [e[key] for e in tail], color=c, lw=1, ls=":")
             ax.plot([c[0] for c in cfr], [c[1] for c in cfr], "k--", label="CFR (average policy)", lw=1.5)
             ax.axhline(GOAL, color="red", lw=0.8, ls=":", label=f"goal {GOAL}")
@@ -235,7 +284,7 @@ def report() -> None:
         if label != "main" and len(runs) < 5:
             head += f" (run for {len(runs)} seeds only; stopped to give the CPU to other runs)"
         sections.append(
-            f"""**{head}**: goal {'met' if ok else 'not met'} ({met} of {len(runs)} seeds at or below {GOAL} at the end of the
+            f"""**{head}**: goal {"met" if ok else "not met"} ({met} of {len(runs)} seeds at or below {GOAL} at the end of the
 budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
 
 | seed | episodes | avg-policy expl. | last-iterate expl. | best last iterate | CFR at same traversals | greedy value vs `kuhn_king_only` | continued past the budget (avg expl.) |
@@ -247,12 +296,16 @@ budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
     for name, changes in PROBES.items():
         for seed, r in sorted(load_runs(variant_root(name)).items()):
             last = r["evals"][-1]
-            tried.append(f"`{json.dumps(changes)}` seed {seed}: {last['eval_avg_exploitability']:.4f} "
-                         f"(last iterate {last['eval_exploitability']:.4f}) at {last['episodes_total']:,}")
+            tried.append(
+                f"`{json.dumps(changes)}` seed {seed}: {last['eval_avg_exploitability']:.4f} "
+                f"(last iterate {last['eval_exploitability']:.4f}) at {last['episodes_total']:,}"
+            )
     if tried:
         sections.append(
             "**Also tried** (single seed each, `run --variant NAME` with the PROBES of the bench; average-policy exploitability "
-            "at the end, changes relative to the main config): " + "; ".join(tried) + ". A smaller constant entropy bonus "
+            "at the end, changes relative to the main config): "
+            + "; ".join(tried)
+            + ". A smaller constant entropy bonus "
             "(0.07 or less) stalls near a pure strategy (exploitability about 0.2 for 100,000 episodes or more); decaying the bonus "
             "(`entropy_final`) at a constant learning rate lets the last iterate cycle (0.09-0.11 at the end) and its average does not beat the constant 0.1; larger learning rates "
             "start worse and their early snapshots weigh on the uniform mixture.\n"
@@ -261,7 +314,8 @@ budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
     minutes = f"{300_000 / max(all_rates) / 60:.1f}-{300_000 / min(all_rates) / 60:.1f}" if all_rates else "n/a"
     verdict = (
         f"**Goal (average-policy exploitability <= {GOAL} in >= 3 of 5 seeds within 300,000 episodes from random weights): "
-        + ("met" if any(verdicts) else "not met") + "**"
+        + ("met" if any(verdicts) else "not met")
+        + "**"
         + " (the configs were picked from short single-seed trials of a few entropy weights, learning rates and baselines; every config run is reported)"
         + "."
     )
@@ -269,7 +323,7 @@ budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
 
 The tiny random-weight model in both seats at once (GRPO self-play, role-conditioned running
 baseline per seat), evaluated exactly every 25 steps (3,200 episodes): exploitability
-(NashConv / 2) of its sampling policy (temperature {CONFIG['temperature']}) over Kuhn's 12
+(NashConv / 2) of its sampling policy (temperature {CONFIG["temperature"]}) over Kuhn's 12
 information states, for the last iterate and for the average policy (uniform mixture over the
 evaluation snapshots, one drawn per game, computed exactly as its realisation-equivalent
 behaviour policy). CFR: vanilla tabular CFR's average policy at the same number of deal

@@ -11,6 +11,7 @@ The same as:
     arena compare megagem_fair_value megagem_heuristic --game megagem \
         --opponents random megagem_market --reference megagem_expert --deals 40
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,22 @@ if __name__ == "__main__":
     p.add_argument("--deals", type=int, default=40)
     p.add_argument("--out", default=None, help="directory for results.jsonl and compare.json")
     args = p.parse_args()
-    argv = ["megagem_fair_value", "megagem_heuristic", "--game", "megagem", "--opponents", "random", "megagem_market",
-            "--reference", "megagem_expert", "--deals", str(args.deals), "--seed", "770001", "--quiet"]
+    argv = [
+        "megagem_fair_value",
+        "megagem_heuristic",
+        "--game",
+        "megagem",
+        "--opponents",
+        "random",
+        "megagem_market",
+        "--reference",
+        "megagem_expert",
+        "--deals",
+        str(args.deals),
+        "--seed",
+        "770001",
+        "--quiet",
+    ]
     if args.out:
         argv += ["--out", args.out]
     sys.exit(main(argv))

@@ -5,6 +5,7 @@
 The class lives in ``__main__``; the kit's cross-process check imports this file by path in its
 subprocesses (this block does not run there), so every check runs, none is skipped.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,16 @@ class PileState:
 class TakeAway(Game[PileState, int]):
     """A pile of 5 to 9 stones (the deal); take 1-3 in turn; taking the last stone wins."""
 
-    spec = GameSpec(id="take_away", min_players=2, max_players=2, utility=Utility.ZERO_SUM, chance=True,
-                    max_length=9, reward_bounds=(-1, 1), description="Take 1-3 stones; the last stone wins.")
+    spec = GameSpec(
+        id="take_away",
+        min_players=2,
+        max_players=2,
+        utility=Utility.ZERO_SUM,
+        chance=True,
+        max_length=9,
+        reward_bounds=(-1, 1),
+        description="Take 1-3 stones; the last stone wins.",
+    )
     State = PileState
     num_actions, observation_size = 3, 2
     observation_bounds = (0.0, 9.0)

@@ -7,6 +7,7 @@ prompt -> expert answer (compact ~40-token view, bids as single tokens).
 Prints how much of the expert's advantage the student recovers on held-out deals, with
 paired bootstrap intervals.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -3,6 +3,7 @@ what an illegal action does (the game's default action is played; ``info`` says 
 
     python examples/gym_masked.py [GAME_ID]
 """
+
 from __future__ import annotations
 
 import sys
@@ -36,7 +37,9 @@ def main(game_id: str = "megagem") -> None:
     illegal = np.flatnonzero(env.action_masks() == 0)
     if illegal.size:
         obs, reward, terminated, truncated, info = env.step(int(illegal[0]))
-        print(f"illegal index {int(illegal[0])}: illegal_action={info['illegal_action']}, policy_verdict={info['policy_verdict']}")
+        print(
+            f"illegal index {int(illegal[0])}: illegal_action={info['illegal_action']}, policy_verdict={info['policy_verdict']}"
+        )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ For the OpenAI-compatible player, start a server and set the variables, e.g.::
     mlx_lm.server --model PATH --port 8080 &
     ARENA_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 ARENA_OPENAI_MODEL=PATH python examples/llm_players.py
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,27 +37,49 @@ def main(outdir: str, model: str) -> None:
     players = [llm, make_player("megagem_expert"), make_player("random", seed=2)]
     record = play_episode(megagem, players, seed=11, policy=policy, turn_cap=9, log_path=str(out / "megagem_llm.jsonl"))
     llm_steps = [s for s in record.steps if s.player == 0]
-    print("megagem constrained:", [s.action for s in llm_steps], "methods:", sorted({s.telemetry["parse_method"] for s in llm_steps}))
-    print("  tokens in/out of the first decision:", llm_steps[0].telemetry["tokens_in"], llm_steps[0].telemetry["tokens_out"])
+    print(
+        "megagem constrained:",
+        [s.action for s in llm_steps],
+        "methods:",
+        sorted({s.telemetry["parse_method"] for s in llm_steps}),
+    )
+    print(
+        "  tokens in/out of the first decision:",
+        llm_steps[0].telemetry["tokens_in"],
+        llm_steps[0].telemetry["tokens_out"],
+    )
 
     # 2. free decoding: the model writes, the game's parser reads; unreadable answers go to the policy
     kuhn = make_game("kuhn_poker")
     free = MLXPlayer(model=model, mode="free", max_tokens=16, retries=1, engine=llm.engine)
-    record = play_episode(kuhn, [free, make_player("first_legal")], seed=3, policy=policy, log_path=str(out / "kuhn_free.jsonl"))
+    record = play_episode(
+        kuhn, [free, make_player("first_legal")], seed=3, policy=policy, log_path=str(out / "kuhn_free.jsonl")
+    )
     print("kuhn free:", record.end.reason.value, "policy events:", sum(e.type == "policy" for e in record.events))
 
     # 3. many games at once: the pending decisions of one player object are generated in one batch
     stats = BatchStats()
     batch_player = MLXPlayer(model=model, temperature=1.0, seed=5, engine=llm.engine)
-    records = play_batch(kuhn, [batch_player, batch_player], list(range(8)), stats=stats, log_path=str(out / "kuhn_batch.jsonl"))
-    print(f"batched: {len(records)} games, {stats.decisions} decisions in {stats.player_calls} player calls;",
-          "returns of seat 0:", dict(Counter(r.end.returns[0] for r in records)))
+    records = play_batch(
+        kuhn, [batch_player, batch_player], list(range(8)), stats=stats, log_path=str(out / "kuhn_batch.jsonl")
+    )
+    print(
+        f"batched: {len(records)} games, {stats.decisions} decisions in {stats.player_calls} player calls;",
+        "returns of seat 0:",
+        dict(Counter(r.end.returns[0] for r in records)),
+    )
 
     # 4. an OpenAI-compatible endpoint, when one is configured
     base_url = os.environ.get("ARENA_OPENAI_BASE_URL")
     if base_url:
-        remote = make_player("openai", base_url=base_url, model=os.environ.get("ARENA_OPENAI_MODEL", "default_model"),
-                             api_key_env=os.environ.get("ARENA_OPENAI_KEY_ENV", ""), max_tokens=64, cache_dir=str(out / "cache"))
+        remote = make_player(
+            "openai",
+            base_url=base_url,
+            model=os.environ.get("ARENA_OPENAI_MODEL", "default_model"),
+            api_key_env=os.environ.get("ARENA_OPENAI_KEY_ENV", ""),
+            max_tokens=64,
+            cache_dir=str(out / "cache"),
+        )
         record = play_episode(kuhn, [remote, make_player("first_legal")], seed=3, policy=policy)
         print("openai-compatible:", record.end.reason.value, record.end.returns)
     print("records in", out)

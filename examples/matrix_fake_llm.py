@@ -8,6 +8,7 @@ through the ``arena study`` CLI with an ``openai`` player at temperature 1; afte
 answer the study read is checked against the server's log, and the verdicts are printed: a
 uniformly random player must not be found to coordinate above (or below) chance.
 """
+
 import json
 import sys
 from pathlib import Path
@@ -18,8 +19,22 @@ from arena_games.matrix.study import main
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "matrix_fake_llm_out")
 with FakeChatServer(seed=7) as server:
     spec = f"openai:base_url={server.url},model=fake-random,api_key_env=,temperature=1,concurrency=8,max_retries=0,record_response=full"
-    code = main(["--player", spec, "--archetypes", "coordination,battle_of_sexes", "--k", "2-3", "--trials", "24",
-                 "--out", str(out), "--quiet", "--no-plot"])
+    code = main(
+        [
+            "--player",
+            spec,
+            "--archetypes",
+            "coordination,battle_of_sexes",
+            "--k",
+            "2-3",
+            "--trials",
+            "24",
+            "--out",
+            str(out),
+            "--quiet",
+            "--no-plot",
+        ]
+    )
     log = {entry["text"]: entry for entry in server.log}
 if code != 0:
     sys.exit(code)
@@ -33,9 +48,13 @@ for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
     elif event["type"] == "policy":
         unreadable += 1
         unreadable_well_formed += log[event["telemetry"]["response"]]["well_formed"]
-print(f"answers read: {read}, misread: {misread}; unreadable: {unreadable} (of them well-formed: {unreadable_well_formed})")
+print(
+    f"answers read: {read}, misread: {misread}; unreadable: {unreadable} (of them well-formed: {unreadable_well_formed})"
+)
 summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
 print(f"error control: {summary['error_control']['procedure']} at alpha {summary['error_control']['alpha']}")
 for cell in summary["cells"]:
-    print(f"{cell['listing']:11s} {cell['archetype']:16s} k={cell['k']}  scored {cell['scored']:2d}/{cell['trials']}  "
-          f"unparseable {cell['unparseable']:2d}  vs Nash {cell['vs_nash']:17s} vs uniform {cell['vs_uniform']:17s} => {cell['verdict']}")
+    print(
+        f"{cell['listing']:11s} {cell['archetype']:16s} k={cell['k']}  scored {cell['scored']:2d}/{cell['trials']}  "
+        f"unparseable {cell['unparseable']:2d}  vs Nash {cell['vs_nash']:17s} vs uniform {cell['vs_uniform']:17s} => {cell['verdict']}"
+    )

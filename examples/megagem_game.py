@@ -3,6 +3,7 @@ player through the runner, and the published-rules variant.
 
     python examples/megagem_game.py [OUTDIR]
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,7 +28,11 @@ class EchoLLM:
 
 def main(outdir: str) -> None:
     game = make_game("megagem")  # MegagemBench rules, 3 players, chart A
-    bots = [make_player("megagem_expert", seed=1), make_player("megagem_fair_value", seed=2), make_player("megagem_heuristic", seed=3)]
+    bots = [
+        make_player("megagem_expert", seed=1),
+        make_player("megagem_fair_value", seed=2),
+        make_player("megagem_heuristic", seed=3),
+    ]
     Path(outdir).mkdir(parents=True, exist_ok=True)
     log = Path(outdir) / "megagem.jsonl"
     record = play_episode(game, bots, seed=770001, log_path=str(log))
@@ -45,9 +50,13 @@ def main(outdir: str) -> None:
     # parse telemetry rides on accepted steps; answers replaced by the default are policy events
     used = [e.telemetry["parse_method"] for e in record.events if e.player == 0 and "parse_method" in e.telemetry]
     defaults = sum(1 for e in record.events if e.type == "policy" and e.player == 0)
-    print(f"text player: parse methods {sorted(set(used))}, {defaults} defaults, end {record.end.reason.value}, scores {record.end.returns}")
+    print(
+        f"text player: parse methods {sorted(set(used))}, {defaults} defaults, end {record.end.reason.value}, scores {record.end.returns}"
+    )
 
-    published = make_game("megagem", {"reveal_by": "every_winner", "illegal_bid": "clamp", "flex_3_diff_reward": 10}, num_players=4)
+    published = make_game(
+        "megagem", {"reveal_by": "every_winner", "illegal_bid": "clamp", "flex_3_diff_reward": 10}, num_players=4
+    )
     record = play_episode(published, [make_player("megagem_expert", seed=s) for s in range(4)], seed=3)
     print(f"published variant, 4 players: {len(record.steps)} decisions, scores {record.end.returns}")
 

@@ -3,6 +3,7 @@ Gymnasium's single-agent view -- then replay the recorded episode.
 
     python examples/quickstart.py [OUTDIR]
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,7 +22,9 @@ def main(outdir: str) -> None:
     game = make_game("kuhn_poker")
     log = Path(outdir) / "kuhn.jsonl"
     players = [make_player("random", seed=1), make_player("first_legal")]
-    record = play_episode(game, players, seed=7, policy=IllegalActionPolicy(mode="retry", max_retries=1), log_path=str(log))
+    record = play_episode(
+        game, players, seed=7, policy=IllegalActionPolicy(mode="retry", max_retries=1), log_path=str(log)
+    )
     print("runner:", [s.action for s in record.steps], record.end.reason.value, record.end.returns)
 
     env = aec_env(game)

@@ -5,6 +5,7 @@
 On Kuhn it samples the opponent's card (``sample_hidden_state``) in every playout; on MegaGem it
 redeals the hidden hands and decks and lets the expert play the playouts out.
 """
+
 from __future__ import annotations
 
 import sys
@@ -22,15 +23,19 @@ def main(deals: int = 20) -> None:
     for deal in range(deals):
         total += play_episode(kuhn, [search, rnd], deal).end.returns[0]
         total += play_episode(kuhn, [rnd, search], deal).end.returns[1]
-    print(f"kuhn: search vs random {total / (2 * deals):+.2f} a game over {2 * deals} games, "
-          f"{search.simulations_per_second():.0f} simulations/s")
+    print(
+        f"kuhn: search vs random {total / (2 * deals):+.2f} a game over {2 * deals} games, "
+        f"{search.simulations_per_second():.0f} simulations/s"
+    )
 
     mega = make_game("megagem")
     search = SearchPlayer(seed=0, simulations=4, rollout="megagem_fair_value", candidates=3)
     players = [search, make_player("megagem_expert", seed=1), make_player("megagem_market", seed=2)]
     record = play_episode(mega, players, 7)
-    print(f"megagem: scores {record.end.returns} (search in seat 0), {search.stats['decisions']} decisions, "
-          f"rollout faults {search.stats['rollout_faults']}")
+    print(
+        f"megagem: scores {record.end.returns} (search in seat 0), {search.stats['decisions']} decisions, "
+        f"rollout faults {search.stats['rollout_faults']}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
    game, with candidate moves so random-legal players can play it.
 4. MegaGem (an arena game) behind TextArena's env API, played by TextArena-style agents.
 """
+
 from __future__ import annotations
 
 import random
@@ -51,8 +52,10 @@ def any_title(seed: int) -> None:
     splits = [f"[A{a} B{b} C{20 - a - b}]" for a in range(0, 21, 5) for b in range(0, 21 - a, 5)]
     blotto = title_game("ColonelBlotto-v0", vocabulary=splits, decision_cap=40)
     record = play_episode(blotto(), [make_player("random", seed=i) for i in range(2)], seed)
-    print(f"ColonelBlotto via title_game ({blotto.spec.free_text=}): {len(record.steps)} moves, "
-          f"end {record.end.reason.value}, returns {record.end.returns}")
+    print(
+        f"ColonelBlotto via title_game ({blotto.spec.free_text=}): {len(record.steps)} moves, "
+        f"end {record.end.reason.value}, returns {record.end.returns}"
+    )
 
 
 class BracketAgent:

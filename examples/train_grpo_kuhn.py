@@ -7,6 +7,7 @@ About 10-30 steps (under a minute of training on a 2-core CPU) take the greedy p
 below the best card-blind value (1/6) to the best response (1/4 per game). The run directory gets
 manifest.json, metrics.jsonl, metrics.png and checkpoints/.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,10 @@ def main(argv=None) -> dict:
 
     def show(step: int, row: dict) -> None:
         if "eval_mean" in row:
-            print(f"step {step:3d}  reward {row['reward_mean']:+.3f}  eval vs anchor {row['eval_mean']:+.3f}  "
-                  f"improvement {row['eval_improvement']:+.3f} [{row['eval_improvement_low']:+.3f}, {row['eval_improvement_high']:+.3f}]")
+            print(
+                f"step {step:3d}  reward {row['reward_mean']:+.3f}  eval vs anchor {row['eval_mean']:+.3f}  "
+                f"improvement {row['eval_improvement']:+.3f} [{row['eval_improvement_low']:+.3f}, {row['eval_improvement_high']:+.3f}]"
+            )
 
     summary = GRPOTrainer(config, run_dir, progress=show).run()
     report = summary.report()  # refuses a silent player

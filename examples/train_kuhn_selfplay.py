@@ -10,6 +10,7 @@ games as the registered ``checkpoint`` player would (``checkpoint:run=RUN_DIR``)
 second run starts from its weights (``init_from``), the first run recorded as its parent.
 bench/train_kuhn_nash.py runs the same for 300,000 episodes per seed beside CFR.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,10 @@ def main(argv=None) -> dict:
 
     def show(step: int, row: dict) -> None:
         if "eval_exploitability" in row:
-            print(f"step {step:4d}  episodes {row['episodes_total']:6d}  exploitability: last {row['eval_exploitability']:.3f}"
-                  f"  average {row['eval_avg_exploitability']:.3f}  entropy {row.get('entropy', float('nan')):.3f}")
+            print(
+                f"step {step:4d}  episodes {row['episodes_total']:6d}  exploitability: last {row['eval_exploitability']:.3f}"
+                f"  average {row['eval_avg_exploitability']:.3f}  entropy {row.get('entropy', float('nan')):.3f}"
+            )
 
     summary = GRPOTrainer(config, root / "selfplay", progress=show).run()
     report = summary.report()
@@ -62,13 +65,24 @@ def main(argv=None) -> dict:
     total = 0.0
     for deal in range(6):
         for seat in (0, 1):
-            players = [trained, make_player("kuhn_king_only")] if seat == 0 else [make_player("kuhn_king_only"), trained]
+            players = (
+                [trained, make_player("kuhn_king_only")] if seat == 0 else [make_player("kuhn_king_only"), trained]
+            )
             total += play_episode(game, players, deal).end.returns[seat]
     print(f"checkpoint step {trained.step} vs kuhn_king_only: {total / 12:+.3f} per game over 12 games")
 
     # a new run from its weights: the manifest names the self-play run as the parent
-    child = GRPOTrainer(dict(config, name="kuhn-from-selfplay", steps=1, self_play=False, pool={"players": ["kuhn_king_only"]},
-                             init_from=str(root / "selfplay")), root / "child")
+    child = GRPOTrainer(
+        dict(
+            config,
+            name="kuhn-from-selfplay",
+            steps=1,
+            self_play=False,
+            pool={"players": ["kuhn_king_only"]},
+            init_from=str(root / "selfplay"),
+        ),
+        root / "child",
+    )
     child.run()
     parent = json.loads((root / "child" / "manifest.json").read_text())["parent_run"]
     print(f"child run's parent: {parent}")

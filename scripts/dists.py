@@ -11,6 +11,7 @@ checks that they agree and that every extra the root needs is there.
     python scripts/dists.py check            # exit 1 (with the fix) when the root has drifted
     python scripts/dists.py build OUTDIR     # a wheel and an sdist of each distribution
 """
+
 from __future__ import annotations
 
 import ast
@@ -59,7 +60,9 @@ def merged_entry_points() -> dict[str, dict[str, str]]:
         for group, eps in entry_points(project(dist)).items():
             for name, value in eps.items():
                 if (group, name) in owner:
-                    raise SystemExit(f"{group} {name!r} is declared by both dists/{owner[group, name]} and dists/{dist}")
+                    raise SystemExit(
+                        f"{group} {name!r} is declared by both dists/{owner[group, name]} and dists/{dist}"
+                    )
                 owner[group, name] = dist
                 merged.setdefault(group, {})[name] = value
     return merged
@@ -103,7 +106,12 @@ def imports_in(path: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, a.name.split(".")[0]) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module.split(".")[0]))
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             fn = node.func
             name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
             if name in IMPORT_CALLS:
@@ -122,16 +130,21 @@ def undeclared_imports(dist: str, files: list[Path] | None = None) -> list[str]:
         for line, mod in imports_in(path):
             if mod not in stdlib and mod not in allowed:
                 where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-                problems.append(f"{where}:{line} imports {mod!r}, which turn-arena-{dist} does not declare; "
-                                f"add it to dists/{dist}/pyproject.toml (dependencies, or the extra that needs it)")
+                problems.append(
+                    f"{where}:{line} imports {mod!r}, which turn-arena-{dist} does not declare; "
+                    f"add it to dists/{dist}/pyproject.toml (dependencies, or the extra that needs it)"
+                )
     return problems
 
 
 def unused_declarations(dist: str) -> list[str]:
     """Declared requirements that no module of the distribution imports."""
     used = {mod for path in (ROOT / "src" / PACKAGE_OF[dist]).rglob("*.py") for _, mod in imports_in(path)}
-    return [f"dists/{dist}/pyproject.toml declares {name!r} ({where}) but nothing in src/{PACKAGE_OF[dist]} imports it"
-            for name, where in declared_imports(dist).items() if name != PACKAGE_OF[dist] and name not in used]
+    return [
+        f"dists/{dist}/pyproject.toml declares {name!r} ({where}) but nothing in src/{PACKAGE_OF[dist]} imports it"
+        for name, where in declared_imports(dist).items()
+        if name != PACKAGE_OF[dist] and name not in used
+    ]
 
 
 def owner_of(value: str) -> str | None:
@@ -178,12 +191,18 @@ def drift() -> list[str]:
         for name in sorted(set(h) - set(w)):
             dist = owner_of(h[name])
             where = f"dists/{dist}/pyproject.toml" if dist else "the dists/<name>/pyproject.toml that owns it"
-            problems.append(f"{group} {name!r} = {h[name]!r} is in the root pyproject.toml only; move it to {where}, then run `python scripts/dists.py sync`")
+            problems.append(
+                f"{group} {name!r} = {h[name]!r} is in the root pyproject.toml only; move it to {where}, then run `python scripts/dists.py sync`"
+            )
         for name in sorted(set(w) - set(h)):
-            problems.append(f"{group} {name!r} is declared in dists/ but missing from the root; run `python scripts/dists.py sync`")
+            problems.append(
+                f"{group} {name!r} is declared in dists/ but missing from the root; run `python scripts/dists.py sync`"
+            )
         for name in sorted(set(w) & set(h)):
             if w[name] != h[name]:
-                problems.append(f"{group} {name!r}: root says {h[name]!r}, dists say {w[name]!r}; run `python scripts/dists.py sync`")
+                problems.append(
+                    f"{group} {name!r}: root says {h[name]!r}, dists say {w[name]!r}; run `python scripts/dists.py sync`"
+                )
     return problems
 
 
@@ -211,12 +230,32 @@ def build(outdir: Path) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     for dist in DISTS:
         src = ROOT / "dists" / dist
-        for stale in [src / "build", *(src / "src").glob("*.egg-info")]:  # a module deleted since the last build stays there
+        for stale in [
+            src / "build",
+            *(src / "src").glob("*.egg-info"),
+        ]:  # a module deleted since the last build stays there
             shutil.rmtree(stale, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(outdir), str(src)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                str(outdir),
+                str(src),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         code = f"from setuptools import build_meta as b; print(b.build_sdist({str(outdir)!r}))"
-        subprocess.run([sys.executable, "-c", code], cwd=src, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=src, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
     for dist in DISTS:
         name = f"turn_arena_{dist}-{project(dist)['version']}"
         wheel = outdir / f"{name}-py3-none-any.whl"
@@ -229,9 +268,26 @@ def build(outdir: Path) -> int:
         if not n_wheel or not n_sdist:
             raise SystemExit(f"{dist}: the wheel or the sdist holds no {pkg} files")
         again = outdir / "from-sdist"  # the sdist is complete: a wheel built from it holds the same files
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(again), str(sdist)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        files = [{f for f in zipfile.ZipFile(w).namelist() if ".dist-info/" not in f} for w in (wheel, again / wheel.name)]
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                str(again),
+                str(sdist),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        files = [
+            {f for f in zipfile.ZipFile(w).namelist() if ".dist-info/" not in f} for w in (wheel, again / wheel.name)
+        ]
         if files[0] != files[1]:
             raise SystemExit(f"{dist}: the wheel built from the sdist differs: {sorted(files[0] ^ files[1])[:10]}")
         print(f"built {wheel.name} ({n_wheel} files of {pkg}) and {sdist.name} ({n_sdist}; rebuilds the same wheel)")

@@ -1,4 +1,5 @@
 """Deliberately broken games: each breaks one conformance claim (the kit must flag it)."""
+
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
 """Players that fail in every way a real one can, for the fault tests (with tournament_toys' game)."""
+
 from __future__ import annotations
 
 import os
@@ -37,7 +38,9 @@ class RaisesBase(BasePlayer):
         self.what = what
 
     def act(self, decision: Decision) -> str:
-        raise {"SystemExit": SystemExit(0), "KeyboardInterrupt": KeyboardInterrupt(), "GeneratorExit": GeneratorExit()}[self.what]
+        raise {"SystemExit": SystemExit(0), "KeyboardInterrupt": KeyboardInterrupt(), "GeneratorExit": GeneratorExit()}[
+            self.what
+        ]
 
 
 class Capped(BasePlayer):

@@ -1,5 +1,6 @@
 """A text-answering player for the report tests: it reads the prompt, answers in free text
 (sometimes garbage, so that faults appear), and records prompt and answer in its telemetry."""
+
 from __future__ import annotations
 
 from arena_core.players import BasePlayer, Decision, Move

@@ -27,6 +27,7 @@ Which imports count:
 Run on the real tree, and on synthetic trees in ``tmp_path`` that break each rule (the checker
 must fail on them).
 """
+
 from __future__ import annotations
 
 import ast
@@ -149,9 +150,16 @@ def rules_importing_views(found: list[Import], allowed=()) -> list[str]:
     out = []
     for imp in found:
         parts, target = imp.importer.split("."), imp.target.split(".")
-        if (len(parts) == 3 and parts[0] == "arena_games" and parts[2] == "rules" and not imp.type_only
-                and target[:2] == parts[:2] and len(target) == 3 and target[2] in VIEW_MODULES
-                and (imp.importer, imp.target) not in allowed):
+        if (
+            len(parts) == 3
+            and parts[0] == "arena_games"
+            and parts[2] == "rules"
+            and not imp.type_only
+            and target[:2] == parts[:2]
+            and len(target) == 3
+            and target[2] in VIEW_MODULES
+            and (imp.importer, imp.target) not in allowed
+        ):
             out.append(f"{imp.importer}:{imp.line} imports its view {imp.target}: attach views in the game's package")
     return out
 
@@ -254,8 +262,10 @@ def test_cycles_through_deferred_imports_are_the_listed_ones(real):
     found = {tuple(c) for c in deferred_cycles(real)}
     new = sorted(found - set(DEFERRED_CYCLES))
     stale = sorted(set(DEFERRED_CYCLES) - found)
-    assert not new, "new import cycles through imports inside functions (untangle, or list with a reason):\n" + "\n".join(
-        " <-> ".join(c) for c in new)
+    assert not new, (
+        "new import cycles through imports inside functions (untangle, or list with a reason):\n"
+        + "\n".join(" <-> ".join(c) for c in new)
+    )
     assert not stale, f"no longer cycles, remove from DEFERRED_CYCLES: {stale}"
 
 
@@ -274,25 +284,36 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_core_module_importing_a_plugin_fails(tmp_path):
-    root = _tree(tmp_path, {
-        "arena_core/game.py": "import os\n",
-        "arena_core/registry.py": "def load():\n    from arena_games.kuhn import rules\n",
-        "arena_games/kuhn/__init__.py": "",
-        "arena_games/kuhn/rules.py": "from arena_core.game import Game\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "arena_core/game.py": "import os\n",
+            "arena_core/registry.py": "def load():\n    from arena_games.kuhn import rules\n",
+            "arena_games/kuhn/__init__.py": "",
+            "arena_games/kuhn/rules.py": "from arena_core.game import Game\n",
+        },
+    )
     bad = layer_violations(all_imports(root))
-    assert bad == ["arena_core.registry:2 imports arena_games.kuhn.rules (inside a function): "
-                   "arena_core must not import arena_games"]
+    assert bad == [
+        "arena_core.registry:2 imports arena_games.kuhn.rules (inside a function): "
+        "arena_core must not import arena_games"
+    ]
 
 
-@pytest.mark.parametrize("importer, line, forbidden", [
-    ("arena_games/x.py", "from arena_train import grpo\n", "arena_train"),
-    ("arena_players/x.py", "import arena_train.rollout as r\n", "arena_train"),
-    ("arena_train/x.py", "from arena_games.megagem.rules import Action\n", "arena_games"),
-    ("arena_train/y.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arena_games.kuhn import rules\n",
-     "arena_games"),
-    ("arena_core/x.py", "from arena_players import random_player\n", "arena_players"),
-])
+@pytest.mark.parametrize(
+    "importer, line, forbidden",
+    [
+        ("arena_games/x.py", "from arena_train import grpo\n", "arena_train"),
+        ("arena_players/x.py", "import arena_train.rollout as r\n", "arena_train"),
+        ("arena_train/x.py", "from arena_games.megagem.rules import Action\n", "arena_games"),
+        (
+            "arena_train/y.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arena_games.kuhn import rules\n",
+            "arena_games",
+        ),
+        ("arena_core/x.py", "from arena_players import random_player\n", "arena_players"),
+    ],
+)
 def test_each_layer_rule_fails_on_a_violation(tmp_path, importer, line, forbidden):
     root = _tree(tmp_path, {importer: line})
     bad = layer_violations(all_imports(root))
@@ -300,23 +321,29 @@ def test_each_layer_rule_fails_on_a_violation(tmp_path, importer, line, forbidde
 
 
 def test_allowed_directions_pass(tmp_path):
-    root = _tree(tmp_path, {
-        "arena_train/x.py": "from arena_players import random_player\nimport arena_core.game\n",
-        "arena_games/x.py": "from arena_core import game\n",
-        "arena_players/x.py": "from arena_core.game import Game\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "arena_train/x.py": "from arena_players import random_player\nimport arena_core.game\n",
+            "arena_games/x.py": "from arena_core import game\n",
+            "arena_players/x.py": "from arena_core.game import Game\n",
+        },
+    )
     assert layer_violations(all_imports(root)) == []
 
 
 def test_a_module_level_cycle_fails_and_a_relative_one_is_resolved(tmp_path):
-    root = _tree(tmp_path, {
-        "arena_games/mg/__init__.py": "",
-        "arena_games/mg/rules.py": "from .observe import view\n",
-        "arena_games/mg/observe.py": "from . import text\n",
-        "arena_games/mg/text.py": "from arena_games.mg.rules import Action\n",
-        "arena_core/game.py": "try:\n    from arena_core.text import Prompt\nexcept ImportError:\n    pass\n",
-        "arena_core/text.py": "import arena_core.game\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "arena_games/mg/__init__.py": "",
+            "arena_games/mg/rules.py": "from .observe import view\n",
+            "arena_games/mg/observe.py": "from . import text\n",
+            "arena_games/mg/text.py": "from arena_games.mg.rules import Action\n",
+            "arena_core/game.py": "try:\n    from arena_core.text import Prompt\nexcept ImportError:\n    pass\n",
+            "arena_core/text.py": "import arena_core.game\n",
+        },
+    )
     assert cycles(all_imports(root)) == [
         ["arena_core.game", "arena_core.text"],
         ["arena_games.mg.observe", "arena_games.mg.rules", "arena_games.mg.text"],
@@ -324,33 +351,44 @@ def test_a_module_level_cycle_fails_and_a_relative_one_is_resolved(tmp_path):
 
 
 def test_deferred_and_type_only_imports_close_no_cycle(tmp_path):
-    root = _tree(tmp_path, {
-        "arena_core/game.py": "from arena_core.text import Prompt\n",
-        "arena_core/text.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arena_core.game import Game\n"
-                               "def f():\n    from arena_core import game\n"),
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "arena_core/game.py": "from arena_core.text import Prompt\n",
+            "arena_core/text.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from arena_core.game import Game\n"
+                "def f():\n    from arena_core import game\n"
+            ),
+        },
+    )
     found = all_imports(root)
     assert cycles(found) == []
     assert deferred_cycles(found) == [["arena_core.game", "arena_core.text"]]
 
 
-
 def test_a_listed_exception_covers_only_its_own_module(tmp_path):
-    root = _tree(tmp_path, {
-        "arena_players/checkpoint.py": "def load():\n    import arena_train.lm\n",
-        "arena_players/other.py": "def load():\n    import arena_train.lm\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "arena_players/checkpoint.py": "def load():\n    import arena_train.lm\n",
+            "arena_players/other.py": "def load():\n    import arena_train.lm\n",
+        },
+    )
     listed = {("arena_players.checkpoint", "arena_train"): "a listed exception, for this test"}
     bad = layer_violations(all_imports(root), listed)
     assert len(bad) == 1 and bad[0].startswith("arena_players.other:2"), bad
 
 
 def test_rules_reaching_a_view_fail_even_inside_a_method(tmp_path):
-    root = _tree(tmp_path, {
-        "arena_games/g/__init__.py": "",
-        "arena_games/g/rules.py": "class G:\n    def text_view(self):\n        from .text import V\n        return V()\n",
-        "arena_games/g/text.py": "from .rules import G\n",
-        "arena_games/g/views.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .rules import G\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "arena_games/g/__init__.py": "",
+            "arena_games/g/rules.py": "class G:\n    def text_view(self):\n        from .text import V\n        return V()\n",
+            "arena_games/g/text.py": "from .rules import G\n",
+            "arena_games/g/views.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .rules import G\n",
+        },
+    )
     assert rules_importing_views(all_imports(root)) == [
-        "arena_games.g.rules:3 imports its view arena_games.g.text: attach views in the game's package"]
+        "arena_games.g.rules:3 imports its view arena_games.g.text: attach views in the game's package"
+    ]

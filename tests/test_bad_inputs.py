@@ -6,6 +6,7 @@ each command line that is wrong by construction, run ``arena`` in-process and ho
 non-zero exit, at most a few lines on stderr, no traceback, and never an "internal error" (a bug
 found by the search). Configs, results files and episode files are damaged the same way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -103,9 +104,17 @@ def discover_commands(cwd: Path) -> dict[tuple[str, ...], argparse.ArgumentParse
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad_inputs")
     episode = root / "game.jsonl"
-    assert run_arena(["play", "kuhn_poker", "--players", "random,first_legal", "--seed", "3", "--log", str(episode), "--quiet"], root)[0] == 0
+    assert (
+        run_arena(
+            ["play", "kuhn_poker", "--players", "random,first_legal", "--seed", "3", "--log", str(episode), "--quiet"],
+            root,
+        )[0]
+        == 0
+    )
     config = root / "tiny.toml"
-    config.write_text('name = "tiny"\ngame = "kuhn_poker"\nentrants = ["random", "first_legal"]\ndeals = 1\noutput = "tiny-out"\n')
+    config.write_text(
+        'name = "tiny"\ngame = "kuhn_poker"\nentrants = ["random", "first_legal"]\ndeals = 1\noutput = "tiny-out"\n'
+    )
     code, _, err = run_arena(["tournament", str(config), "--quiet", "--no-report"], root)
     assert code == 0, err
     results = root / "tiny-out" / "results.jsonl"
@@ -140,25 +149,38 @@ def damaged_files(root: Path, good: dict[str, Path]) -> dict[str, list[Path]]:
     res = good["results"].read_text().splitlines()
     game = json.loads(res[1])
     step = json.loads(ep[1])
-    generic = [put("empty.txt", ""), put("binary.bin", b"\x00\xff\xfe garbage \x80"), put("prose.txt", "hello\nworld\n"),
-               root / "no-such-file.jsonl", d]  # a directory where a file belongs
+    generic = [
+        put("empty.txt", ""),
+        put("binary.bin", b"\x00\xff\xfe garbage \x80"),
+        put("prose.txt", "hello\nworld\n"),
+        root / "no-such-file.jsonl",
+        d,
+    ]  # a directory where a file belongs
     episodes = [
         put("cut-mid-game.jsonl", "\n".join(ep[:2]) + "\n"),  # what a kill leaves
         put("no-end-line.jsonl", "\n".join(ep[:-1]) + "\n"),  # complete steps, end line removed
         put("torn-line.jsonl", "\n".join(ep[:1]) + "\n" + ep[1][: len(ep[1]) // 2]),
-        put("step-missing-field.jsonl", "\n".join([ep[0], json.dumps({k: v for k, v in step.items() if k != "action_id"})] + ep[2:]) + "\n"),
+        put(
+            "step-missing-field.jsonl",
+            "\n".join([ep[0], json.dumps({k: v for k, v in step.items() if k != "action_id"})] + ep[2:]) + "\n",
+        ),
         put("telemetry-not-json.jsonl", "\n".join([ep[0], json.dumps({**step, "telemetry": "[1, 2"})] + ep[2:]) + "\n"),
         put("no-header.jsonl", "\n".join(ep[1:]) + "\n"),
     ]
     results = [
-        put("game-missing-field.jsonl", "\n".join([res[0], json.dumps({k: v for k, v in game.items() if k != "seats"})] + res[2:]) + "\n"),
+        put(
+            "game-missing-field.jsonl",
+            "\n".join([res[0], json.dumps({k: v for k, v in game.items() if k != "seats"})] + res[2:]) + "\n",
+        ),
         put("game-wrong-type.jsonl", "\n".join([res[0], json.dumps({**game, "returns": "lots"})] + res[2:]) + "\n"),
         put("schedule-only-broken.jsonl", res[0][: len(res[0]) // 2] + "\n" + "\n".join(res[1:]) + "\n"),
         put("no-schedule.jsonl", "\n".join(res[1:]) + "\n"),
         put("unknown-line.jsonl", "\n".join(res + [json.dumps({"type": "mystery"})]) + "\n"),
     ]
     configs = [put(f"config-{i}.toml", text) for i, text in enumerate(BAD_CONFIG_SNIPPETS)] + [
-        put("config.yaml", "game: [unclosed\n"), put("config.ini", "[x]\n"), put("config.toml", "game = \n"),
+        put("config.yaml", "game: [unclosed\n"),
+        put("config.ini", "[x]\n"),
+        put("config.toml", "game = \n"),
     ]
     return {"generic": generic, "episode": episodes, "results": results, "config": configs}
 
@@ -189,7 +211,11 @@ def _positionals(parser):
 
 
 def _optionals(parser):
-    return [a for a in parser._actions if a.option_strings and not isinstance(a, (argparse._HelpAction, argparse._VersionAction))]
+    return [
+        a
+        for a in parser._actions
+        if a.option_strings and not isinstance(a, (argparse._HelpAction, argparse._VersionAction))
+    ]
 
 
 @st.composite
@@ -229,11 +255,20 @@ def poison(draw, parser, world):
         if a.type in _OUR_TYPES:
             choices.append(("option", [flag, _OUR_TYPES[a.type]]))
         if a.type in (int, float) or a.type in _OUR_TYPES:
-            choices.append(("option", [flag, draw(st.sampled_from(["abc", "1.5.2", "", "nan" if a.type is int else "ten"]))]))
+            choices.append(
+                ("option", [flag, draw(st.sampled_from(["abc", "1.5.2", "", "nan" if a.type is int else "ten"]))])
+            )
         if a.dest == "policy":
-            choices.append(("option", [flag, draw(st.sampled_from(["explode", "retry:x", "retry:0", "retry:1:nope", ":"]))]))
+            choices.append(
+                ("option", [flag, draw(st.sampled_from(["explode", "retry:x", "retry:0", "retry:1:nope", ":"]))])
+            )
         if a.dest == "players":
-            choices.append(("option", [flag, draw(st.sampled_from(["random:foo=1,random", "no_such_player,random", ",", "random{"]))]))
+            choices.append(
+                (
+                    "option",
+                    [flag, draw(st.sampled_from(["random:foo=1,random", "no_such_player,random", ",", "random{"]))],
+                )
+            )
         if a.dest == "param":
             choices.append(("option", [flag, draw(st.sampled_from(["oops", "=1", "depth=3"]))]))
         if a.dest == "out" and parser.prog in ("arena tournament", "arena report") or a.dest == "log":
@@ -247,7 +282,9 @@ def poison(draw, parser, world):
             pool = world["bad"][kind] + world["bad"]["generic"]
             choices.append(("positional", a.dest, str(draw(st.sampled_from(pool)))))
         elif a.dest == "game":
-            choices.append(("positional", a.dest, draw(st.sampled_from(["no_such_game", "kuhn_pokr", "textarena/Nope-v0", ""]))))
+            choices.append(
+                ("positional", a.dest, draw(st.sampled_from(["no_such_game", "kuhn_pokr", "textarena/Nope-v0", ""])))
+            )
         elif a.choices:
             choices.append(("positional", a.dest, "not-a-choice"))
     return draw(st.sampled_from(choices))
@@ -287,12 +324,18 @@ def test_the_walk_finds_every_command(world):
     found = {p[0] for p in world["commands"]}
     assert {"list", "play", "replay", "tournament", "ratings", "report"} <= found
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    loadable = {n for n, p in sub.choices.items() if _optionals(p) or _positionals(p) or _capture_parser(n, world["root"]) is not None}
+    loadable = {
+        n
+        for n, p in sub.choices.items()
+        if _optionals(p) or _positionals(p) or _capture_parser(n, world["root"]) is not None
+    }
     assert found == loadable
     assert any(a.dest == "workers" for a in _optionals(world["commands"][("tournament",)]))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_bad_command_lines_exit_2_with_one_line(world, data):
     argv = data.draw(bad_command_lines(world), label="argv")
@@ -307,13 +350,31 @@ BAD_FIELD_VALUES = {
     "seed": [-1, "x", True, 1.5, None],
     "design": ["nope", 3, None],
     "num_players": [0, -1, 3, 99, True, "two"],
-    "entrants": [[], ["random"], "random", [{"name": "a"}], ["no_such_player", "random"], ["random:foo=1", "random"],
-                 ["random", "random"], [{"name": "a/b", "player": "random"}, "random"], [3, 4]],
+    "entrants": [
+        [],
+        ["random"],
+        "random",
+        [{"name": "a"}],
+        ["no_such_player", "random"],
+        ["random:foo=1", "random"],
+        ["random", "random"],
+        [{"name": "a/b", "player": "random"}, "random"],
+        [3, 4],
+    ],
     "game": ["no_such_game", 3, "", None],
     "tables": [0, -2, 10**12, "x"],
     "params": ["x", [1], {"depth": 3}],
-    "run": [{"workers": -3}, {"workers": 0}, {"policy": "explode"}, {"policy": "raise"}, {"turn_cap": 0}, {"backend": "gpu"},
-            {"game_time_limit_s": -1}, {"no_such": 1}, "fast"],
+    "run": [
+        {"workers": -3},
+        {"workers": 0},
+        {"policy": "explode"},
+        {"policy": "raise"},
+        {"turn_cap": 0},
+        {"backend": "gpu"},
+        {"game_time_limit_s": -1},
+        {"no_such": 1},
+        "fast",
+    ],
     "ratings": [{"bootstrap": -5}, {"seed": -1}, {"regularization": -1}, {"min_pair_games": 0}, 7],
     "no_such_key": [1],
 }
@@ -358,8 +419,15 @@ def bad_configs(draw):
     return "yaml", json.dumps(base)  # JSON is YAML
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(config=bad_configs(), command=st.sampled_from([["tournament"], ["tournament", "--quiet"], ["tournament", "--no-report", "--max-games", "1"]]))
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    config=bad_configs(),
+    command=st.sampled_from(
+        [["tournament"], ["tournament", "--quiet"], ["tournament", "--no-report", "--max-games", "1"]]
+    ),
+)
 def test_bad_configs_exit_2_with_one_line(world, config, command):
     path = world["root"] / f"drawn.{config[0]}"
     path.write_text(config[1])
@@ -440,7 +508,9 @@ def test_telemetry_that_is_not_json_is_kept_as_text_and_named(tmp_path):
 
     class Odd(FirstLegalPlayer):
         def act(self, decision):
-            return Move(decision.legal_actions[0], {"obj": object(), "ok": 1, "nested": {"s": {1, 2}, "fine": [1, "x"]}})
+            return Move(
+                decision.legal_actions[0], {"obj": object(), "ok": 1, "nested": {"s": {1, 2}, "fine": [1, "x"]}}
+            )
 
     log = tmp_path / "odd.jsonl"
     record = play_episode(make_game("kuhn_poker"), [Odd(), Odd()], 0, log_path=log)

@@ -1,5 +1,6 @@
 """`arena check GAME`: one line per check, the minimal failing episode saved and replayable,
 exit 1 on a failed check, one line and exit 2 on bad input."""
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,9 @@ from broken_games import CrashesOnLegalMove, NotZeroSum, TooLong
 
 
 def run_arena(*args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "arena_core.cli", *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd
+    )
 
 
 def test_a_conforming_game_passes_with_one_line_per_check(capsys):
@@ -31,15 +34,18 @@ def test_a_conforming_game_passes_with_one_line_per_check(capsys):
     assert out[-1] == f"{len(CONFORMANCE_CHECKS)} checks: {len(CONFORMANCE_CHECKS)} passed, 0 failed, 0 exempt"
 
 
-@pytest.mark.parametrize("args,message", [
-    (["kuhn_pokr"], "no game named 'kuhn_pokr'; did you mean kuhn_poker?"),
-    (["kuhn_poker", "--players", "3"], "kuhn_poker is played by 2 players, not 3"),
-    (["megagem", "--param", "value_chart=Z"], "invalid parameters for megagem"),
-    (["kuhn_poker", "--checks", "determinism,speed"], "unknown check(s) speed"),
-    (["kuhn_poker", "--max-examples", "0"], "--max-examples must be at least 1"),
-    ([], "the following arguments are required: game"),
-    (["kuhn_poker", "--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["kuhn_pokr"], "no game named 'kuhn_pokr'; did you mean kuhn_poker?"),
+        (["kuhn_poker", "--players", "3"], "kuhn_poker is played by 2 players, not 3"),
+        (["megagem", "--param", "value_chart=Z"], "invalid parameters for megagem"),
+        (["kuhn_poker", "--checks", "determinism,speed"], "unknown check(s) speed"),
+        (["kuhn_poker", "--max-examples", "0"], "--max-examples must be at least 1"),
+        ([], "the following arguments are required: game"),
+        (["kuhn_poker", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, message):
     out = run_arena("check", *args)
     assert out.returncode == 2, out.stderr
@@ -50,7 +56,9 @@ def test_a_failed_check_is_named_and_its_minimal_episode_saved_and_replayable(tm
     game = NotZeroSum()
     assert check_game(game, max_examples=10, checks=["returns_sum", "determinism"], out=tmp_path) == 1
     out = capsys.readouterr().out
-    assert re.search(r"  FAILED  returns_sum\s+returns_sum: seed \d+: returns .* sum to 0.5, declared zero_sum 0.0", out)
+    assert re.search(
+        r"  FAILED  returns_sum\s+returns_sum: seed \d+: returns .* sum to 0.5, declared zero_sum 0.0", out
+    )
     assert "  passed  determinism" in out and out.strip().endswith("2 checks: 1 passed, 1 failed, 0 exempt")
     saved = re.search(r"minimal failing episode \((\d) decisions\): (\S+);", out)
     assert saved and int(saved.group(1)) == 2  # pass-pass: the shortest game there is
@@ -60,7 +68,9 @@ def test_a_failed_check_is_named_and_its_minimal_episode_saved_and_replayable(tm
 
 def test_exempt_checks_show_their_reason_and_aggregate_claims_save_nothing(tmp_path, capsys):
     class Exempted(KuhnPoker):
-        spec = KuhnPoker.spec.model_copy(update={"exempt_checks": {"pettingzoo_api": "no AEC env for this variant yet"}})
+        spec = KuhnPoker.spec.model_copy(
+            update={"exempt_checks": {"pettingzoo_api": "no AEC env for this variant yet"}}
+        )
 
     assert check_game(Exempted(), max_examples=5, checks=["pettingzoo_api", "replay"], out=tmp_path) == 0
     out = capsys.readouterr().out
@@ -85,7 +95,8 @@ def test_a_too_long_game_saves_a_complete_failing_game(tmp_path, capsys):
 def test_a_third_party_game_fails_from_the_command_line_and_arena_replay_steps_through_the_episode(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    (site / "unfair.py").write_text(textwrap.dedent("""
+    (site / "unfair.py").write_text(
+        textwrap.dedent("""
         from arena_games.kuhn import KuhnPoker
 
         class UnfairKuhn(KuhnPoker):
@@ -93,8 +104,9 @@ def test_a_third_party_game_fails_from_the_command_line_and_arena_replay_steps_t
 
             def returns(self, state):
                 a, b = super().returns(state)
-                return (a, b + 0.5)
-    """))
+                return (a, b + 4.5)  # every episode breaks the zero sum and the (-2, 2) bounds
+    """)
+    )
     info = site / "unfair-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: unfair\nVersion: 0.1\n")
@@ -113,4 +125,7 @@ def test_a_third_party_game_fails_from_the_command_line_and_arena_replay_steps_t
 def test_without_hypothesis_it_says_what_to_install():
     code = "import sys; sys.modules['hypothesis'] = None\nfrom arena_core.cli import main\nsys.exit(main(['check', 'kuhn_poker']))\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and out.stderr.strip() == "arena check: error: the conformance kit needs hypothesis: pip install hypothesis"
+    assert (
+        out.returncode == 2
+        and out.stderr.strip() == "arena check: error: the conformance kit needs hypothesis: pip install hypothesis"
+    )

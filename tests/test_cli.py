@@ -1,4 +1,5 @@
 """The arena command: listing, playing, replaying, and one clear line for user errors."""
+
 import json
 import subprocess
 import sys
@@ -46,7 +47,10 @@ def test_replay_divergence_exits_nonzero(tmp_path):
     [
         (("play", "kuhn_pokr", "--players", "random,random"), "did you mean kuhn_poker"),
         (("play", "kuhn_poker", "--players", "random"), "played by 2 players, not 1"),
-        (("play", "kuhn_poker", "--players", "random,random", "--param", "depth=3"), "invalid parameters for kuhn_poker"),
+        (
+            ("play", "kuhn_poker", "--players", "random,random", "--param", "depth=3"),
+            "invalid parameters for kuhn_poker",
+        ),
         (("play", "kuhn_poker", "--players", "random,rnadom"), "did you mean random"),
         (("play", "kuhn_poker", "--players", "random,random", "--param", "oops"), "key=value"),
         (("play", "kuhn_poker", "--players", "random,random", "--policy", "explode"), "is not a policy; use raise"),
@@ -67,7 +71,9 @@ def test_turn_cap_reports_no_result():
     assert "no result: cut off by the harness (turn_cap)" in out.stdout
 
 
-@pytest.mark.parametrize("command,expected", [("tournament", "config"), ("ratings", "results"), ("study", "--player"), ("train", "config")])
+@pytest.mark.parametrize(
+    "command,expected", [("tournament", "config"), ("ratings", "results"), ("study", "--player"), ("train", "config")]
+)
 def test_delegated_sub_commands_are_reachable(command, expected):
     out = run(command, "--help")
     assert out.returncode == 0, out.stderr

@@ -1,4 +1,5 @@
 """The conformance kit passes correct games and flags each deliberately broken one."""
+
 import pytest
 
 from arena_core.spec import CONFORMANCE_CHECKS
@@ -8,7 +9,9 @@ from broken_games import BROKEN, MORE_BROKEN, NAMED, DealsFromGlobalRandom, NoSa
 from toy_games import CountToTwenty, RepeatedPennies
 
 
-@pytest.mark.parametrize("game", [KuhnPoker(), RepeatedPennies(), CountToTwenty(), CountToTwenty(num_players=2)], ids=repr)
+@pytest.mark.parametrize(
+    "game", [KuhnPoker(), RepeatedPennies(), CountToTwenty(), CountToTwenty(num_players=2)], ids=repr
+)
 def test_correct_games_pass_every_check(game):
     results = assert_conformance(game, max_examples=15)
     assert {r.name for r in results} == set(CONFORMANCE_CHECKS)
@@ -43,9 +46,13 @@ def test_missing_sampler_fails_the_leak_check_unless_declared():
 
 def test_exempt_checks_are_reported_as_exempt_not_passed():
     class Declared(NoSampler):
-        spec = NoSampler.spec.model_copy(update={"exempt_checks": {"no_private_leak": "hidden state cannot be enumerated"}})
+        spec = NoSampler.spec.model_copy(
+            update={"exempt_checks": {"no_private_leak": "hidden state cannot be enumerated"}}
+        )
 
-    results = {r.name: r for r in run_conformance(Declared(), max_examples=5, checks=["no_private_leak", "determinism"])}
+    results = {
+        r.name: r for r in run_conformance(Declared(), max_examples=5, checks=["no_private_leak", "determinism"])
+    }
     assert results["no_private_leak"].status == "exempt"
     assert results["no_private_leak"].detail == "hidden state cannot be enumerated"
     assert results["determinism"].status == "passed"
@@ -68,7 +75,10 @@ def test_every_failure_of_a_game_dealing_from_the_global_random_names_the_global
 
 
 def test_a_nondeterministic_game_that_never_touches_the_global_rng_is_not_blamed_on_it():
-    results = {r.name: r for r in run_conformance(StatefulObservation(), max_examples=10, checks=["no_global_rng", "determinism"])}
+    results = {
+        r.name: r
+        for r in run_conformance(StatefulObservation(), max_examples=10, checks=["no_global_rng", "determinism"])
+    }
     assert results["determinism"].status == "failed" and "global RNG" not in results["determinism"].detail
     assert results["no_global_rng"].status == "passed"
 

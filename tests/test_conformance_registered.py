@@ -1,10 +1,10 @@
 """The conformance kit over every registered game (third-party plugins included), at the
 smallest and largest player counts each declares."""
+
 import pytest
 
 from arena_core.registry import availability, list_plugins, load
 from arena_core.testing import assert_conformance, registered_games
-
 
 #: families with a dedicated conformance test of their own (same kit, tuned example counts)
 DEDICATED_PREFIXES = ("textarena/",)

@@ -1,6 +1,7 @@
 """The core distribution on its own: everything here uses arena_core and the toy games in tests/
 only, so CI runs this file in a venv that holds turn-arena-core and nothing else
 (scripts/check_split.sh); it runs in the full suite as well."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,4 +1,5 @@
 """Importing arena_core pulls in none of the plugin packages."""
+
 import subprocess
 import sys
 

@@ -1,5 +1,6 @@
 """Position is a frozen value: fields by name, defaults, equality and hash by fields, no
 mutation, and pickling, copying and ``dataclasses.replace`` keep it equal."""
+
 from __future__ import annotations
 
 import copy

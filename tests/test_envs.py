@@ -176,9 +176,9 @@ def test_render_ansi():
 
 
 def test_the_gym_example_runs():
-    from pathlib import Path
     import subprocess
     import sys
+    from pathlib import Path
 
     example = Path(__file__).resolve().parents[1] / "examples" / "gym_masked.py"
     out = subprocess.run([sys.executable, str(example), "kuhn_poker"], capture_output=True, text=True, timeout=300)

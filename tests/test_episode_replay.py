@@ -1,4 +1,5 @@
 """Episode records as JSON lines: written as they happen, replayed and verified step by step."""
+
 import json
 import os
 import signal
@@ -7,15 +8,16 @@ import sys
 import time
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core import IllegalActionPolicy, ReplayDivergenceError, play_episode, read_episodes
 from arena_core.episode import EndReason
 from arena_core.replay import replay, replay_file
 from arena_games.kuhn import KuhnPoker
 from arena_players.random_player import RandomPlayer
-from toy_games import CountToTwenty
 from test_match_policy import Babbler
+from toy_games import CountToTwenty
 
 
 def _record(tmp_path, game, seed, **kw):
@@ -37,10 +39,14 @@ def test_record_round_trips_through_the_file(tmp_path):
 @given(st.integers(0, 10**6), st.sampled_from(["raise", "default", "retry:1:default"]), st.integers(1, 12))
 def test_replay_reproduces_every_line(seed, policy, cap):
     game = CountToTwenty()
-    players = [RandomPlayer(1), Babbler(), RandomPlayer(2)] if policy != "raise" else [RandomPlayer(i) for i in range(3)]
+    players = (
+        [RandomPlayer(1), Babbler(), RandomPlayer(2)] if policy != "raise" else [RandomPlayer(i) for i in range(3)]
+    )
     record = play_episode(game, players, seed, policy=IllegalActionPolicy.parse(policy), turn_cap=cap)
     again = replay(record, game)
-    assert [e.model_dump(exclude={"telemetry"}) for e in again.events] == [e.model_dump(exclude={"telemetry"}) for e in record.events]
+    assert [e.model_dump(exclude={"telemetry"}) for e in again.events] == [
+        e.model_dump(exclude={"telemetry"}) for e in record.events
+    ]
     assert again.end == record.end
 
 

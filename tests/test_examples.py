@@ -1,4 +1,5 @@
 """Every example script runs."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -19,19 +20,38 @@ def test_quickstart(tmp_path):
 
 
 def _arena(*args: str, timeout: int = 600):
-    return subprocess.run([sys.executable, "-m", "arena_core.cli", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_train_config_example_runs(tmp_path):
-    out = _arena("train", str(EXAMPLES / "train_kuhn_grpo.toml"), "--set", "steps=2", "--quiet", "--run-dir", str(tmp_path / "run"))
+    out = _arena(
+        "train",
+        str(EXAMPLES / "train_kuhn_grpo.toml"),
+        "--set",
+        "steps=2",
+        "--quiet",
+        "--run-dir",
+        str(tmp_path / "run"),
+    )
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "run" / "manifest.json").exists() and (tmp_path / "run" / "metrics.jsonl").exists()
 
 
 def test_demo_tournament_config_runs(tmp_path):
     """The README's main job, cut to a few games (the full run is `make demo`)."""
-    out = _arena("tournament", str(EXAMPLES / "tournament_demo.toml"), "--out", str(tmp_path / "demo"),
-                 "--max-games", "3", "--quiet", "--bootstrap", "50")
+    out = _arena(
+        "tournament",
+        str(EXAMPLES / "tournament_demo.toml"),
+        "--out",
+        str(tmp_path / "demo"),
+        "--max-games",
+        "3",
+        "--quiet",
+        "--bootstrap",
+        "50",
+    )
     assert out.returncode == 0, out.stderr
     results = (tmp_path / "demo" / "results.jsonl").read_text().splitlines()
     assert len(results) == 1 + 3  # the schedule line, then one line per game

@@ -1,14 +1,15 @@
 """faults.py and outputs.py: fault kinds, the run lock, atomic writes, durable appends, scrubbing."""
+
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.faults import FaultKind, classify
@@ -18,7 +19,14 @@ from arena_core.players import preflight_player
 
 def test_fault_kinds_are_the_contract():
     assert {k.value for k in FaultKind} == {
-        "illegal", "unparseable", "default_applied", "forfeit", "timeout", "error", "cap_exhausted", "crash",
+        "illegal",
+        "unparseable",
+        "default_applied",
+        "forfeit",
+        "timeout",
+        "error",
+        "cap_exhausted",
+        "crash",
     }
     assert FaultKind("crash") is FaultKind.CRASH and FaultKind.CRASH == "crash"
 

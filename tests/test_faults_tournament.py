@@ -1,5 +1,6 @@
 """Failures are data: dead workers, BaseException players, preflight, fault rates, spending caps,
 one writer per directory, secrets, game records and resolved identities (issue 14)."""
+
 from __future__ import annotations
 
 import gzip
@@ -13,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core.errors import ConfigError
 from arena_core.faults import FaultKind
@@ -38,7 +40,14 @@ def toy(name: str, factory: str, **options) -> dict:
 
 
 def config(tmp_path: Path, entrants: list[dict], **overrides):
-    data = {"name": "faults", "game": "draw_or_stand", "game_factory": TOY, "entrants": entrants, "deals": 1, "output": str(tmp_path / "out")}
+    data = {
+        "name": "faults",
+        "game": "draw_or_stand",
+        "game_factory": TOY,
+        "entrants": entrants,
+        "deals": 1,
+        "output": str(tmp_path / "out"),
+    }
     run = {"policy": "penalize", **overrides.pop("run", {})}
     data.update(overrides, run=run)
     return config_from_dict(data)
@@ -56,7 +65,9 @@ def env() -> dict:
 
 def cli(*args, **kw) -> subprocess.CompletedProcess:
     kw.setdefault("env", env())
-    return subprocess.run([sys.executable, "-m", "arena_core.tournament.cli", *args], capture_output=True, text=True, timeout=120, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "arena_core.tournament.cli", *args], capture_output=True, text=True, timeout=120, **kw
+    )
 
 
 # ---------------------------------------------------------------------- item 1: isolation
@@ -96,7 +107,12 @@ def test_base_exceptions_from_player_code_are_faults_of_that_player(tmp_path, wh
 
 
 def test_base_exceptions_in_a_process_pool_are_faults_too(tmp_path):
-    ents = [skilled("a"), skilled("b"), toy("exit", "RaisesBase", what="SystemExit"), toy("ctrlc", "RaisesBase", what="KeyboardInterrupt")]
+    ents = [
+        skilled("a"),
+        skilled("b"),
+        toy("exit", "RaisesBase", what="SystemExit"),
+        toy("ctrlc", "RaisesBase", what="KeyboardInterrupt"),
+    ]
     report = run_tournament(config(tmp_path, ents, run={"backend": "process", "workers": 2}), quiet=True)
     games = by_key(report.path)
     assert len(games) == report.total and report.crashes == 0
@@ -107,10 +123,17 @@ def test_a_real_ctrl_c_stops_the_run_with_one_line_and_resume_finishes_it(tmp_pa
     ents = ",".join(f'{{ name = "s{i}", factory = "fault_toys:SlowSkilled" }}' for i in range(7))
     cfg = tmp_path / "c.toml"
     out = tmp_path / "out"
-    cfg.write_text(f'game = "draw_or_stand"\ngame_factory = "{TOY}"\ndeals = 1\noutput = "{out}"\nentrants = [{ents}]\n')
+    cfg.write_text(
+        f'game = "draw_or_stand"\ngame_factory = "{TOY}"\ndeals = 1\noutput = "{out}"\nentrants = [{ents}]\n'
+    )
     results = out / "results.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "arena_core.tournament.cli", "tournament", str(cfg), "--quiet", "--no-report"],
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena_core.tournament.cli", "tournament", str(cfg), "--quiet", "--no-report"],
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while (not results.exists() or results.read_text().count("\n") < 4) and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -127,7 +150,10 @@ def test_a_real_ctrl_c_stops_the_run_with_one_line_and_resume_finishes_it(tmp_pa
 
 # ---------------------------------------------------------------------- item 2: preflight
 def test_an_entrant_that_cannot_be_built_fails_before_the_first_game(tmp_path):
-    cfg = config(tmp_path, [skilled("a"), skilled("b"), {"name": "typo", "factory": "tournament_toys:Skilled", "options": {"skil": 1}}])
+    cfg = config(
+        tmp_path,
+        [skilled("a"), skilled("b"), {"name": "typo", "factory": "tournament_toys:Skilled", "options": {"skil": 1}}],
+    )
     with pytest.raises(ConfigError, match="entrant 'typo' cannot be built") as err:
         run_tournament(cfg, quiet=True)
     assert "\n" not in str(err.value)
@@ -172,7 +198,12 @@ def test_openai_preflight_checks_the_key_and_the_endpoint(monkeypatch):
 
 # ---------------------------------------------------------------------- item 3: faults on the leaderboard
 def test_fault_rates_modes_and_the_flag(tmp_path):
-    ents = [skilled("good"), skilled("ok", 0.5), {"name": "junk", "factory": "tournament_toys:Garbage"}, toy("boom", "RaisesBase", what="SystemExit")]
+    ents = [
+        skilled("good"),
+        skilled("ok", 0.5),
+        {"name": "junk", "factory": "tournament_toys:Garbage"},
+        toy("boom", "RaisesBase", what="SystemExit"),
+    ]
     cfg = config(tmp_path, ents, deals=2, run={"policy": "default", "max_fault_rate": 0.25})
     report = run_tournament(cfg, quiet=True)
     header, games = load_results(report.path)
@@ -265,7 +296,7 @@ def test_errors_are_scrubbed_before_they_are_cut(tmp_path):
     text = Path(report.path).read_text() + gzip.decompress((tmp_path / "out" / RECORDS_NAME).read_bytes()).decode()
     assert "Bearer ***" in text
     for i in range(len("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") - 5):
-        assert "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[i:i + 6] not in text
+        assert "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[i : i + 6] not in text
 
 
 @pytest.mark.parametrize("options", [{"api_key": "sk-abc123abc123abc123"}, {"extra_body": {"token": "hunter2hunter2"}}])
@@ -281,7 +312,10 @@ def test_a_literal_key_in_a_config_is_refused_with_one_line(tmp_path, options):
 def test_every_game_has_a_replayable_record_and_a_torn_tail_is_discarded(tmp_path):
     from arena_core.replay import replay
 
-    cfg = config(tmp_path, [skilled("a"), skilled("b", 0.5), skilled("c", 0.0), {"name": "junk", "factory": "tournament_toys:Garbage"}])
+    cfg = config(
+        tmp_path,
+        [skilled("a"), skilled("b", 0.5), skilled("c", 0.0), {"name": "junk", "factory": "tournament_toys:Garbage"}],
+    )
     first = run_tournament(cfg, quiet=True, max_games=5)
     records_path = tmp_path / "out" / RECORDS_NAME
     with open(records_path, "ab") as fh:  # a kill in the middle of writing a record
@@ -298,9 +332,15 @@ def test_every_game_has_a_replayable_record_and_a_torn_tail_is_discarded(tmp_pat
         assert record.end.reason.value == g.reason and record.header.players == g.seats
         assert len([e for e in record.events if e.type == "policy"]) == len(g.faults)
         assert all(e.obs_digest for e in record.steps)
-        replay(record, None if False else __import__("tournament_toys").DrawOrStand(record.header.params, num_players=3))
+        replay(
+            record, None if False else __import__("tournament_toys").DrawOrStand(record.header.params, num_players=3)
+        )
     faulted = next(r for k, r in records.items() if games[k].faults)
-    assert next(e for e in faulted.events if e.type == "policy").telemetry["fault"] in ("illegal", "unparseable", "error")
+    assert next(e for e in faulted.events if e.type == "policy").telemetry["fault"] in (
+        "illegal",
+        "unparseable",
+        "error",
+    )
 
 
 def test_a_record_without_its_results_line_does_not_count(tmp_path):
@@ -312,7 +352,9 @@ def test_a_record_without_its_results_line_does_not_count(tmp_path):
     assert len(read_game_records(tmp_path / "out")) == 1
     run_tournament(cfg, quiet=True)
     assert read_game_records(tmp_path / "out").keys() == by_key(path).keys()
-    assert len(list(RecordsFile(tmp_path / "out" / RECORDS_NAME).members())) == len(by_key(path)) + 1  # the replayed game twice
+    assert (
+        len(list(RecordsFile(tmp_path / "out" / RECORDS_NAME).members())) == len(by_key(path)) + 1
+    )  # the replayed game twice
 
 
 def test_resume_refuses_changed_identities_and_reads_format_one(tmp_path):
@@ -399,12 +441,21 @@ bootstrap = 0
     assert unplayed and all("capped" in g.seats and "spending cap" in g.detail for g in unplayed)
     summary = json.loads((out / "summary.json").read_text())
     counts = {n: r["counts"] for n, r in summary["faults"]["entrants"].items()}
-    expected = {"raises": "error", "hangs": "timeout", "garbage": "illegal", "kills-worker": "crash",
-                "sys-exit": "error", "capped": "cap_exhausted", "dead-endpoint": "error"}
+    expected = {
+        "raises": "error",
+        "hangs": "timeout",
+        "garbage": "illegal",
+        "kills-worker": "crash",
+        "sys-exit": "error",
+        "capped": "cap_exhausted",
+        "dead-endpoint": "error",
+    }
     for name, kind in expected.items():
         assert counts[name][kind] > 0, (name, counts[name])
     assert counts["good"] == counts["good"] | {k: 0 for k in counts["good"]}
-    assert set(summary["faults"]["flagged"]) == set(expected) - {"capped"} | ({"capped"} & set(summary["faults"]["flagged"]))
+    assert set(summary["faults"]["flagged"]) == set(expected) - {"capped"} | (
+        {"capped"} & set(summary["faults"]["flagged"])
+    )
     assert summary["faults"]["games_unplayed"] == len(unplayed)
     board = {r["name"]: r for r in summary["leaderboard"]}
     assert board["dead-endpoint"]["mode"] == "free" and board["capped"]["mode"] == "constrained"
@@ -428,8 +479,13 @@ def test_the_faults_example_runs_and_says_what_went_wrong(tmp_path):
     assert done.returncode == EXIT_FLAGGED, done.stderr
     assert "dead-endpoint [free]: 100.0% of" in done.stdout + done.stderr
     key = load_results(tmp_path / "out")[1][0].key
-    replayed = subprocess.run([sys.executable, "-m", "arena_core.cli", "replay", str(tmp_path / "out"), "--game", key],
-                              env=env(), capture_output=True, text=True, timeout=60)
+    replayed = subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", "replay", str(tmp_path / "out"), "--game", key],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert replayed.returncode == 0 and "1 episode(s) replayed exactly" in replayed.stdout, replayed.stderr
 
 

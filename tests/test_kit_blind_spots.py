@@ -1,6 +1,7 @@
 """The kit's former blind spots outside the per-playthrough checks: a game run as a script,
 the cross-process check naming the global RNG, replays of a state-mutating game, entry-point
 names, and the harness's default turn cap."""
+
 import subprocess
 import sys
 import textwrap
@@ -24,12 +25,19 @@ def _script(tmp_path, body: str) -> subprocess.CompletedProcess:
     path = tmp_path / "my_game.py"
     path.write_text(textwrap.dedent(body))
     env_path = str(TESTS)
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "PYTHONPATH": env_path})
+    return subprocess.run(
+        [sys.executable, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "PYTHONPATH": env_path},
+    )
 
 
 def test_a_game_defined_in_the_script_that_runs_the_kit_passes_cross_process(tmp_path):
-    out = _script(tmp_path, """
+    out = _script(
+        tmp_path,
+        """
         from arena_core.testing import assert_conformance
         from arena_games.kuhn import KuhnPoker
 
@@ -39,13 +47,16 @@ def test_a_game_defined_in_the_script_that_runs_the_kit_passes_cross_process(tmp
         # at top level, unguarded: the kit's subprocess imports this file without running the kit again
         results = assert_conformance(MyGame(), checks=["cross_process_determinism"])
         print("STATUS", [(r.name, r.status) for r in results])
-    """)
+    """,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "STATUS [('cross_process_determinism', 'passed')]" in out.stdout
 
 
 def test_a_script_game_that_differs_across_processes_still_fails(tmp_path):
-    out = _script(tmp_path, """
+    out = _script(
+        tmp_path,
+        """
         from arena_core.testing import run_conformance
         from broken_games import HashOrderedDeal
 
@@ -55,7 +66,8 @@ def test_a_script_game_that_differs_across_processes_still_fails(tmp_path):
         if __name__ == "__main__":
             (r,) = run_conformance(MyGame(), checks=["cross_process_determinism"])
             print("STATUS", r.status, r.detail)
-    """)
+    """,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "STATUS failed cross_process_determinism:" in out.stdout and "PYTHONHASHSEED" in out.stdout
 
@@ -113,8 +125,13 @@ EXAMPLES = TESTS.parent / "examples"
 
 
 def test_the_conformance_script_example_runs_every_check(tmp_path):
-    out = subprocess.run([sys.executable, str(EXAMPLES / "conformance_script.py")], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "conformance_script.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     from arena_core.spec import CONFORMANCE_CHECKS
 
@@ -129,7 +146,8 @@ def test_an_installed_game_registered_under_another_name_is_refused_with_the_rul
     pkg = tmp_path / "src" / "misnamed"
     (pkg / "misnamed_game").mkdir(parents=True)
     (pkg / "misnamed_game" / "__init__.py").write_text("from arena_games.kuhn import KuhnPoker as Kuhn\n")
-    (pkg / "pyproject.toml").write_text(textwrap.dedent("""
+    (pkg / "pyproject.toml").write_text(
+        textwrap.dedent("""
         [build-system]
         requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
@@ -140,21 +158,46 @@ def test_an_installed_game_registered_under_another_name_is_refused_with_the_rul
         packages = ["misnamed_game"]
         [project.entry-points."arena.games"]
         my_kuhn = "misnamed_game:Kuhn"
-    """))
+    """)
+    )
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target), str(pkg)],
-                   check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(pkg),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     env = {**__import__("os").environ, "PYTHONPATH": str(target)}
-    out = subprocess.run([sys.executable, "-m", "arena_core.cli", "play", "my_kuhn", "--players", "random,random", "--seed", "1"],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 2 and "entry-point name must equal spec.id" in out.stderr and "'kuhn_poker'" in out.stderr, out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", "play", "my_kuhn", "--players", "random,random", "--seed", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert (
+        out.returncode == 2 and "entry-point name must equal spec.id" in out.stderr and "'kuhn_poker'" in out.stderr
+    ), out.stderr
     assert "Traceback" not in out.stderr
 
 
 def test_a_game_in_a_module_run_with_python_m_is_imported_by_its_name(tmp_path):
     (tmp_path / "kitdemo").mkdir()
     (tmp_path / "kitdemo" / "__init__.py").write_text("")
-    (tmp_path / "kitdemo" / "game.py").write_text(textwrap.dedent("""
+    (tmp_path / "kitdemo" / "game.py").write_text(
+        textwrap.dedent("""
         from arena_core.testing import run_conformance
         from arena_games.kuhn import KuhnPoker
         from . import __name__ as package  # a relative import: only works inside the package
@@ -165,7 +208,10 @@ def test_a_game_in_a_module_run_with_python_m_is_imported_by_its_name(tmp_path):
         if __name__ == "__main__":
             (r,) = run_conformance(MyGame(), checks=["cross_process_determinism"])
             print("STATUS", r.status, r.detail)
-    """))
-    out = subprocess.run([sys.executable, "-m", "kitdemo.game"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    """)
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "kitdemo.game"], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "STATUS passed" in out.stdout

@@ -1,10 +1,12 @@
 """Kuhn poker: rules and the known game value -1/18 under a Nash equilibrium."""
+
 from fractions import Fraction
 from itertools import permutations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena_core import IllegalActionError
 from arena_games.kuhn import KuhnAction, KuhnPoker, KuhnState, nash_policy

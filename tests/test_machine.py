@@ -1,5 +1,6 @@
 """GameStateMachine: the protocol's invariants as a hypothesis state machine, extended by a game
 author's own invariants; planted bugs are caught and reported with the episode."""
+
 from __future__ import annotations
 
 import re
@@ -16,25 +17,37 @@ from arena_games.megagem import MegaGem
 from broken_games import IllegalIndexAccepted, LosesHistoryWhenSerialised, NotZeroSum
 from toy_games import CountToTwenty, RepeatedPennies
 
-FAST = settings(max_examples=25, database=None, deadline=None, stateful_step_count=20, report_multiple_bugs=False,
-                suppress_health_check=list(HealthCheck))
+FAST = settings(
+    max_examples=25,
+    database=None,
+    deadline=None,
+    stateful_step_count=20,
+    report_multiple_bugs=False,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 def machine_for(game, **attrs):
     return type(f"{type(game).__name__}Machine", (GameStateMachine,), {"game": game, **attrs})
 
 
-@pytest.mark.parametrize("game", [KuhnPoker(), RepeatedPennies(), CountToTwenty(), MatrixGame({"independent_order": True}), MegaGem(num_players=3)],
-                         ids=lambda g: g.spec.id)
+@pytest.mark.parametrize(
+    "game",
+    [KuhnPoker(), RepeatedPennies(), CountToTwenty(), MatrixGame({"independent_order": True}), MegaGem(num_players=3)],
+    ids=lambda g: g.spec.id,
+)
 def test_conforming_games_pass_the_machine(game):
     run_state_machine_as_test(machine_for(game), settings=FAST)
 
 
-@pytest.mark.parametrize("broken,message", [
-    (NotZeroSum, "do not sum to the declared 0.0"),
-    (IllegalIndexAccepted, "illegal action .* was accepted"),
-    (LosesHistoryWhenSerialised, "looks different after a JSON round trip"),
-])
+@pytest.mark.parametrize(
+    "broken,message",
+    [
+        (NotZeroSum, "do not sum to the declared 0.0"),
+        (IllegalIndexAccepted, "illegal action .* was accepted"),
+        (LosesHistoryWhenSerialised, "looks different after a JSON round trip"),
+    ],
+)
 def test_planted_protocol_bugs_are_caught(broken, message):
     with pytest.raises(AssertionError, match=message):
         run_state_machine_as_test(machine_for(broken()), settings=FAST)

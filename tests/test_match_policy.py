@@ -1,13 +1,22 @@
 """The harness: commit-then-reveal, truncation, the illegal-action policy, player failures."""
+
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena_core import (
-    EndReason, GameOverError, IllegalActionError, IllegalActionPolicy, Match, Move, NotYourTurnError, play_episode,
+    EndReason,
+    GameOverError,
+    IllegalActionError,
+    IllegalActionPolicy,
+    Match,
+    Move,
+    NotYourTurnError,
+    play_episode,
 )
 from arena_core.episode import PolicyEvent
-from arena_core.policy import Verdict
 from arena_core.players import BasePlayer
+from arena_core.policy import Verdict
 from arena_games.kuhn import KuhnAction, KuhnPoker
 from arena_players.random_player import RandomPlayer
 from toy_games import CountToTwenty, RepeatedPennies
@@ -136,7 +145,9 @@ def test_retry_policy_verdicts(max_retries, attempts):
 
 
 def test_policy_parse_from_cli_text():
-    assert IllegalActionPolicy.parse("retry:3:default") == IllegalActionPolicy(mode="retry", max_retries=3, after_retries="default")
+    assert IllegalActionPolicy.parse("retry:3:default") == IllegalActionPolicy(
+        mode="retry", max_retries=3, after_retries="default"
+    )
     assert IllegalActionPolicy.parse("penalize").mode == "penalize"
     with pytest.raises(ValueError):
         IllegalActionPolicy.parse("explode")
@@ -170,7 +181,9 @@ def test_a_crashing_player_forfeits_and_the_crash_is_recorded():
     record = play_episode(KuhnPoker(), [Crasher(), RandomPlayer(1)], 0)
     assert record.end.reason is EndReason.PLAYER_ERROR and record.end.offender == 0
     (event,) = record.events
-    assert "RuntimeError: boom" in event.detail and event.telemetry["error_type"] == "RuntimeError" and not event.illegal
+    assert (
+        "RuntimeError: boom" in event.detail and event.telemetry["error_type"] == "RuntimeError" and not event.illegal
+    )
 
 
 def test_garbage_goes_through_the_policy():
@@ -206,6 +219,10 @@ def test_player_raising_system_exit_is_a_fault_not_an_exit():
         def act(self, decision):
             raise SystemExit(0)
 
-    record = play_episode(make_game("kuhn_poker"), [Quitter(), make_player("first_legal")], seed=3,
-                          policy=IllegalActionPolicy(mode="penalize"))
+    record = play_episode(
+        make_game("kuhn_poker"),
+        [Quitter(), make_player("first_legal")],
+        seed=3,
+        policy=IllegalActionPolicy(mode="penalize"),
+    )
     assert record.end.reason.value == "player_error" and record.end.offender == 0

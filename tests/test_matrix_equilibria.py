@@ -1,6 +1,7 @@
 """Equilibria are true equilibria (regret <= 1e-9), the counts the note states, the symmetric
 equilibria and the symmetric-play ceiling (against a brute-force grid), the cache, and the
 pre-registered baselines."""
+
 import itertools
 import json
 import math
@@ -58,9 +59,9 @@ def test_extreme_equilibrium_counts_stated_in_the_note(solved, k):
 @pytest.mark.parametrize("k", K_VALUES)
 def test_unique_equilibria_are_the_stated_ones(solved, k):
     for a in ("public_goods", "prisoners_dilemma"):
-        (x, y), = solved[a, k].profiles()
+        ((x, y),) = solved[a, k].profiles()
         assert x[0] == 1 and y[0] == 1  # contribute nothing / claim the minimum
-    (x, y), = solved["hide_and_seek", k].profiles()
+    ((x, y),) = solved["hide_and_seek", k].profiles()
     np.testing.assert_allclose(x, 1 / k, atol=1e-12)
     np.testing.assert_allclose(y, 1 / k, atol=1e-12)
     assert eq.reference_points("hide_and_seek", k).baseline == pytest.approx(2 / k - 1, abs=1e-12)
@@ -69,7 +70,9 @@ def test_unique_equilibria_are_the_stated_ones(solved, k):
 @pytest.mark.parametrize("a,k", [(a, k) for a in ARCHETYPE_NAMES for k in (2, 3, 4)])
 def test_exact_arithmetic_gives_the_same_count(solved, a, k):
     """The shipped table against pygambit in exact arithmetic (needs the solver extra)."""
-    gbt = pytest.importorskip("pygambit", reason="the exact cross-check needs the solver extra: pip install 'turn-arena[solver]'")
+    gbt = pytest.importorskip(
+        "pygambit", reason="the exact cross-check needs the solver extra: pip install 'turn-arena[solver]'"
+    )
 
     pm = payoff_matrices(a, k)
     s = pm.integer_scale()
@@ -148,7 +151,10 @@ def _brute_force_ceiling(a, k, steps):
     return best
 
 
-@pytest.mark.parametrize("a,k,steps", [(a, k, s) for a in ARCHETYPE_NAMES if ARCHETYPES[a].role_symmetric for k, s in ((2, 2000), (3, 90), (4, 30))])
+@pytest.mark.parametrize(
+    "a,k,steps",
+    [(a, k, s) for a in ARCHETYPE_NAMES if ARCHETYPES[a].role_symmetric for k, s in ((2, 2000), (3, 90), (4, 30))],
+)
 def test_symmetric_ceiling_against_a_grid(a, k, steps):
     value, p = eq.symmetric_ceiling(a, k)
     pm = payoff_matrices(a, k)
@@ -197,7 +203,9 @@ def test_reference_points_are_ordered():
 def test_baseline_strategies(k):
     stag = eq.reference_points("stag_hunt", k).baseline_strategy
     # a 50/50 mix of effort 1 with a higher effort (all such mixes are worth 2(k + 1))
-    assert stag[0] == pytest.approx(0.5) and sorted(stag[1:])[-1] == pytest.approx(0.5) and sum(stag) == pytest.approx(1)
+    assert (
+        stag[0] == pytest.approx(0.5) and sorted(stag[1:])[-1] == pytest.approx(0.5) and sum(stag) == pytest.approx(1)
+    )
     np.testing.assert_allclose(eq.reference_points("coordination", k).baseline_strategy, 1 / k)
     ref = eq.reference_points("battle_of_sexes", k)
     assert min(ref.baseline_strategy) > 0  # full support

@@ -1,6 +1,7 @@
 """The study's LLM path against a local fake OpenAI-compatible server that logs its own uniformly
 random picks: answers read strictly (none misread), no verdict beyond the error control, greedy
 self-play refused, outages and error floods stop the study, concurrency, resume, outputs."""
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,15 @@ def server():
 
 
 def factory(srv_url, **options):
-    settings = dict(base_url=srv_url, model="fake", api_key_env="", temperature=1.0, concurrency=8, max_retries=0,
-                    record_response="full")
+    settings = dict(
+        base_url=srv_url,
+        model="fake",
+        api_key_env="",
+        temperature=1.0,
+        concurrency=8,
+        max_retries=0,
+        record_response="full",
+    )
     settings.update(options)
     return lambda spec, seed: OpenAIPlayer(seed, **settings)
 
@@ -40,12 +48,21 @@ def test_every_format_is_read_or_refused_and_never_misread(server):
     labels = list("ABCDEFGHIJ")
     for n in range(3000):
         k = 2 + n % 9
-        server.answer({"messages": [{"content": f"The options are: {', '.join(labels[:k])}. Which one do you choose?"}], "seed": n})
+        server.answer(
+            {
+                "messages": [{"content": f"The options are: {', '.join(labels[:k])}. Which one do you choose?"}],
+                "seed": n,
+            }
+        )
     legal = {lab: i for i, lab in enumerate(labels)}
     well = read_well = misread = read_bad = 0
     for entry in server.log:
-        r = parse_choice(entry["text"], {lab: legal[lab] for lab in entry["labels"]}, default=lambda: None,
-                         json_keys=("action", "label", "answer", "choice"))
+        r = parse_choice(
+            entry["text"],
+            {lab: legal[lab] for lab in entry["labels"]},
+            default=lambda: None,
+            json_keys=("action", "label", "answer", "choice"),
+        )
         got = None if r.default_used else labels[r.action]
         misread += got is not None and got != entry["pick"]
         if entry["well_formed"]:
@@ -61,7 +78,9 @@ def test_every_format_is_read_or_refused_and_never_misread(server):
 def test_a_random_server_study_reads_its_picks_and_claims_nothing(server, tmp_path):
     """The done-when check: every well-formed answer read as logged, none misread, and no
     'above'/'below' verdict (uniform picks are the null hypothesis of 'coordinates above chance')."""
-    config = StudyConfig(player="openai:fake", archetypes=("coordination", "stag_hunt", "chicken"), ks=(2, 3), trials=30, seed=2)
+    config = StudyConfig(
+        player="openai:fake", archetypes=("coordination", "stag_hunt", "chicken"), ks=(2, 3), trials=30, seed=2
+    )
     result = run_study(config, tmp_path, player_factory=factory(server.url), plot=False)
     by_text = {e["text"]: e for e in server.log}
     read = well_unread = misread = 0
@@ -79,7 +98,9 @@ def test_a_random_server_study_reads_its_picks_and_claims_nothing(server, tmp_pa
     assert [c for c in result.cells if c.verdict in ("above", "below")] == []
     assert sum(c.unparseable for c in result.cells) > 0 and sum(c.errors for c in result.cells) == 0
     summary = _no_nan((tmp_path / "summary.json").read_text())
-    assert summary["sampling"]["copies"][0]["temperature"] == 1.0 and not summary["sampling"]["identical_by_construction"]
+    assert (
+        summary["sampling"]["copies"][0]["temperature"] == 1.0 and not summary["sampling"]["identical_by_construction"]
+    )
     assert summary["error_control"]["procedure"].startswith("Holm")
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
     assert {r["outcome"] for r in rows} == {"scored", "unparseable"}
@@ -103,15 +124,38 @@ def test_greedy_self_play_is_refused_unless_asked_for(server, tmp_path, capsys):
     config = StudyConfig(player="openai:fake", archetypes=("coordination",), ks=(2,), trials=6, listings=("shared",))
     with pytest.raises(ConfigError, match="allow-greedy"):
         run_study(config, None, player_factory=factory(server.url, temperature=0.0))
-    result = run_study(config.model_copy(update={"allow_greedy": True}), tmp_path, player_factory=factory(server.url, temperature=0.0),
-                       plot=False)
+    result = run_study(
+        config.model_copy(update={"allow_greedy": True}),
+        tmp_path,
+        player_factory=factory(server.url, temperature=0.0),
+        plot=False,
+    )
     summary = _no_nan((tmp_path / "summary.json").read_text())
-    assert summary["sampling"]["identical_by_construction"] is True and "identical by construction" in summary["sampling"]["note"]
+    assert (
+        summary["sampling"]["identical_by_construction"] is True
+        and "identical by construction" in summary["sampling"]["note"]
+    )
     assert any("identical by construction" in f for f in result.cells[0].flags)
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
     assert all(r["label_0"] == r["label_1"] for r in rows if r["outcome"] == "scored")  # the copies answer alike
     spec = f"openai:base_url={server.url},model=fake,api_key_env=,temperature=0"
-    assert main(["--player", spec, "--archetypes", "coordination", "--k", "2", "--trials", "2", "--out", str(tmp_path / "g")]) == 2
+    assert (
+        main(
+            [
+                "--player",
+                spec,
+                "--archetypes",
+                "coordination",
+                "--k",
+                "2",
+                "--trials",
+                "2",
+                "--out",
+                str(tmp_path / "g"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--allow-greedy" in err[0]
 
@@ -134,7 +178,20 @@ def test_an_outage_mid_study_stops_it(tmp_path, capsys):
     errors exceed the limit, the study stops with one line and exit 1; errors are not 'unparseable'."""
     with FakeChatServer(fail_status=503) as down:
         spec = f"openai:base_url={down.url},model=fake,api_key_env=,temperature=1,max_retries=0"
-        code = main(["--player", spec, "--archetypes", "coordination,chicken", "--k", "2", "--trials", "4", "--out", str(tmp_path)])
+        code = main(
+            [
+                "--player",
+                spec,
+                "--archetypes",
+                "coordination,chicken",
+                "--k",
+                "2",
+                "--trials",
+                "4",
+                "--out",
+                str(tmp_path),
+            ]
+        )
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert code == 1 and len(err) == 1 and "study stopped" in err[0] and "player errors" in err[0]
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
@@ -155,14 +212,18 @@ class Flaky(UniformPlayer):
 
 
 def test_errors_are_counted_apart_and_a_flood_stops_the_study(tmp_path):
-    config = StudyConfig(player="flaky", archetypes=("coordination",), ks=(2,), trials=20, listings=("shared",), max_error_share=0.9)
+    config = StudyConfig(
+        player="flaky", archetypes=("coordination",), ks=(2,), trials=20, listings=("shared",), max_error_share=0.9
+    )
     result = run_study(config, tmp_path, player_factory=lambda spec, seed: Flaky(seed), plot=False)
     cell = result.cells[0]
     assert cell.errors > 0 and cell.unparseable == 0 and cell.scored + cell.errors == cell.trials
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
     assert {r["fault_kind"] for r in rows if r["outcome"] == "error"} == {"timeout"}
     with pytest.raises(StudyAbortedError, match="over the 10% limit"):
-        run_study(config.model_copy(update={"max_error_share": 0.1}), None, player_factory=lambda spec, seed: Flaky(seed))
+        run_study(
+            config.model_copy(update={"max_error_share": 0.1}), None, player_factory=lambda spec, seed: Flaky(seed)
+        )
 
 
 def test_defaulted_trials_are_counted_and_excluded(tmp_path):
@@ -170,7 +231,9 @@ def test_defaulted_trials_are_counted_and_excluded(tmp_path):
         def act(self, decision):
             return "Hmm, B or C." if decision.seat == 0 else super().act(decision)
 
-    config = StudyConfig(player="m", archetypes=("coordination",), ks=(2,), trials=6, listings=("shared",), policy="default")
+    config = StudyConfig(
+        player="m", archetypes=("coordination",), ks=(2,), trials=6, listings=("shared",), policy="default"
+    )
     cell = run_study(config, tmp_path, player_factory=lambda spec, seed: Mumbler(seed), plot=False).cells[0]
     assert cell.defaulted == 6 and cell.scored == 0 and cell.verdict == "no data"
     assert any("defaulted" in f for f in cell.flags)
@@ -190,7 +253,9 @@ class Interrupting(UniformPlayer):
 
 
 def test_an_interrupted_study_resumes_without_replaying(tmp_path):
-    config = StudyConfig(player="u", archetypes=("coordination", "chicken"), ks=(2, 3), trials=6, listings=("shared",), batch=4)
+    config = StudyConfig(
+        player="u", archetypes=("coordination", "chicken"), ks=(2, 3), trials=6, listings=("shared",), batch=4
+    )
     make = lambda spec, seed: Interrupting(seed)  # noqa: E731
     Interrupting.calls, Interrupting.stop_at = 0, 30
     with pytest.raises(KeyboardInterrupt):
@@ -204,6 +269,7 @@ def test_an_interrupted_study_resumes_without_replaying(tmp_path):
     assert again.resumed == 24
     whole = run_study(config, tmp_path / "w", player_factory=make, plot=False)
     assert (tmp_path / "r" / "trials.csv").read_text() == (tmp_path / "w" / "trials.csv").read_text()
+
     def episodes(run):  # each line without its timing telemetry
         lines = [json.loads(ln) for ln in (tmp_path / run / "episodes.jsonl").read_text().splitlines()]
         for d in lines:
@@ -217,7 +283,9 @@ def test_an_interrupted_study_resumes_without_replaying(tmp_path):
 
 
 def test_trial_counts_are_rounded_to_k_or_warned_about(capsys):
-    config = StudyConfig(player="matrix_uniform", archetypes=("coordination",), ks=(3, 4), trials=10, listings=("shared",))
+    config = StudyConfig(
+        player="matrix_uniform", archetypes=("coordination",), ks=(3, 4), trials=10, listings=("shared",)
+    )
     assert config.trials_for(3) == 12 and config.trials_for(4) == 12
     result = run_study(config, None)
     assert [c.trials for c in result.cells] == [12, 12]
@@ -230,12 +298,61 @@ def test_trial_counts_are_rounded_to_k_or_warned_about(capsys):
 def test_cli_names_itself_defaults_its_output_and_merges(tmp_path, monkeypatch, capsys):
     assert build_parser().format_help().startswith("usage: arena study")
     monkeypatch.chdir(tmp_path)
-    assert main(["--player", "matrix_first_label", "--trials", "4", "--k", "2", "--archetypes", "paper", "--quiet", "--no-plot"]) == 0
+    assert (
+        main(
+            [
+                "--player",
+                "matrix_first_label",
+                "--trials",
+                "4",
+                "--k",
+                "2",
+                "--archetypes",
+                "paper",
+                "--quiet",
+                "--no-plot",
+            ]
+        )
+        == 0
+    )
     summary = _no_nan((tmp_path / "runs" / "study" / "matrix_first_label" / "summary.json").read_text())
-    assert {c["archetype"] for c in summary["cells"]} == {"coordination", "anti_coordination", "stag_hunt", "public_goods",
-                                                           "battle_of_sexes", "prisoners_dilemma", "chicken"}
-    assert main(["--player", "matrix_uniform", "--trials", "4", "--k", "2,3", "--archetypes", "paper", "--quiet", "--no-plot"]) == 0
-    code = main(["--merge", "runs/study/matrix_first_label", "runs/study/matrix_uniform", "--out", "figs", "--archetypes", "paper"])
+    assert {c["archetype"] for c in summary["cells"]} == {
+        "coordination",
+        "anti_coordination",
+        "stag_hunt",
+        "public_goods",
+        "battle_of_sexes",
+        "prisoners_dilemma",
+        "chicken",
+    }
+    assert (
+        main(
+            [
+                "--player",
+                "matrix_uniform",
+                "--trials",
+                "4",
+                "--k",
+                "2,3",
+                "--archetypes",
+                "paper",
+                "--quiet",
+                "--no-plot",
+            ]
+        )
+        == 0
+    )
+    code = main(
+        [
+            "--merge",
+            "runs/study/matrix_first_label",
+            "runs/study/matrix_uniform",
+            "--out",
+            "figs",
+            "--archetypes",
+            "paper",
+        ]
+    )
     assert code == 0 and len(list((tmp_path / "figs").glob("*.png"))) == 7
     assert main(["--merge", "nowhere", "--out", "figs"]) == 2
     assert "no summary.json" in capsys.readouterr().err
@@ -244,6 +361,7 @@ def test_cli_names_itself_defaults_its_output_and_merges(tmp_path, monkeypatch, 
 def test_a_retried_answer_that_is_then_read_is_scored(tmp_path):
     """Under ``retry:1`` an unreadable first answer followed by a readable one is a scored trial
     (the retry is noted), not an unreadable one."""
+
     class Hesitant(UniformPlayer):
         def __init__(self, seed=0):
             super().__init__(seed)
@@ -256,7 +374,9 @@ def test_a_retried_answer_that_is_then_read_is_scored(tmp_path):
                 return "B or C"
             return f"Answer: {decision.observation['labels'][0]}"
 
-    config = StudyConfig(player="h", archetypes=("coordination",), ks=(2,), trials=4, listings=("shared",), policy="retry:1")
+    config = StudyConfig(
+        player="h", archetypes=("coordination",), ks=(2,), trials=4, listings=("shared",), policy="retry:1"
+    )
     cell = run_study(config, tmp_path, player_factory=lambda spec, seed: Hesitant(seed), plot=False).cells[0]
     assert cell.scored == 4 and cell.unparseable == 0 and cell.mean == 2.0
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
@@ -270,7 +390,9 @@ def test_the_fake_llm_example_runs(tmp_path):
     from pathlib import Path
 
     example = Path(__file__).resolve().parents[1] / "examples" / "matrix_fake_llm.py"
-    out = subprocess.run([sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    out = subprocess.run(
+        [sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=600, env=dict(os.environ)
+    )
     assert out.returncode == 0, out.stderr
     assert "misread: 0" in out.stdout and "(of them well-formed: 0)" in out.stdout
     assert "=> above" not in out.stdout and "=> below" not in out.stdout

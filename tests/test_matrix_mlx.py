@@ -1,5 +1,6 @@
 """The matrix study with a local MLX model (the tiny offline test model): trials of a cell
 reach the player as one batch (one batched generation), sampling is recorded, greedy refused."""
+
 from __future__ import annotations
 
 import csv

@@ -1,5 +1,6 @@
 """The archetype payoffs: textbook 2x2 forms at k = 2, and the properties the shared note states
 for every k = 2..10 (pure equilibria, dominance, role symmetry, the chicken parity effect)."""
+
 import itertools
 
 import numpy as np

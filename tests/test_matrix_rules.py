@@ -1,6 +1,5 @@
 """The registered matrix game: parameters, label rotation, the own-view table, the text view
 and parser, and the conformance kit on every (archetype, k)."""
-import itertools
 
 import numpy as np
 import pytest
@@ -9,9 +8,8 @@ from hypothesis import strategies as st
 
 from arena_core.errors import IllegalActionError, InvalidParamsError
 from arena_core.registry import make_game
-from arena_core.spec import TurnStructure, Utility
+from arena_core.spec import CONFORMANCE_CHECKS, TurnStructure, Utility
 from arena_core.testing import assert_conformance
-from arena_core.spec import CONFORMANCE_CHECKS
 from arena_games.matrix import ARCHETYPE_NAMES, K_VALUES, MatrixGame, payoff_matrices
 
 ALL_CELLS = [(a, k) for a in ARCHETYPE_NAMES for k in K_VALUES]
@@ -208,7 +206,11 @@ def test_parser(answer, label, method):
         assert result.valid and not result.default_used and game.action_to_str(result.action) == label
 
 
-@given(st.integers(2, 10), st.data(), st.sampled_from(["Answer: {}", "{}", "answer = {}", "Final answer: `{}`", "blah\n\n**{}**"]))
+@given(
+    st.integers(2, 10),
+    st.data(),
+    st.sampled_from(["Answer: {}", "{}", "answer = {}", "Final answer: `{}`", "blah\n\n**{}**"]),
+)
 @settings(max_examples=60, deadline=None)
 def test_parser_reads_every_label(k, data, template):
     game = MatrixGame({"k": k, "labels": "numbers"})
@@ -221,7 +223,7 @@ def test_parser_reads_every_label(k, data, template):
 # ---------------------------------------------------------------------------- conformance kit
 @pytest.mark.parametrize("archetype,k", ALL_CELLS)
 def test_conformance_every_cell(archetype, k):
-    independent = (k % 2 == 0)  # both listing conditions across the table
+    independent = k % 2 == 0  # both listing conditions across the table
     game = MatrixGame({"archetype": archetype, "k": k, "rotation": k - 1, "independent_order": independent})
     assert_conformance(game, max_examples=4, checks=FAST_CHECKS)
 

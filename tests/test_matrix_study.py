@@ -1,5 +1,6 @@
 """Known-answer study runs with scripted players whose welfare has a closed form, the study's
 outputs and CLI, scoring, and the example script."""
+
 import csv
 import json
 import os
@@ -15,7 +16,6 @@ from arena_core.players import BasePlayer
 from arena_core.replay import replay
 from arena_games.matrix import equilibria as eq
 from arena_games.matrix.equilibria import metric_matrix, reference_points
-from arena_games.matrix.payoffs import ARCHETYPE_NAMES, ARCHETYPES
 from arena_games.matrix.rules import MatrixGame
 from arena_games.matrix.scoring import control, score_cell
 from arena_games.matrix.study import StudyConfig, main, run_study
@@ -62,7 +62,9 @@ def test_focal_label_survives_independent_order_and_first_label_does_not():
 def test_the_independent_listing_runs_beside_the_shared_one_by_default():
     """A shared 'pick the first label' habit coordinates perfectly under the shared listing
     and falls to chance under the independent one; both conditions run unless asked otherwise."""
-    result = run_study(StudyConfig(player="matrix_first_label", archetypes=("coordination",), ks=(4,), trials=200), None)
+    result = run_study(
+        StudyConfig(player="matrix_first_label", archetypes=("coordination",), ks=(4,), trials=200), None
+    )
     cells = {c.listing: c for c in result.cells}
     assert set(cells) == {"shared", "independent"}
     assert cells["shared"].mean == 2.0 and cells["shared"].verdict == "above"
@@ -87,8 +89,18 @@ def test_uniform_self_play_matches_uniform_welfare():
 def test_one_shared_instance_still_samples_independently():
     """With --share-instance both seats use one object; the uniform player draws from
     decision.rng, keyed by seat, so the copies still match at chance: E[W] = 2/k."""
-    cell = run_study(StudyConfig(player="matrix_uniform", archetypes=("coordination",), ks=(5,), trials=500,
-                                 share_instance=True, level=0.99, listings=("shared",)), None).cells[0]
+    cell = run_study(
+        StudyConfig(
+            player="matrix_uniform",
+            archetypes=("coordination",),
+            ks=(5,),
+            trials=500,
+            share_instance=True,
+            level=0.99,
+            listings=("shared",),
+        ),
+        None,
+    ).cells[0]
     assert cell.low <= 2 / 5 <= cell.high and cell.high < 1.0
 
 
@@ -103,7 +115,11 @@ def test_max_own_payoff_known_answers():
     for k in KS:
         assert cells["battle_of_sexes", k].mean == 0 and cells["battle_of_sexes", k].near_worst
         assert cells["chicken", k].mean == 0
-        assert cells["stag_hunt", k].mean == 4 * k and cells["stag_hunt", k].score == 1 and cells["stag_hunt", k].verdict == "above"
+        assert (
+            cells["stag_hunt", k].mean == 4 * k
+            and cells["stag_hunt", k].score == 1
+            and cells["stag_hunt", k].verdict == "above"
+        )
         assert cells["prisoners_dilemma", k].mean == 2 * k
         assert cells["public_goods", k].mean == 2 * (k - 1)
         assert cells["public_goods", k].vs_nash == "indistinguishable"  # exactly the NE ...
@@ -118,8 +134,17 @@ def test_cross_play_alternates_seats():
     """first label (A) against a fixed label (B): over whole cycles of 2k trials each seat
     order and rotation appears equally often."""
     k = 3
-    result = run_study(StudyConfig(player="matrix_first_label", opponent="matrix_focal:label=B",
-                                   archetypes=("battle_of_sexes", "hide_and_seek"), ks=(k,), trials=12, listings=("shared",)), None)
+    result = run_study(
+        StudyConfig(
+            player="matrix_first_label",
+            opponent="matrix_focal:label=B",
+            archetypes=("battle_of_sexes", "hide_and_seek"),
+            ks=(k,),
+            trials=12,
+            listings=("shared",),
+        ),
+        None,
+    )
     for cell in result.cells:
         _, M = metric_matrix(cell.archetype, k)
         expected = np.mean([(M[r, (r + 1) % k] + M[(r + 1) % k, r]) / 2 for r in range(k)])
@@ -146,12 +171,17 @@ def test_unparseable_answers_are_counted_not_scored(tmp_path):
 
 
 def test_outputs_and_replay(tmp_path):
-    config = StudyConfig(player="matrix_uniform", archetypes=("stag_hunt", "hide_and_seek"), ks=(2, 3), trials=6,
-                         listings=("independent",))
+    config = StudyConfig(
+        player="matrix_uniform",
+        archetypes=("stag_hunt", "hide_and_seek"),
+        ks=(2, 3),
+        trials=6,
+        listings=("independent",),
+    )
     result = run_study(config, tmp_path)
     episodes = read_episodes(tmp_path / "episodes.jsonl")
     assert len(episodes) == 4 * 6
-    for record in episodes[:: 7]:
+    for record in episodes[::7]:
         replay(record, MatrixGame(record.header.params))
     rows = list(csv.DictReader(open(tmp_path / "trials.csv")))
     assert len(rows) == 24 and [int(r["rotation"]) for r in rows[:6]] == [t % 2 for t in range(6)]
@@ -170,8 +200,22 @@ def test_outputs_and_replay(tmp_path):
 
 
 def test_cli(tmp_path, capsys):
-    code = main(["--player", "matrix_first_label", "--archetypes", "coordination,chicken", "--k", "2-3,5",
-                 "--trials", "10", "--out", str(tmp_path), "--no-plot", "--quiet"])
+    code = main(
+        [
+            "--player",
+            "matrix_first_label",
+            "--archetypes",
+            "coordination,chicken",
+            "--k",
+            "2-3,5",
+            "--trials",
+            "10",
+            "--out",
+            str(tmp_path),
+            "--no-plot",
+            "--quiet",
+        ]
+    )
     assert code == 0
     assert len(list(csv.DictReader(open(tmp_path / "cells.csv")))) == 12  # both listings
     assert not (tmp_path / "study.png").exists()
@@ -181,9 +225,28 @@ def test_cli(tmp_path, capsys):
 
 
 def test_module_entry_point(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "arena_games.matrix.study", "--player", "matrix_uniform", "--archetypes",
-                          "public_goods", "--k", "2", "--trials", "4", "--out", str(tmp_path), "--no-plot"],
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena_games.matrix.study",
+            "--player",
+            "matrix_uniform",
+            "--archetypes",
+            "public_goods",
+            "--k",
+            "2",
+            "--trials",
+            "4",
+            "--out",
+            str(tmp_path),
+            "--no-plot",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
     assert out.returncode == 0, out.stderr
     assert "public_goods" in out.stdout and (tmp_path / "summary.json").exists()
 
@@ -238,8 +301,9 @@ def test_uniform_play_over_many_cells_makes_no_false_claims():
 
 def test_example_runs(tmp_path):
     example = Path(__file__).resolve().parents[1] / "examples" / "matrix_study.py"
-    out = subprocess.run([sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ))  # the session's private equilibrium cache
+    out = subprocess.run(
+        [sys.executable, str(example), str(tmp_path)], capture_output=True, text=True, timeout=600, env=dict(os.environ)
+    )  # the session's private equilibrium cache
     assert out.returncode == 0, out.stderr
     assert "battle_of_sexes   2    0.000" in out.stdout and "(near the worst joint cell)" in out.stdout
     assert (tmp_path / "matrix_uniform" / "study.png").exists()

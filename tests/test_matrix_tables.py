@@ -1,5 +1,6 @@
 """The shipped equilibrium table: complete, checksummed, used without pygambit, and never used
 when damaged (recomputed where pygambit is installed, otherwise refused naming the extra)."""
+
 from __future__ import annotations
 
 import json
@@ -104,8 +105,13 @@ def test_the_study_refuses_in_one_line_without_the_solver(table, tmp_path):
         "from arena_games.matrix.study import main\n"
         f"sys.exit(main(['--player', 'matrix_uniform', '--archetypes', 'chicken', '--k', '3', '--trials', '3', '--out', {str(tmp_path / 'o')!r}, '--quiet']))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env={**__import__("os").environ, eq.CACHE_ENV: str(tmp_path / "empty-cache")})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, eq.CACHE_ENV: str(tmp_path / "empty-cache")},
+    )
     assert out.returncode == 2, out.stderr
     lines = [ln for ln in out.stderr.splitlines() if ln.strip() and not ln.startswith("note:")]
     assert len(lines) == 1 and eq.SOLVER_EXTRA in lines[0] and "Traceback" not in out.stderr

@@ -1,4 +1,5 @@
 """MegaGem bots: the rule book's bid rules, the expert's parts, legality and determinism."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -84,8 +85,10 @@ def test_fair_value_is_shaded_chart_value_of_the_lot(game):
 
 
 def test_market_anchored_uses_recent_same_size_winning_prices(game):
-    hist = tuple(AuctionRecord(i + 1, card, (price, 0, 0), 0, price, (R,), None, ()) for i, (card, price) in enumerate(
-        [(T1, 30), (T1, 4), (T2, 9), (T1, 6), (L10, 3), (T1, 10)]))
+    hist = tuple(
+        AuctionRecord(i + 1, card, (price, 0, 0), 0, price, (R,), None, ())
+        for i, (card, price) in enumerate([(T1, 30), (T1, 4), (T2, 9), (T1, 6), (L10, 3), (T1, 10)])
+    )
     s = base(game, card=T1, history=hist, tiebreak=(0, 2, 1), round=7)
     # last five: T1 4, T2 9, T1 6, L10 3, T1 10 -> same size T1: 4, 6, 10 -> median 6 (the old 30 is out of the window)
     assert MarketAnchoredBidder().act(decision(game, s, 2)) == Bid(6)
@@ -118,7 +121,14 @@ def test_expected_final_values_are_exact_when_nothing_is_unknown(game):
 
 def test_expected_final_values_average_over_opponents_hands(game):
     # all 6 Yellow unseen, 2 in an opponent's 2-card hand or in the 4-card deck... check against enumeration
-    s = base(game, hands=(ZERO, counts(Y, Y), ZERO), display=(), pool=(R, R), gem_deck=(Y, Y, Y, Y), collections=(counts(R, R, R, R), ZERO, ZERO))
+    s = base(
+        game,
+        hands=(ZERO, counts(Y, Y), ZERO),
+        display=(),
+        pool=(R, R),
+        gem_deck=(Y, Y, Y, Y),
+        collections=(counts(R, R, R, R), ZERO, ZERO),
+    )
     s = dataclasses.replace(s, collections=(ZERO, ZERO, ZERO))
     obs = game.observe(Position(s), 0)
     # from seat 0: unseen = 6 per colour except Red (2 in pool): 4 Red + 24 others = 28 unseen, opponents hold 2
@@ -146,7 +156,9 @@ def test_win_probability_handles_the_tiebreak_exactly(game):
     obs = {"player": 0, "tiebreak": [1, 0, 2]}
     p = bot.win_probabilities(obs, {1: point, 2: PriceLaw({0: 1.0})}, 8)
     assert p[5] == 0.0 and p[6] == 1.0
-    mixed = bot.win_probabilities({"player": 0, "tiebreak": [0, 1, 2]}, {1: PriceLaw({2: 0.5, 6: 0.5}), 2: PriceLaw({4: 1.0})}, 8)
+    mixed = bot.win_probabilities(
+        {"player": 0, "tiebreak": [0, 1, 2]}, {1: PriceLaw({2: 0.5, 6: 0.5}), 2: PriceLaw({4: 1.0})}, 8
+    )
     assert mixed[3] == 0.0 and mixed[4] == pytest.approx(0.5) and mixed[6] == pytest.approx(1.0)
 
 
@@ -160,8 +172,15 @@ def test_price_law_fits_a_budget_fraction_bidder():
 
 
 def test_expert_buys_a_valuable_lot_cheaply_and_invests_when_unopposed(game):
-    s = base(game, card=T1, pool=(R, B), display=(R, R, R, R), coins=(35, 35, 35), tiebreak=(0, 1, 2),
-             hands=(counts(R), counts(G, G, G, G, G), counts(P, P, P, P, P)))
+    s = base(
+        game,
+        card=T1,
+        pool=(R, B),
+        display=(R, R, R, R),
+        coins=(35, 35, 35),
+        tiebreak=(0, 1, 2),
+        hands=(counts(R), counts(G, G, G, G, G), counts(P, P, P, P, P)),
+    )
     history = tuple(AuctionRecord(i + 1, T1, (0, 0, 0), 0, 0, (Y,), None, ()) for i in range(3))
     s = dataclasses.replace(s, history=history, round=4, collections=(counts(Y, Y, Y), ZERO, ZERO))
     # opponents always bid 0 and seat 0 is ahead: bidding 0 wins a Red worth 20
@@ -174,8 +193,16 @@ def test_expert_buys_a_valuable_lot_cheaply_and_invests_when_unopposed(game):
 
 def test_expert_reveal_avoids_raising_the_price_of_what_is_still_for_sale(game):
     # chart A: revealing raises the public price; Green is still abundant in the deck, Yellow is not
-    s = base(game, card=T1, hands=(counts(G, Y), ZERO, ZERO), pool=(G, R), gem_deck=(G, G, G, R), display=(Y, Y, Y, Y),
-             collections=(counts(Y), ZERO, ZERO), tiebreak=(0, 1, 2))
+    s = base(
+        game,
+        card=T1,
+        hands=(counts(G, Y), ZERO, ZERO),
+        pool=(G, R),
+        gem_deck=(G, G, G, R),
+        display=(Y, Y, Y, Y),
+        collections=(counts(Y), ZERO, ZERO),
+        tiebreak=(0, 1, 2),
+    )
     s = dataclasses.replace(s, phase=Phase.REVEAL, bids=(2, 0, 0), winner=0)
     assert ExpertBidder().act(decision(game, s, 0)) == Reveal(Y)
 
@@ -196,7 +223,11 @@ def test_bots_are_deterministic_for_a_seed(name):
     g = MegaGem()
 
     def actions(seed):
-        players = [make_player(name, seed=seed), make_player("megagem_heuristic", seed=1), make_player("random", seed=2)]
+        players = [
+            make_player(name, seed=seed),
+            make_player("megagem_heuristic", seed=1),
+            make_player("random", seed=2),
+        ]
         return [e.action for e in play_episode(g, players, 11).events if getattr(e, "type", "") == "step"]
 
     assert actions(4) == actions(4)
@@ -217,7 +248,14 @@ def test_expert_knobs_defaults_are_the_confirmed_configuration_and_bad_ones_are_
     from arena_core.errors import PlayerOptionsError
 
     bot = make_player("megagem_expert")
-    assert bot.settings.model_dump() == {"liquidity": 0.5, "schedule": "fading", "offset": 0.0, "gate": 1.0, "loan_rule": "liquidity", "prior": "simple"}
+    assert bot.settings.model_dump() == {
+        "liquidity": 0.5,
+        "schedule": "fading",
+        "offset": 0.0,
+        "gate": 1.0,
+        "loan_rule": "liquidity",
+        "prior": "simple",
+    }
     assert ExpertBidder(**LEGACY).settings.model_dump() == LEGACY
     for bad in ({"schedule": "sometimes"}, {"gate": -1.0}, {"liquidity": -0.1}, {"loan_rule": "always"}):
         with pytest.raises(PlayerOptionsError, match="known options"):

@@ -1,4 +1,5 @@
 """The MegaGem example runs and shows what it claims."""
+
 import json
 import subprocess
 import sys

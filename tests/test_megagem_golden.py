@@ -3,6 +3,7 @@
 If a change to the rules or the text view is deliberate, regenerate with
 ``python -m arena_games.megagem.golden --write`` and review the diff.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The MegaGem market model (price law) learned offline, and the expert's use of it."""
+
 from __future__ import annotations
 
 import numpy as np

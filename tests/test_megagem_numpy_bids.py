@@ -1,4 +1,5 @@
 """numpy integers are accepted wherever MegaGem takes an int (RL code holds np.int64)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """MegaGem invariants under random legal play, written with the public strategies
 (``arena_core.testing.strategies``): coins and gems are conserved, scores equal a recomputation
 from the rule book, states round-trip JSON; and the conformance kit on the variant options."""
+
 from __future__ import annotations
 
 import json
@@ -35,15 +36,20 @@ STYLES = {"random": {}, "low": {0: low_bidder, 1: low_bidder}, "high": {1: all_i
 
 #: every complete game, at 3-5 players, with random seats and some seats under a bidding style
 full_games = st.sampled_from(sorted(GAMES)).flatmap(
-    lambda n: st.sampled_from(sorted(STYLES)).flatmap(lambda style: playthroughs(GAMES[n], policies=STYLES[style], complete=True))
+    lambda n: st.sampled_from(sorted(STYLES)).flatmap(
+        lambda style: playthroughs(GAMES[n], policies=STYLES[style], complete=True)
+    )
 )
 #: prefixes of games (shrink to the shortest failing one)
 any_games = st.sampled_from(sorted(GAMES)).flatmap(lambda n: playthroughs(GAMES[n]))
 
 # the value charts as printed in the rule book (shared note, section 2): value per gem by display count 0..5+
 CHARTS = {
-    "A": (0, 4, 8, 12, 16, 20), "B": (20, 16, 12, 8, 4, 0), "C": (0, 2, 5, 9, 14, 20),
-    "D": (20, 18, 15, 11, 6, 0), "E": (0, 4, 10, 18, 6, 0),
+    "A": (0, 4, 8, 12, 16, 20),
+    "B": (20, 16, 12, 8, 4, 0),
+    "C": (0, 2, 5, 9, 14, 20),
+    "D": (20, 18, 15, 11, 6, 0),
+    "E": (0, 4, 10, 18, 6, 0),
 }
 
 
@@ -82,7 +88,9 @@ def test_coins_and_gems_are_conserved_at_every_position(pt):
         assert sum(s.coins) == n * game.start_coins + borrowed - paid  # the bank's books close
         locked = sum(b for inv in s.investments for b, _ in inv)
         assert locked == sum(r.price for r in s.history if AUCTION_CARDS[r.card].kind is CardKind.INVESTMENT)
-        assert borrowed == sum(AUCTION_CARDS[r.card].value for r in s.history if AUCTION_CARDS[r.card].kind is CardKind.LOAN)
+        assert borrowed == sum(
+            AUCTION_CARDS[r.card].value for r in s.history if AUCTION_CARDS[r.card].kind is CardKind.LOAN
+        )
         claimed = [m for c in s.claimed for m in c]
         assert len(claimed) + len(s.missions) == 4 and not set(claimed) & set(s.missions)
 
@@ -104,8 +112,13 @@ def test_the_end_scores_equal_a_recomputation_and_every_gem_is_won(pt):
 
 
 @settings(max_examples=15, deadline=None, database=None)
-@given(st.sampled_from(("A", "B", "C", "D", "E")).flatmap(
-    lambda chart: playthroughs(MegaGem({"value_chart": chart, "flex_3_diff_reward": 10}, num_players=4), complete=True)))
+@given(
+    st.sampled_from(("A", "B", "C", "D", "E")).flatmap(
+        lambda chart: playthroughs(
+            MegaGem({"value_chart": chart, "flex_3_diff_reward": 10}, num_players=4), complete=True
+        )
+    )
+)
 def test_scores_equal_the_recomputation_under_every_value_chart(pt):
     assert list(pt.returns) == recomputed_scores(pt.game, pt.final.state)
 
@@ -181,6 +194,9 @@ def test_hidden_state_sample_keeps_what_the_player_knows(policy_seed, player, da
 
 def test_conformance_kit_passes_with_the_published_variant_options():
     """The registered-games test covers the defaults at 3 and 5 players; this covers the options."""
-    game = MegaGem({"reveal_by": "every_winner", "illegal_bid": "clamp", "flex_3_diff_reward": 10, "value_chart": "E"}, num_players=4)
+    game = MegaGem(
+        {"reveal_by": "every_winner", "illegal_bid": "clamp", "flex_3_diff_reward": 10, "value_chart": "E"},
+        num_players=4,
+    )
     results = assert_conformance(game, max_examples=8)
     assert not [r for r in results if r.status == "exempt"]

@@ -1,4 +1,5 @@
 """MegaGem rules: the rule book's section 11 edge cases and the section 6.3 worked game."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -130,7 +131,14 @@ def test_zero_coin_player(game):
 
 # -- 6. reveal with an empty hand --------------------------------------------------------
 def test_treasure_winner_with_empty_hand_skips_the_reveal(game):
-    s = state_with(game, card=CARD["treasure_1"], hands=((0,) * 5, counts(R), counts(B)), pool=(G, Y), tiebreak=(0, 1, 2), coins=(35, 35, 35))
+    s = state_with(
+        game,
+        card=CARD["treasure_1"],
+        hands=((0,) * 5, counts(R), counts(B)),
+        pool=(G, Y),
+        tiebreak=(0, 1, 2),
+        coins=(35, 35, 35),
+    )
     missions = (mission("flex_2_same"),)
     s = dataclasses.replace(s, missions=missions, collections=(counts(G), (0,) * 5, (0,) * 5))
     s2 = bid_round(game, s, (3, 2, 1))
@@ -162,7 +170,9 @@ def test_only_treasure_winners_reveal_unless_every_winner_option(game):
 # -- 8. a 2-gem card with one gem left ends the game ------------------------------------
 def test_two_gem_card_with_one_gem_left(game):
     colls = (counts(R, R, B, B, G), counts(G, G, P, P, Y), counts(Y, Y, R, B))  # 14 gems won
-    s = state_with(game, card=CARD["treasure_2"], pool=(P,), gem_deck=(), collections=colls, tiebreak=(1, 0, 2), coins=(20, 20, 20))
+    s = state_with(
+        game, card=CARD["treasure_2"], pool=(P,), gem_deck=(), collections=colls, tiebreak=(1, 0, 2), coins=(20, 20, 20)
+    )
     s2 = bid_round(game, s, (0, 9, 3))
     if s2.phase is Phase.REVEAL:
         s2 = game.next_state(s2, {1: game.default_action(s2, 1)})
@@ -174,7 +184,14 @@ def test_two_gem_card_with_one_gem_left(game):
 
 # -- 9. loans larger than coins ---------------------------------------------------------
 def test_loans_can_leave_a_negative_score(game):
-    s = state_with(game, coins=(3, 0, 0), loans=((10, 20), (), ()), collections=((0,) * 5,) * 3, claimed=((), (), ()), investments=((), (), ()))
+    s = state_with(
+        game,
+        coins=(3, 0, 0),
+        loans=((10, 20), (), ()),
+        collections=((0,) * 5,) * 3,
+        claimed=((), (), ()),
+        investments=((), (), ()),
+    )
     assert game.score_breakdown(s)[0]["total"] == -27
 
 
@@ -191,8 +208,15 @@ def test_investment_locks_the_bid_until_scoring(game):
 # -- 11. several missions at once, exclusivity, pairs -----------------------------------
 def test_several_missions_claimed_at_once_and_exclusively(game):
     ms = (mission("specific_3_rbp"), mission("specific_2_bg"), mission("flex_2_pairs"))
-    s = state_with(game, card=CARD["treasure_2"], pool=(P, G), missions=ms, tiebreak=(0, 1, 2),
-                   collections=(counts(R, B), counts(R, B, G), counts(R, R, R, R)), hands=((0,) * 5, counts(Y), counts(Y)))
+    s = state_with(
+        game,
+        card=CARD["treasure_2"],
+        pool=(P, G),
+        missions=ms,
+        tiebreak=(0, 1, 2),
+        collections=(counts(R, B), counts(R, B, G), counts(R, R, R, R)),
+        hands=((0,) * 5, counts(Y), counts(Y)),
+    )
     s2 = bid_round(game, s, (4, 0, 0))
     assert set(s2.claimed[0]) == {mission("specific_3_rbp"), mission("specific_2_bg")}
     assert s2.missions == (mission("flex_2_pairs"),)
@@ -209,7 +233,9 @@ def test_several_missions_claimed_at_once_and_exclusively(game):
 
 def test_missions_are_checked_only_after_treasure(game):
     ms = (mission("flex_3_diff"),)
-    s = state_with(game, card=CARD["loan_10"], missions=ms, collections=(counts(R, B, G), (0,) * 5, (0,) * 5), tiebreak=(0, 1, 2))
+    s = state_with(
+        game, card=CARD["loan_10"], missions=ms, collections=(counts(R, B, G), (0,) * 5, (0,) * 5), tiebreak=(0, 1, 2)
+    )
     s2 = bid_round(game, s, (0, 0, 0))
     assert s2.missions == ms and s2.claimed[0] == ()
 
@@ -217,8 +243,18 @@ def test_missions_are_checked_only_after_treasure(game):
 # -- 13. final-score tie ----------------------------------------------------------------
 def test_final_tie_goes_to_earliest_in_final_tiebreak_order(game):
     zero = (0,) * 5
-    s = state_with(game, phase=Phase.OVER, card=-1, hands=(zero,) * 3, collections=(zero,) * 3, coins=(20, 20, 5),
-                   loans=((), (), ()), investments=((), (), ()), claimed=((), (), ()), tiebreak=(2, 1, 0))
+    s = state_with(
+        game,
+        phase=Phase.OVER,
+        card=-1,
+        hands=(zero,) * 3,
+        collections=(zero,) * 3,
+        coins=(20, 20, 5),
+        loans=((), (), ()),
+        investments=((), (), ()),
+        claimed=((), (), ()),
+        tiebreak=(2, 1, 0),
+    )
     assert game.scores(s) == (20, 20, 5)
     assert game.winner(s) == 1
 
@@ -226,8 +262,16 @@ def test_final_tie_goes_to_earliest_in_final_tiebreak_order(game):
 # -- 14. chart clamping -----------------------------------------------------------------
 def test_display_count_six_uses_the_five_plus_row(game):
     zero = (0,) * 5
-    s = state_with(game, display=(R,) * 6, hands=(zero,) * 3, collections=(counts(B), zero, zero), coins=(0, 0, 0),
-                   loans=((), (), ()), investments=((), (), ()), claimed=((), (), ()))
+    s = state_with(
+        game,
+        display=(R,) * 6,
+        hands=(zero,) * 3,
+        collections=(counts(B), zero, zero),
+        coins=(0, 0, 0),
+        loans=((), (), ()),
+        investments=((), (), ()),
+        claimed=((), (), ()),
+    )
     assert game.chart_clamped[6] == 20
     b = MegaGem({"value_chart": "B"})
     assert b.chart_clamped[6] == 0 and b.chart_clamped[0] == 20
@@ -306,7 +350,10 @@ def test_round_cap_ends_and_scores_the_game():
     assert all(sum(h) == 0 for h in pos.state.hands)
 
 
-@pytest.mark.parametrize("params", [{"value_chart": "F"}, {"flex_3_diff_reward": 7}, {"illegal_bid": "drop"}, {"round_cap": 0}, {"colour": 1}])
+@pytest.mark.parametrize(
+    "params",
+    [{"value_chart": "F"}, {"flex_3_diff_reward": 7}, {"illegal_bid": "drop"}, {"round_cap": 0}, {"colour": 1}],
+)
 def test_bad_params_are_rejected_with_the_known_parameters(params):
     with pytest.raises(InvalidParamsError, match="known parameters"):
         MegaGem(params)

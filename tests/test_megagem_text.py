@@ -1,5 +1,6 @@
 """MegaGem text view: prompt contents, the answer parser's precedence and fallbacks (rule book
 7.4 and section 11 items 7 and 12), and its use through the episode runner."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -91,7 +92,9 @@ def test_strict_json_and_think_tags(game):
     assert parse(game, bid_pos(game), '  {"bid": 4}\n').method == "strict_json"
     r = parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}')
     assert r.action == Bid(6)  # a bid inside a think block is never read
-    assert bench_parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}').action == Bid(2)  # the benchmark's way
+    assert bench_parse(game, bid_pos(game), '<think>I could bid {"bid": 2}</think> then {"bid": 6}').action == Bid(
+        2
+    )  # the benchmark's way
 
 
 @pytest.mark.parametrize(
@@ -163,7 +166,7 @@ def test_extract_json_object_reports_its_method():
     assert extract_json_object('{"bid": 1}') == ({"bid": 1}, "strict_json")
     assert extract_json_object('x ```\n{"bid": 2}\n``` y') == ({"bid": 2}, "code_block")
     assert extract_json_object('x {"a": {"bid": 3}} y') == ({"a": {"bid": 3}}, "brace_match")
-    assert extract_json_object("x {not json} {\"bid\": 4}") == ({"bid": 4}, "brace_match")
+    assert extract_json_object('x {not json} {"bid": 4}') == ({"bid": 4}, "brace_match")
     assert extract_json_object("[1, 2]") == (None, "none")
 
 
@@ -215,7 +218,16 @@ def test_bid_prompt_lines_are_compact_json_with_the_expected_sections(game):
     card = pos.state.card
     expected = ["turn_context", "value_chart", "value_display"]
     expected += ["revealed_gems_available_for_auction"] if card in (0, 1) else []
-    expected += ["game_progress", "current_auction", "players", "available_missions", "tiebreak_order", "auction_history", "your_private_hand", "action_request"]
+    expected += [
+        "game_progress",
+        "current_auction",
+        "players",
+        "available_missions",
+        "tiebreak_order",
+        "auction_history",
+        "your_private_hand",
+        "action_request",
+    ]
     assert keys == expected
     obj = {next(iter(json.loads(b))): json.loads(b) for b in blocks if b.startswith("{")}
     assert obj["current_auction"]["current_auction"]["max_bid_for_you"] == game.bid_limit(pos.state, 1)

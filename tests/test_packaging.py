@@ -3,6 +3,7 @@ with them, and the core-only CI step runs test files that need nothing but the c
 
 Building the wheels and sdists, and installing the core alone, is CI's job
 (scripts/check_split.sh, run by .ci/run); these checks are the static half."""
+
 from __future__ import annotations
 
 import ast
@@ -53,7 +54,16 @@ def test_the_root_entry_points_are_generated_from_the_distributions():
 
 def test_an_entry_point_added_to_the_root_only_is_reported_with_its_owner(monkeypatch):
     real = dists.root_project()
-    fake = {**real, "entry-points": {**real["entry-points"], "arena.players": {**real["entry-points"]["arena.players"], "root_only_bot": "arena_players.random_player:RandomPlayer"}}}
+    fake = {
+        **real,
+        "entry-points": {
+            **real["entry-points"],
+            "arena.players": {
+                **real["entry-points"]["arena.players"],
+                "root_only_bot": "arena_players.random_player:RandomPlayer",
+            },
+        },
+    }
     monkeypatch.setattr(dists, "root_project", lambda: fake)
     (problem,) = dists.drift()
     assert "'root_only_bot'" in problem and "dists/players/pyproject.toml" in problem
@@ -82,7 +92,9 @@ def test_the_root_install_holds_everything_each_distribution_declares():
         assert proj["requires-python"] == root["requires-python"], dist
         assert proj["version"] == root["version"], dist
         base = {r for r in norm(proj["dependencies"]) if not r.startswith("turn-arena-")}
-        assert base <= norm(root["dependencies"]), f"dists/{dist} dependencies missing from the root: {base - norm(root['dependencies'])}"
+        assert base <= norm(root["dependencies"]), (
+            f"dists/{dist} dependencies missing from the root: {base - norm(root['dependencies'])}"
+        )
         for extra, reqs in proj.get("optional-dependencies", {}).items():
             assert extra in root_extras, f"the root has no extra {extra!r} (dists/{dist})"
             for req in norm(reqs):
@@ -99,7 +111,9 @@ def test_the_root_install_holds_everything_each_distribution_declares():
 def test_pygambit_and_bench_tools_stay_out_of_the_test_install():
     root = dists.root_project()
     test_extras = re.search(r"\[(.*)\]", root["optional-dependencies"]["test"][0]).group(1).split(",")
-    pulled = {r for e in test_extras if e != "test" for r in root["optional-dependencies"][e]} | set(root["dependencies"])
+    pulled = {r for e in test_extras if e != "test" for r in root["optional-dependencies"][e]} | set(
+        root["dependencies"]
+    )
     assert not any(dists.requirement_name(r) in {"pygambit", "open-spiel", "pygame"} for r in pulled)
     assert "solver" in dists.project("games")["optional-dependencies"]
 
@@ -122,7 +136,11 @@ def test_the_core_only_test_files_import_nothing_but_the_core():
     assert files
     core = dists.project("core")
     installed = core["dependencies"] + core["optional-dependencies"]["testing"]  # what CI installs there
-    allowed = {dists.import_name(r) for r in installed} | {"arena_core", "__future__", "toy_games", "tournament_toys"} | set(sys.stdlib_module_names)
+    allowed = (
+        {dists.import_name(r) for r in installed}
+        | {"arena_core", "__future__", "toy_games", "tournament_toys"}
+        | set(sys.stdlib_module_names)
+    )
     for name in files:
         mods = {mod for _, mod in dists.imports_in(ROOT / name)}
         assert mods <= allowed, f"{name} imports {sorted(mods - allowed)}, which the core-only venv lacks"
@@ -134,22 +152,34 @@ def test_the_python_floor_is_the_version_ci_runs_the_core_on():
     assert f"LOW_PYTHON:-python3.{floor}" in script
 
 
-
 def unguarded_tomllib(source: str) -> list[int]:
     """Lines that import tomllib outside a ``try`` whose handler falls back to tomli (Python 3.10)."""
     tree = ast.parse(source)
     guarded = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) and any(
-            isinstance(h, ast.Import) and any(a.name == "tomli" for a in h.names) for hd in node.handlers for h in ast.walk(hd)
+            isinstance(h, ast.Import) and any(a.name == "tomli" for a in h.names)
+            for hd in node.handlers
+            for h in ast.walk(hd)
         ):
             guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
-    return [n.lineno for n in ast.walk(tree)
-            if isinstance(n, ast.Import) and any(a.name == "tomllib" for a in n.names) and id(n) not in guarded]
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import) and any(a.name == "tomllib" for a in n.names) and id(n) not in guarded
+    ]
 
 
 def test_tomllib_always_falls_back_to_tomli():
     assert unguarded_tomllib("def f():\n    import tomllib\n") == [2]  # the hostile case
-    assert unguarded_tomllib("try:\n    import tomllib\nexcept ModuleNotFoundError:\n    import tomli as tomllib\n") == []
-    found = {str(p.relative_to(ROOT)): lines for p in sorted((ROOT / "src").rglob("*.py")) if (lines := unguarded_tomllib(p.read_text()))}
-    assert found == {}, "Python 3.10 has no tomllib: wrap it as `try: import tomllib / except ModuleNotFoundError: import tomli as tomllib`"
+    assert (
+        unguarded_tomllib("try:\n    import tomllib\nexcept ModuleNotFoundError:\n    import tomli as tomllib\n") == []
+    )
+    found = {
+        str(p.relative_to(ROOT)): lines
+        for p in sorted((ROOT / "src").rglob("*.py"))
+        if (lines := unguarded_tomllib(p.read_text()))
+    }
+    assert found == {}, (
+        "Python 3.10 has no tomllib: wrap it as `try: import tomllib / except ModuleNotFoundError: import tomli as tomllib`"
+    )

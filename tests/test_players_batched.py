@@ -1,5 +1,6 @@
 """The batched runner: same records as the one-game runner, batching by player object, and
 every kind of player failure recorded as data."""
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,9 @@ class CountingBatcher(RandomPlayer):
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=6, unique=True), st.sampled_from(["kuhn_poker", "megagem"]))
+@given(
+    st.lists(st.integers(0, 10_000), min_size=1, max_size=6, unique=True), st.sampled_from(["kuhn_poker", "megagem"])
+)
 def test_batched_records_equal_one_game_records(seeds, game_id):
     game = make_game(game_id)
     n = game.num_players

@@ -1,4 +1,5 @@
 """examples/llm_players.py runs end to end with the tiny model."""
+
 import json
 import subprocess
 import sys

@@ -1,5 +1,6 @@
 """The terminal player, driven through real text streams: a human-friendly view (not the LLM
 prompt), numbered legal moves, invalid input asked again, end of input a clear fault."""
+
 from __future__ import annotations
 
 import io
@@ -28,7 +29,9 @@ def test_number_or_move_text_and_asked_again_after_nonsense():
     shown = out.getvalue()
     assert "Kuhn poker" in shown  # the rules, once
     assert "1. pass" in shown and "2. bet" in shown
-    assert shown.count("is not one of your legal moves") == 2 and "(9 tries left)" in shown and "(8 tries left)" in shown
+    assert (
+        shown.count("is not one of your legal moves") == 2 and "(9 tries left)" in shown and "(8 tries left)" in shown
+    )
 
 
 def test_the_view_is_a_summary_of_the_observation_not_the_llm_prompt():

@@ -1,5 +1,6 @@
 """MLX player: the tiny offline model, the token trie, constrained and free decoding, seeded
 sampling that replays, telemetry in the record, and batched generation."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ from arena_core.runner import play_episode  # noqa: E402
 from arena_players.mlx_player import (  # noqa: E402
     KeyedSampler,
     MLXEngine,
-    RowSampling,
     MLXPlayer,
+    RowSampling,
     TokenTrie,
     TrieConstraint,
     load_model,
@@ -61,7 +62,9 @@ def test_tiny_model_files_load_and_are_reproducible(tmp_path):
     import mlx_lm
 
     model, tok = mlx_lm.load(str(a))
-    ids = tok.apply_chat_template([{"role": "system", "content": "rules"}, {"role": "user", "content": "bid 12?"}], add_generation_prompt=True)
+    ids = tok.apply_chat_template(
+        [{"role": "system", "content": "rules"}, {"role": "user", "content": "bid 12?"}], add_generation_prompt=True
+    )
     assert tok.decode(ids) == "<|system|>\nrules<|end|>\n<|user|>\nbid 12?<|end|>\n<|assistant|>\n"
     assert tok.eos_token_ids == {tok.convert_tokens_to_ids("<|end|>")}
     logits = model(mx.array([ids]))
@@ -161,8 +164,14 @@ def test_keyed_sampler_is_reproducible_and_leaves_global_state_alone():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 2**40), st.sampled_from([0.3, 1.0, 1.7]), st.sampled_from([0.5, 0.9, 1.0]))),
-             min_size=1, max_size=6),
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.tuples(st.integers(0, 2**40), st.sampled_from([0.3, 1.0, 1.7]), st.sampled_from([0.5, 0.9, 1.0])),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
     st.integers(0, 2**32 - 1),
     st.lists(st.integers(0, 5), max_size=4),
 )
@@ -178,7 +187,10 @@ def test_row_sampling_draws_what_each_row_sampler_draws(rows, seed, drops):
     for step in range(5):
         logprobs = mx.array(rng.normal(size=(len(alive), vocab)).astype(np.float32) * 3)
         logprobs = logprobs - mx.logsumexp(logprobs, axis=-1, keepdims=True)
-        one = [int((singles[i](logprobs[j : j + 1]) if singles[i] else mx.argmax(logprobs[j : j + 1], axis=-1)).item()) for j, i in enumerate(alive)]
+        one = [
+            int((singles[i](logprobs[j : j + 1]) if singles[i] else mx.argmax(logprobs[j : j + 1], axis=-1)).item())
+            for j, i in enumerate(alive)
+        ]
         assert batch(logprobs).tolist() == one
         if step < len(drops) and len(alive) > 1:
             kept = [j for j in range(len(alive)) if j != drops[step] % len(alive)]
@@ -206,7 +218,11 @@ def test_sampled_game_replays_exactly_whatever_the_global_seed(engine):
     game = make_game("kuhn_poker")
 
     def run():
-        return play_episode(game, [MLXPlayer(seed=1, engine=engine, temperature=1.0), MLXPlayer(seed=2, engine=engine, temperature=1.0)], 11)
+        return play_episode(
+            game,
+            [MLXPlayer(seed=1, engine=engine, temperature=1.0), MLXPlayer(seed=2, engine=engine, temperature=1.0)],
+            11,
+        )
 
     mx.random.seed(123)
     first = run()
@@ -219,7 +235,12 @@ def test_sampling_depends_on_episode_seed_and_player_seed(engine):
     game = make_game("megagem")
 
     def bids(player_seed, episode_seed):
-        rec = play_episode(game, [MLXPlayer(seed=player_seed, engine=engine, temperature=2.0) for _ in range(3)], episode_seed, turn_cap=2)
+        rec = play_episode(
+            game,
+            [MLXPlayer(seed=player_seed, engine=engine, temperature=2.0) for _ in range(3)],
+            episode_seed,
+            turn_cap=2,
+        )
         return [s.action for s in rec.steps]
 
     base = bids(0, 5)
@@ -245,7 +266,9 @@ def test_free_mode_garbage_goes_to_the_policy_with_retries_recorded(engine):
 def test_free_mode_retry_policy_asks_again_with_a_new_key(engine):
     game = make_game("kuhn_poker")
     free = MLXPlayer(engine=engine, mode="free", max_tokens=4, temperature=1.0)
-    record = play_episode(game, [free, free], 0, policy=IllegalActionPolicy(mode="retry", max_retries=2, after_retries="default"))
+    record = play_episode(
+        game, [free, free], 0, policy=IllegalActionPolicy(mode="retry", max_retries=2, after_retries="default")
+    )
     attempts = [e.telemetry["attempt"] for e in record.events if e.type == "policy" and e.ply == 0]
     assert attempts[:3] == [0, 1, 2]
 
@@ -329,7 +352,14 @@ def test_free_batched_decoding_equals_one_at_a_time_as_rows_end_at_different_ste
 
     def requests():
         budgets = [1, 3, 9, 20, 20, 20]
-        samplers = [None, KeyedSampler(1, 1.5), KeyedSampler(2, 1.5, 0.9), None, KeyedSampler(4, 2.0), KeyedSampler(5, 1.5)]
+        samplers = [
+            None,
+            KeyedSampler(1, 1.5),
+            KeyedSampler(2, 1.5, 0.9),
+            None,
+            KeyedSampler(4, 2.0),
+            KeyedSampler(5, 1.5),
+        ]
         return [Request(p.tokens, n, s, None, p.prefix_len) for p, n, s in zip(prompts, budgets, samplers)]
 
     plain = [engine.generate(r) for r in requests()]
@@ -344,7 +374,9 @@ def test_free_batched_decoding_equals_one_at_a_time_as_rows_end_at_different_ste
 def test_prefix_cache_does_not_change_answers(engine):
     game = make_game("kuhn_poker")
     with_cache = play_episode(game, [MLXPlayer(engine=engine, temperature=1.0, seed=s) for s in (1, 2)], 7)
-    without = play_episode(game, [MLXPlayer(engine=engine, temperature=1.0, seed=s, prefix_cache=False) for s in (1, 2)], 7)
+    without = play_episode(
+        game, [MLXPlayer(engine=engine, temperature=1.0, seed=s, prefix_cache=False) for s in (1, 2)], 7
+    )
     assert [s.action for s in with_cache.steps] == [s.action for s in without.steps]
 
 
@@ -365,7 +397,10 @@ def test_chat_encoding_equals_the_templates_own_tokenization(engine):
         for seed in range(3):
             m = Match(game, seed)
             messages = make_decision(m, m.to_act()).prompt().messages()
-            for msgs in (messages, messages + [{"role": "assistant", "content": "hmm"}, {"role": "user", "content": "again"}]):
+            for msgs in (
+                messages,
+                messages + [{"role": "assistant", "content": "hmm"}, {"role": "user", "content": "again"}],
+            ):
                 tokens, prefix = engine.encode_chat(msgs)
                 assert tokens == list(engine.tokenizer.apply_chat_template(msgs, add_generation_prompt=True))
                 head = list(engine.tokenizer.apply_chat_template(msgs[:1], add_generation_prompt=False))
@@ -410,4 +445,6 @@ def test_tiny_model_command_line(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == str(tmp_path / "m")
     config = json.loads((tmp_path / "m" / "config.json").read_text())
     assert config["model_type"] == "llama" and config["arena_tiny_model"]["seed"] == 3
-    assert {"model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= {p.name for p in (tmp_path / "m").iterdir()}
+    assert {"model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= {
+        p.name for p in (tmp_path / "m").iterdir()
+    }

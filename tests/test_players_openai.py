@@ -1,5 +1,6 @@
 """The OpenAI-compatible player against a real ``mlx_lm.server`` with the tiny model, and
 against a local server that misbehaves on purpose (errors, garbage, hangs)."""
+
 from __future__ import annotations
 
 import json
@@ -140,7 +141,9 @@ def api_key(monkeypatch):
 
 def player(url, api_key_env, sleeps=None, **options):
     recorder = sleeps if sleeps is not None else []
-    return OpenAIPlayer(base_url=url, model="m", api_key_env=api_key_env, backoff_s=0.01, sleep=recorder.append, **options)
+    return OpenAIPlayer(
+        base_url=url, model="m", api_key_env=api_key_env, backoff_s=0.01, sleep=recorder.append, **options
+    )
 
 
 # ---------------------------------------------------------------- behaviour
@@ -186,7 +189,9 @@ def test_errors_degrade_through_the_policy_and_never_leak_the_key(fake, api_key,
     for name, reply in cases.items():
         script, url = fake(reply)
         log = tmp_path / f"{name}.jsonl"
-        record = play_episode(game, [player(url, api_key, max_retries=2), FirstLegalPlayer()], 0, policy=DEFAULT, log_path=str(log))
+        record = play_episode(
+            game, [player(url, api_key, max_retries=2), FirstLegalPlayer()], 0, policy=DEFAULT, log_path=str(log)
+        )
         event = record.events[0]
         assert event.type == "policy" and event.telemetry == {"error_type": "ProviderError"}, name
         assert record.steps[0].substituted and record.end.reason.value == "natural"
@@ -206,7 +211,9 @@ def test_a_hanging_server_times_out(fake, api_key):
     script, url = fake(("hang", 3.0))
     p = player(url, api_key, timeout_s=0.3, max_retries=1)
     started = time.perf_counter()
-    record = play_episode(make_game("kuhn_poker"), [p, FirstLegalPlayer()], 0, policy=IllegalActionPolicy(mode="penalize"))
+    record = play_episode(
+        make_game("kuhn_poker"), [p, FirstLegalPlayer()], 0, policy=IllegalActionPolicy(mode="penalize")
+    )
     assert time.perf_counter() - started < 2.5  # two attempts of 0.3 s, not the 3 s hang
     assert record.end.reason.value == "player_error" and record.end.offender == 0
     assert "timed out" in record.end.detail and len(script.requests) == 2
@@ -215,7 +222,9 @@ def test_a_hanging_server_times_out(fake, api_key):
 def test_the_timeout_bounds_the_whole_request_not_each_read(fake, api_key):
     """A server that trickles its reply a byte at a time, each byte well within the timeout,
     is still cut off when the request as a whole runs past ``timeout_s``."""
-    reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "pass"}, "finish_reason": "stop"}]}).encode()
+    reply = json.dumps(
+        {"choices": [{"message": {"role": "assistant", "content": "pass"}, "finish_reason": "stop"}]}
+    ).encode()
     _, url = fake(("trickle", reply, 0.05))  # about 4 s for the whole body
     p = player(url, api_key, timeout_s=0.5, max_retries=0)
     started = time.perf_counter()
@@ -323,7 +332,9 @@ def test_real_mlx_server_plays_a_seeded_game_that_replays(mlx_server):
     assert first.end.reason.value == "natural"
     # the random-weight model is read by the parser or goes to the default policy; either way the
     # seeded sampling repeats exactly
-    assert [e.model_dump(exclude={"telemetry"}) for e in first.events] == [e.model_dump(exclude={"telemetry"}) for e in second.events]
+    assert [e.model_dump(exclude={"telemetry"}) for e in first.events] == [
+        e.model_dump(exclude={"telemetry"}) for e in second.events
+    ]
     assert [e.telemetry.get("response") for e in first.events] == [e.telemetry.get("response") for e in second.events]
 
 
@@ -333,7 +344,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 from arena_players.openai_player import ResponseCache  # noqa: E402
 
-bodies = st.dictionaries(st.sampled_from(["model", "seed", "temperature", "max_tokens", "messages"]), st.one_of(st.integers(), st.text(max_size=5)), min_size=1)
+bodies = st.dictionaries(
+    st.sampled_from(["model", "seed", "temperature", "max_tokens", "messages"]),
+    st.one_of(st.integers(), st.text(max_size=5)),
+    min_size=1,
+)
 
 
 @settings(max_examples=80, deadline=None)

@@ -1,5 +1,6 @@
 """Player specs on the command line: several options per seat, against a local OpenAI-compatible
 server (a scripted one, and the real ``mlx_lm.server`` of examples/llm_players.py)."""
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,11 @@ def test_values_are_toml_scalars_else_plain_strings():
 
 def test_players_list_splits_only_between_seats():
     seats = parse_player_list(f'openai{{base_url="{URL}", model="a,b"}}, random,first_legal')
-    assert seats == [PlayerSpec("openai", {"base_url": URL, "model": "a,b"}), PlayerSpec("random"), PlayerSpec("first_legal")]
+    assert seats == [
+        PlayerSpec("openai", {"base_url": URL, "model": "a,b"}),
+        PlayerSpec("random"),
+        PlayerSpec("first_legal"),
+    ]
     assert parse_player_list("random,first_legal") == [PlayerSpec("random"), PlayerSpec("first_legal")]
 
 
@@ -80,7 +85,9 @@ def test_player_words_need_key_value_pairs():
 
 keys = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
 scalars = st.one_of(
-    st.integers(-10**9, 10**9), st.booleans(), st.text(max_size=12),
+    st.integers(-(10**9), 10**9),
+    st.booleans(),
+    st.text(max_size=12),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
 )
 options = st.dictionaries(keys, st.one_of(scalars, st.lists(st.integers(0, 9), max_size=3)), max_size=4)
@@ -121,10 +128,12 @@ class Recorder(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append(body)
-        reply = json.dumps({
-            "choices": [{"message": {"role": "assistant", "content": "pass"}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 1},
-        }).encode()
+        reply = json.dumps(
+            {
+                "choices": [{"message": {"role": "assistant", "content": "pass"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(reply)))
         self.end_headers()
@@ -143,9 +152,23 @@ def server():
 
 
 def test_arena_play_repeated_player_options_reach_the_server(server, capsys):
-    rc = main(["play", "kuhn_poker", "--seed", "3",
-               "--player", "openai", f"base_url={server}", "model=local-model", "api_key_env=", "max_tokens=7", "temperature=0",
-               "--player", "first_legal"])
+    rc = main(
+        [
+            "play",
+            "kuhn_poker",
+            "--seed",
+            "3",
+            "--player",
+            "openai",
+            f"base_url={server}",
+            "model=local-model",
+            "api_key_env=",
+            "max_tokens=7",
+            "temperature=0",
+            "--player",
+            "first_legal",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     assert Recorder.requests, "the OpenAI player never called the local server"
@@ -174,17 +197,35 @@ def test_arena_play_against_the_examples_mlx_server(tmp_path):
     """`mlx_lm.server` with the tiny model, as examples/llm_players.py starts it, driven by
     `arena play` with a base URL and a model in one --player."""
     pytest.importorskip("mlx_lm")
-    from arena_players.tiny_model import ensure_tiny_model
-
     from arena_players.mlx_server import mlx_server
+    from arena_players.tiny_model import ensure_tiny_model
 
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     with mlx_server(ensure_tiny_model()) as (base_url, model):
         log = tmp_path / "ep.jsonl"
-        cmd = [sys.executable, "-m", "arena_core.cli", "play", "kuhn_poker", "--seed", "5", "--policy", "default", "--log", str(log),
-               "--player", "openai", f"base_url={base_url}", f"model={model}", "api_key_env=",
-               "max_tokens=6", "temperature=1.0", "timeout_s=60",
-               "--player", "first_legal"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "arena_core.cli",
+            "play",
+            "kuhn_poker",
+            "--seed",
+            "5",
+            "--policy",
+            "default",
+            "--log",
+            str(log),
+            "--player",
+            "openai",
+            f"base_url={base_url}",
+            f"model={model}",
+            "api_key_env=",
+            "max_tokens=6",
+            "temperature=1.0",
+            "timeout_s=60",
+            "--player",
+            "first_legal",
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr
         assert "players: 0=openai, 1=first_legal" in done.stdout and "result (" in done.stdout

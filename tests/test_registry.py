@@ -1,4 +1,5 @@
 """Plugins through entry points: a third-party package, duplicates, unavailable plugins, typos."""
+
 import os
 import shutil
 import subprocess
@@ -19,8 +20,21 @@ def pip_install_target(source: Path, target: Path) -> None:
     build = target.parent / f"build-{source.name}"
     shutil.copytree(source, build, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target), str(build)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(build),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
 
 
@@ -28,7 +42,8 @@ def make_dist(root: Path, name: str, module: str, entry_points: str, code: str, 
     pkg = root / name
     (pkg / module).mkdir(parents=True)
     (pkg / module / "__init__.py").write_text(textwrap.dedent(code))
-    (pkg / "pyproject.toml").write_text(textwrap.dedent(f"""
+    (pkg / "pyproject.toml").write_text(
+        textwrap.dedent(f"""
         [build-system]
         requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
@@ -39,7 +54,8 @@ def make_dist(root: Path, name: str, module: str, entry_points: str, code: str, 
         [tool.setuptools]
         packages = ["{module}"]
         {entry_points}
-    """))
+    """)
+    )
     return pkg
 
 
@@ -100,7 +116,9 @@ def test_two_distributions_registering_one_name_is_an_error_naming_both(tmp_path
     target = tmp_path / "site"
     shutil.copytree(example_plugin, target)
     dist = make_dist(
-        tmp_path / "src", "rival-plugin", "rival_plugin",
+        tmp_path / "src",
+        "rival-plugin",
+        "rival_plugin",
         '[project.entry-points."arena.games"]\nexample_nim = "rival_plugin:Nim"',
         "from arena_example_plugin.nim import Nim\n",
     )
@@ -114,7 +132,9 @@ def test_two_distributions_registering_one_name_is_an_error_naming_both(tmp_path
 def test_a_plugin_with_a_missing_extra_is_listed_unavailable_and_others_still_work(tmp_path):
     target = tmp_path / "site"
     dist = make_dist(
-        tmp_path / "src", "needs-extra", "needs_extra",
+        tmp_path / "src",
+        "needs-extra",
+        "needs_extra",
         '[project.entry-points."arena.games"]\nfancy_game = "needs_extra:FancyGame [fancy]"',
         "import arena_no_such_dependency\n",
         extras='[project.optional-dependencies]\nfancy = ["arena-no-such-dependency>=1"]',
@@ -126,7 +146,9 @@ def test_a_plugin_with_a_missing_extra_is_listed_unavailable_and_others_still_wo
     assert "unavailable" in line and "arena-no-such-dependency" in line and "pip install 'needs-extra[fancy]'" in line
     assert any("kuhn_poker" in ln and "available" in ln and "unavailable" not in ln for ln in out.stdout.splitlines())
     out = arena(target, "play", "fancy_game", "--players", "random,random")
-    assert out.returncode == 2 and "cannot be imported" in out.stderr and "pip install 'needs-extra[fancy]'" in out.stderr
+    assert (
+        out.returncode == 2 and "cannot be imported" in out.stderr and "pip install 'needs-extra[fancy]'" in out.stderr
+    )
     out = arena(target, "play", "kuhn_poker", "--players", "random,random")
     assert out.returncode == 0
 
@@ -134,7 +156,9 @@ def test_a_plugin_with_a_missing_extra_is_listed_unavailable_and_others_still_wo
 def test_a_plugin_whose_import_fails_is_reported_by_list_check(tmp_path):
     target = tmp_path / "site"
     dist = make_dist(
-        tmp_path / "src", "broken-plugin", "broken_plugin",
+        tmp_path / "src",
+        "broken-plugin",
+        "broken_plugin",
         '[project.entry-points."arena.games"]\nbroken_game = "broken_plugin:Game"\n'
         '[project.entry-points."arena.players"]\nnot_a_player = "broken_plugin:VALUE"',
         "VALUE = 3\nraise ImportError('needs data that is not installed')\n",
@@ -179,14 +203,22 @@ def test_a_distribution_found_twice_on_the_path_counts_once_first_copy_wins(tmp_
     distribution whose entry points differ. The first on sys.path is the installed one."""
     newer = tmp_path / "newer"
     dist = make_dist(
-        tmp_path / "src", "arena-example-plugin", "arena_example_plugin_v2",
+        tmp_path / "src",
+        "arena-example-plugin",
+        "arena_example_plugin_v2",
         '[project.entry-points."arena.games"]\nexample_nim = "arena_example_plugin.nim:Nim [other]"\n'
         '[project.entry-points."arena.players"]\nonly_in_the_later_copy = "arena_example_plugin.players:LastLegalPlayer"',
         "",
     )
     pip_install_target(dist, newer)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(example_plugin), str(newer)]))
-    out = subprocess.run([sys.executable, "-m", "arena_core.cli", "list", "--no-check"], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", "list", "--no-check"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "example_nim" in out.stdout and "only_in_the_later_copy" not in out.stdout
     # the rival distribution of another name still clashes (see the test above); this one does not

@@ -1,4 +1,5 @@
 """The `search` player: determinized Monte Carlo over any game with a hidden-world sampler."""
+
 from __future__ import annotations
 
 import functools
@@ -65,7 +66,7 @@ def test_beats_random_at_kuhn():
     assert search.stats["rollout_faults"] == 0 and search.simulations_per_second() > 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _supported_games() -> tuple[str, ...]:
     out = []
     for info in list_plugins("games"):
@@ -99,8 +100,15 @@ def test_the_supported_set_covers_kuhn_and_megagem():
 
 
 class _ChanceNoSampler(CountToTwenty):
-    spec = GameSpec(id="test_chance_no_sampler", min_players=2, max_players=3, chance=True, max_length=20,
-                    reward_bounds=(-1, 2), description="x")
+    spec = GameSpec(
+        id="test_chance_no_sampler",
+        min_players=2,
+        max_players=3,
+        chance=True,
+        max_length=20,
+        reward_bounds=(-1, 2),
+        description="x",
+    )
 
 
 def test_refusals_are_one_line_errors():

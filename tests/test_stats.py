@@ -1,4 +1,5 @@
 """arena_core.stats: distributions against known values, interval invariants, coverage."""
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,15 @@ from arena_core import stats
 # ---------------------------------------------------------------------- known values
 @pytest.mark.parametrize(
     "p, df, expected",
-    [(0.975, 1, 12.706204736), (0.975, 3, 3.182446305), (0.975, 7, 2.364624252), (0.975, 30, 2.042272456),
-     (0.995, 5, 4.032142984), (0.9, 10, 1.372183641), (0.8, 2, 1.060660172)],
+    [
+        (0.975, 1, 12.706204736),
+        (0.975, 3, 3.182446305),
+        (0.975, 7, 2.364624252),
+        (0.975, 30, 2.042272456),
+        (0.995, 5, 4.032142984),
+        (0.9, 10, 1.372183641),
+        (0.8, 2, 1.060660172),
+    ],
 )
 def test_t_quantile_known_values(p, df, expected):
     assert stats.t_quantile(p, df) == pytest.approx(expected, abs=1e-7)
@@ -136,7 +144,9 @@ def test_cluster_mean_interval_covers_with_few_correlated_clusters():
 def test_bootstrap_t_interval_and_factor():
     assert stats.small_sample_factor(8) == pytest.approx(math.sqrt(8 / 7) * 2.364624252 / 1.959963985)
     lo, hi, se = stats.bootstrap_t_interval(np.array([1.0]), np.zeros((50, 1)), 5, se_floor=0.5)
-    assert hi[0] - lo[0] == pytest.approx(2 * 1.959963985 * 0.5) and se[0] == pytest.approx(1.959963985 * 0.5 / 2.776445105)
+    assert hi[0] - lo[0] == pytest.approx(2 * 1.959963985 * 0.5) and se[0] == pytest.approx(
+        1.959963985 * 0.5 / 2.776445105
+    )
 
 
 @settings(max_examples=40, deadline=None)

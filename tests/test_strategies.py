@@ -1,5 +1,6 @@
 """The public hypothesis strategies: they play legally, shrink to short episodes and small
 seeds, carry the episode in the failure report, and write it as a replayable episode file."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ from arena_games.megagem import Bid, MegaGem
 from broken_games import CrashesOnLegalMove
 from toy_games import CountToTwenty, RepeatedPennies
 
-QUIET = settings(max_examples=300, database=None, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+QUIET = settings(
+    max_examples=300, database=None, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 KUHN, MEGAGEM, PENNIES, COUNT = KuhnPoker(), MegaGem(num_players=3), RepeatedPennies(), CountToTwenty()
 
 
@@ -87,7 +90,9 @@ def test_a_failure_report_carries_the_episode_and_writes_a_replayable_file(tmp_p
     report = "\n".join(getattr(info.value, "__notes__", [])) + capsys.readouterr().out
     assert re.search("Falsifying example|Failing test case", report)
     # the first round's bids shrink to 0; cut right after the offending bid, itself shrunk to 5
-    assert re.search(r"<Playthrough megagem seed \d+: p0 bid 0, p1 bid 0, p2 bid 0, .*bid 5 -> stopped after [45] decision", report)
+    assert re.search(
+        r"<Playthrough megagem seed \d+: p0 bid 0, p1 bid 0, p2 bid 0, .*bid 5 -> stopped after [45] decision", report
+    )
     (path,) = tmp_path.glob("megagem-seed*-*decisions.jsonl")
     assert f"episode written to {path}" in report
     (record,) = replay_file(path)
@@ -164,7 +169,9 @@ def test_joint_actions_at_a_simultaneous_move_commit_then_reveal_together(data):
 
 def test_positions_reach_terminal_ones_and_where_filters():
     assert KUHN.is_over(find(positions(KUHN), lambda pos: KUHN.is_over(pos), settings=QUIET))
-    simultaneous = find(positions(MEGAGEM, where=lambda g, p: len(g.players_to_act(p)) > 1), lambda p: True, settings=QUIET)
+    simultaneous = find(
+        positions(MEGAGEM, where=lambda g, p: len(g.players_to_act(p)) > 1), lambda p: True, settings=QUIET
+    )
     assert len(MEGAGEM.players_to_act(simultaneous)) == 3 and simultaneous.ply == 0  # the earliest such position
 
 
@@ -180,7 +187,12 @@ def test_nothing_to_draw_at_the_end_and_bad_arguments_are_refused():
 
 
 def test_playthrough_repr_is_the_episode():
-    pt = Playthrough(KUHN, 3, ((0, KUHN.legal(KUHN.start(3), 0)[1]),), (KUHN.start(3), KUHN.act(KUHN.start(3), 0, KUHN.legal(KUHN.start(3), 0)[1])))
+    pt = Playthrough(
+        KUHN,
+        3,
+        ((0, KUHN.legal(KUHN.start(3), 0)[1]),),
+        (KUHN.start(3), KUHN.act(KUHN.start(3), 0, KUHN.legal(KUHN.start(3), 0)[1])),
+    )
     assert repr(pt) == "<Playthrough kuhn_poker seed 3: p0 bet -> stopped after 1 decision(s)>"
     assert json.loads(next(iter(pt.record().lines())))["game"] == "kuhn_poker"
 
@@ -198,4 +210,6 @@ def test_without_hypothesis_the_import_says_what_to_install():
         "        print(exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.splitlines() == [f"arena_core.testing.{n} needs hypothesis: pip install hypothesis" for n in ("strategies", "machine")]
+    assert out.stdout.splitlines() == [
+        f"arena_core.testing.{n} needs hypothesis: pip install hypothesis" for n in ("strategies", "machine")
+    ]

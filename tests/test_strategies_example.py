@@ -1,6 +1,7 @@
 """The plugin example's own property tests run, and a third-party game package goes through the
 whole loop: a property of its own in a few lines, a failing case shrunk to a short episode, that
 episode replayed with `arena replay`, and the kit run with `pytest --arena-conformance`."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,8 @@ def third_party_env(tmp_path: Path) -> dict:
     """The example package and a buggy variant of its game, registered through a dist-info."""
     site = tmp_path / "site"
     site.mkdir()
-    (site / "leaky_nim.py").write_text(textwrap.dedent("""
+    (site / "leaky_nim.py").write_text(
+        textwrap.dedent("""
         from arena_example_plugin.nim import Nim, NimState
 
         class LeakyNim(Nim):
@@ -36,11 +38,14 @@ def third_party_env(tmp_path: Path) -> dict:
                 if joint[state.to_play] == 3 and after.stones < 6 and after.winner is None:
                     return NimState(after.stones + 4, after.to_play)
                 return after
-    """))
+    """)
+    )
     info = site / "leaky_nim-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: leaky-nim\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[arena.games]\nexample_nim = arena_example_plugin.nim:Nim\nleaky_nim = leaky_nim:LeakyNim\n")
+    (info / "entry_points.txt").write_text(
+        "[arena.games]\nexample_nim = arena_example_plugin.nim:Nim\nleaky_nim = leaky_nim:LeakyNim\n"
+    )
     path = os.pathsep.join([str(site), str(EXAMPLE / "src"), os.environ.get("PYTHONPATH", "")])
     return dict(os.environ, PYTHONPATH=path)
 
@@ -55,7 +60,8 @@ def test_the_example_property_tests_pass():
 def test_a_third_party_property_shrinks_to_a_short_episode_that_replays(tmp_path):
     env = third_party_env(tmp_path)
     env["ARENA_FAILING_EPISODES"] = str(tmp_path / "failing")
-    (tmp_path / "test_pile.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_pile.py").write_text(
+        textwrap.dedent("""
         from hypothesis import given
         from arena_core.testing.strategies import playthroughs
         from leaky_nim import LeakyNim
@@ -64,8 +70,11 @@ def test_a_third_party_property_shrinks_to_a_short_episode_that_replays(tmp_path
         def test_the_pile_never_grows(pt):
             for before, _, _, after in pt.transitions():
                 assert after.state.stones <= before.state.stones
-    """))
-    (tmp_path / "conftest.py").write_text((EXAMPLE / "tests" / "conftest.py").read_text())  # no deadline on a busy machine
+    """)
+    )
+    (tmp_path / "conftest.py").write_text(
+        (EXAMPLE / "tests" / "conftest.py").read_text()
+    )  # no deadline on a busy machine
     out = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "test_pile.py", env=env, cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     episode = re.search(r"episode: leaky_nim seed 0: (.*) -> stopped after (\d+) decision", out.stdout)
@@ -80,6 +89,18 @@ def test_a_third_party_property_shrinks_to_a_short_episode_that_replays(tmp_path
 
 def test_a_third_party_game_runs_the_whole_kit_from_pytest(tmp_path):
     env = third_party_env(tmp_path)
-    out = run("-m", "pytest", "-q", "-p", "no:cacheprovider", *PLUGIN, "--arena-conformance", "--arena-games=example_nim", "--arena-max-examples=5", env=env, cwd=tmp_path)
+    out = run(
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *PLUGIN,
+        "--arena-conformance",
+        "--arena-games=example_nim",
+        "--arena-max-examples=5",
+        env=env,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"{len(CONFORMANCE_CHECKS)} passed" in out.stdout, out.stdout

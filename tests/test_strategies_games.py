@@ -1,5 +1,6 @@
 """Kuhn poker and the matrix games under the public strategies (the project's own properties,
 written the way a game author writes theirs)."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -55,13 +56,22 @@ def test_a_nash_seat_never_bets_a_queen_first_and_always_calls_with_the_king(pt)
 
 matrix_games = st.builds(
     lambda archetype, k, independent, rotation: MatrixGame(
-        {"archetype": archetype, "k": k, "independent_order": independent, "rotation": rotation % k}),
-    st.sampled_from(ARCHETYPE_NAMES), st.integers(2, 10), st.booleans(), st.integers(0, 9),
+        {"archetype": archetype, "k": k, "independent_order": independent, "rotation": rotation % k}
+    ),
+    st.sampled_from(ARCHETYPE_NAMES),
+    st.integers(2, 10),
+    st.booleans(),
+    st.integers(0, 9),
 )
 
 
 @settings(max_examples=80, deadline=None, database=None)
-@given(matrix_games.flatmap(lambda g: st.tuples(st.just(g), positions(g, where=lambda g, p: not g.is_over(p) and not p.pending))), st.data())
+@given(
+    matrix_games.flatmap(
+        lambda g: st.tuples(st.just(g), positions(g, where=lambda g, p: not g.is_over(p) and not p.pending))
+    ),
+    st.data(),
+)
 def test_matrix_joint_actions_pay_the_payoff_matrices_at_the_underlying_actions(game_and_start, data):
     game, start = game_and_start
     joint = data.draw(joint_actions(game, start))
@@ -75,10 +85,12 @@ def test_matrix_joint_actions_pay_the_payoff_matrices_at_the_underlying_actions(
 
 
 @settings(max_examples=40, deadline=None, database=None)
-@given(matrix_games.flatmap(lambda g: st.tuples(st.just(g), positions(g, where=lambda g, p: bool(p.pending)))), st.data())
+@given(
+    matrix_games.flatmap(lambda g: st.tuples(st.just(g), positions(g, where=lambda g, p: bool(p.pending)))), st.data()
+)
 def test_matrix_commitments_stay_hidden_until_the_reveal(game_and_pos, data):
     game, pos = game_and_pos
-    (committed, _), = pos.pending
+    ((committed, _),) = pos.pending
     waiting = game.players_to_act(pos)
     assert waiting == (1 - committed,)
     uncommitted = Position(pos.state, (), pos.ply - 1)

@@ -1,6 +1,7 @@
 """The pytest plugin: `--arena-conformance` (one test per game and check), the fixtures, and
 nothing at all without the option. Loaded with ``-p`` here; installed, the ``pytest11`` entry
 point loads it."""
+
 from __future__ import annotations
 
 import subprocess
@@ -27,15 +28,23 @@ NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")  # where hypothesis is abse
 
 
 def test_conformance_runs_one_test_per_game_and_check(pytester):
-    result = pytester.runpytest(*PLUGIN, "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=5", "-v")
+    result = pytester.runpytest(
+        *PLUGIN, "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=5", "-v"
+    )
     result.assert_outcomes(passed=len(CONFORMANCE_CHECKS))
-    result.stdout.fnmatch_lines(["*arena-conformance::kuhn_poker::determinism PASSED*", "*arena-conformance::kuhn_poker::pettingzoo_api PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*arena-conformance::kuhn_poker::determinism PASSED*",
+            "*arena-conformance::kuhn_poker::pettingzoo_api PASSED*",
+        ]
+    )
 
 
 def test_a_failed_check_names_the_defect_and_an_exempt_one_is_skipped_with_its_reason(pytester, monkeypatch):
     """A third-party package's broken game, registered through a dist-info on the path."""
     site = pytester.mkdir("site")
-    (site / "brokenpkg.py").write_text(textwrap.dedent("""
+    (site / "brokenpkg.py").write_text(
+        textwrap.dedent("""
         from arena_games.kuhn import KuhnPoker
 
         class UnfairKuhn(KuhnPoker):
@@ -43,23 +52,30 @@ def test_a_failed_check_names_the_defect_and_an_exempt_one_is_skipped_with_its_r
 
             def returns(self, state):
                 a, b = super().returns(state)
-                return (a, b + 0.5)
-    """))
+                return (a, b + 4.5)  # every episode: off the zero sum and outside (-2, 2)
+    """)
+    )
     info = site / "brokenpkg-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenpkg\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[arena.games]\nunfair_kuhn = brokenpkg:UnfairKuhn\nghost_game = no_such_module_here:Ghost\n")
+    (info / "entry_points.txt").write_text(
+        "[arena.games]\nunfair_kuhn = brokenpkg:UnfairKuhn\nghost_game = no_such_module_here:Ghost\n"
+    )
     monkeypatch.setenv("PYTHONPATH", str(site))
-    result = pytester.runpytest_subprocess(*PLUGIN, "--arena-conformance", "--arena-games=unfair_kuhn,ghost_game", "--arena-max-examples=5", "-rs")
+    result = pytester.runpytest_subprocess(
+        *PLUGIN, "--arena-conformance", "--arena-games=unfair_kuhn,ghost_game", "--arena-max-examples=5", "-rs"
+    )
     # unfair_kuhn: the sum fails, and so the bounds; one check exempt. ghost_game: every check skipped, with the reason
     result.assert_outcomes(failed=2, skipped=1 + len(CONFORMANCE_CHECKS), passed=len(CONFORMANCE_CHECKS) - 3)
-    result.stdout.fnmatch_lines([
-        "*unfair_kuhn fails returns_bounds: returns_bounds:*player 1 returned 2.5*",
-        "*unfair_kuhn fails returns_sum: returns_sum:*sum to*",
-        "*(reproduce with: arena check unfair_kuhn)*",
-        "*SKIPPED*exempt: not an AEC game yet*",
-        "*SKIPPED*ghost_game is not available here: game 'ghost_game' from brokenpkg cannot be imported: No module named 'no_such_module_here'*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*unfair_kuhn fails returns_bounds: returns_bounds:*player 1 returned*",
+            "*unfair_kuhn fails returns_sum: returns_sum:*sum to*",
+            "*(reproduce with: arena check unfair_kuhn)*",
+            "*SKIPPED*exempt: not an AEC game yet*",
+            "*SKIPPED*ghost_game is not available here: game 'ghost_game' from brokenpkg cannot be imported: No module named 'no_such_module_here'*",
+        ]
+    )
 
 
 def test_without_the_option_the_plugin_adds_no_tests(pytester):
@@ -71,7 +87,8 @@ def test_without_the_option_the_plugin_adds_no_tests(pytester):
 
 
 def test_fixtures_give_a_game_by_id_and_its_playthroughs(pytester):
-    pytester.makepyfile(test_nim=textwrap.dedent("""
+    pytester.makepyfile(
+        test_nim=textwrap.dedent("""
         from hypothesis import given, settings, strategies as st
 
         def test_game_by_id(arena_game):
@@ -83,7 +100,8 @@ def test_fixtures_give_a_game_by_id_and_its_playthroughs(pytester):
             pt = data.draw(arena_playthroughs("kuhn_poker"))
             pots = [pt.game.observe(pos, 0)["pot"] for pos in pt.positions]
             assert pots == sorted(pots)
-    """))
+    """)
+    )
     pytester.runpytest(*PLUGIN, "-q").assert_outcomes(passed=2)
 
 
@@ -102,9 +120,13 @@ def test_loading_the_plugin_imports_no_hypothesis():
 def test_without_hypothesis_the_option_says_what_to_install(pytester):
     pytester.makeconftest("import sys\nsys.modules['hypothesis'] = None\n")
     pytester.makepyfile(test_one="def test_one():\n    assert True\n")
-    ok = pytester.runpytest_subprocess(*PLUGIN, *NO_HYPOTHESIS_PLUGIN, "-q")  # the plugin still loads; ordinary tests run
+    ok = pytester.runpytest_subprocess(
+        *PLUGIN, *NO_HYPOTHESIS_PLUGIN, "-q"
+    )  # the plugin still loads; ordinary tests run
     ok.assert_outcomes(passed=1)
-    result = pytester.runpytest_subprocess(*PLUGIN, *NO_HYPOTHESIS_PLUGIN, "--arena-conformance", "--arena-games=kuhn_poker")
+    result = pytester.runpytest_subprocess(
+        *PLUGIN, *NO_HYPOTHESIS_PLUGIN, "--arena-conformance", "--arena-games=kuhn_poker"
+    )
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*pip install hypothesis*"])
 
@@ -133,5 +155,7 @@ def test_loaded_by_its_entry_point_it_adds_nothing_to_an_ordinary_run(pytester, 
     pytester.makepyfile(test_one="def test_one():\n    assert True\n")
     ordinary = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
     assert [line for line in ordinary.stdout.lines if "::" in line] == ["test_one.py::test_one"]
-    kit = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=3", "-q")
+    kit = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=3", "-q"
+    )
     kit.assert_outcomes(passed=len(CONFORMANCE_CHECKS) + 1)  # the kit's tests and test_one

@@ -1,7 +1,9 @@
 """The generic text view: rebuilt from the state, deterministic; the parser reports how it read."""
+
 import json
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena_core.text import GenericTextView
 from arena_games.kuhn import KuhnAction, KuhnPoker

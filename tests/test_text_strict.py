@@ -1,9 +1,11 @@
 """The core's strict answer parsing (``arena_core.text.parse_choice``): a label is read only
 from an unambiguous answer; everything else is recorded as unparseable, never guessed."""
+
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core.text import MAX_ANSWER_CHARS, UNPARSEABLE, parse_choice, strip_think
 from arena_games.matrix import MatrixGame
@@ -126,14 +128,49 @@ def test_strip_think():
 
 
 # -- generated prose: the parser never reads a label other than the intended one ----------
-PLAIN = ["a", "I", "A", "B", "C", "D", "E", "J", "option", "choose", "answer", "the", "copy", "focal", "is", "or", "pick",
-         "label", "C.", "(B)", "**A**", "maybe", "Answer", "answer:", "think", "same", "model"]
+PLAIN = [
+    "a",
+    "I",
+    "A",
+    "B",
+    "C",
+    "D",
+    "E",
+    "J",
+    "option",
+    "choose",
+    "answer",
+    "the",
+    "copy",
+    "focal",
+    "is",
+    "or",
+    "pick",
+    "label",
+    "C.",
+    "(B)",
+    "**A**",
+    "maybe",
+    "Answer",
+    "answer:",
+    "think",
+    "same",
+    "model",
+]
 WORDS = st.sampled_from(PLAIN + ["<think>", "</think>"])
 PROSE_LINE = st.lists(WORDS, min_size=2, max_size=12).map(" ".join)
 PROSE = st.lists(PROSE_LINE, min_size=0, max_size=6).map("\n".join)
-PLAIN_PROSE = st.lists(st.lists(st.sampled_from(PLAIN), min_size=2, max_size=12).map(" ".join), max_size=6).map("\n".join)
+PLAIN_PROSE = st.lists(st.lists(st.sampled_from(PLAIN), min_size=2, max_size=12).map(" ".join), max_size=6).map(
+    "\n".join
+)
 FORMATS = [
-    "{x}", "**{x}**", "Answer: {x}", "Answer: {x}.", "Final answer: **{x}**", '{{"action": "{x}"}}', '{{"label": "{x}"}}',
+    "{x}",
+    "**{x}**",
+    "Answer: {x}",
+    "Answer: {x}.",
+    "Final answer: **{x}**",
+    '{{"action": "{x}"}}',
+    '{{"label": "{x}"}}',
     "Answer: `{x}`!",
 ]
 
@@ -166,7 +203,12 @@ def test_every_game_view_is_strict():
     game = MatrixGame({"k": 4})
     pos = game.start(0)
     view = game.text_view()
-    for text, expected in [("Answer: C (focal)", None), ("<think>Answer: B</think>", None), ("a\nAnswer: B", "B"), ("I", None)]:
+    for text, expected in [
+        ("Answer: C (focal)", None),
+        ("<think>Answer: B</think>", None),
+        ("a\nAnswer: B", "B"),
+        ("I", None),
+    ]:
         r = view.parse(game, pos, 0, text)
         assert (None if r.default_used else game.action_to_str(r.action)) == expected
     kuhn = KuhnPoker()

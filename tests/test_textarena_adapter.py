@@ -2,6 +2,7 @@
 from state, a length budget, exact legal sets that agree with what the title prints,
 branch/restore equal to fresh replay, TextArena's invalid moves mapped onto our policy, and
 the livelock guard."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,15 @@ from arena_games.textarena.adapter import (  # noqa: E402
 )
 from arena_games.textarena.titles import TITLES  # noqa: E402
 
-FAST = ["TicTacToe-v0", "KuhnPoker-v0", "LiarsDice-v0", "ConnectFour-v0", "GameOfPureStrategy-v0", "PigDice-v0", "SimpleNegotiation-v0"]
+FAST = [
+    "TicTacToe-v0",
+    "KuhnPoker-v0",
+    "LiarsDice-v0",
+    "ConnectFour-v0",
+    "GameOfPureStrategy-v0",
+    "PigDice-v0",
+    "SimpleNegotiation-v0",
+]
 
 
 def _random_walk(game, seed, choice_seed, max_steps=None):
@@ -95,8 +104,13 @@ def test_games_in_threads_keep_their_own_streams_and_the_global_one():
     sys.setswitchinterval(1e-6)
     try:
         random.seed(99)
-        threads = [threading.Thread(target=lambda n=name, j=job: together.__setitem__(n, play(*j))) for name, job in jobs.items()]
-        threads.append(threading.Thread(target=lambda: together.__setitem__("global", [random.random() for _ in range(20000)])))
+        threads = [
+            threading.Thread(target=lambda n=name, j=job: together.__setitem__(n, play(*j)))
+            for name, job in jobs.items()
+        ]
+        threads.append(
+            threading.Thread(target=lambda: together.__setitem__("global", [random.random() for _ in range(20000)]))
+        )
         for t in threads:
             t.start()
         for t in threads:
@@ -162,7 +176,18 @@ def test_length_budget_option_shortens_the_transcript():
 _LISTED = re.compile(r"(?:Available Moves|Valid moves|Your available actions are):?\s*(.*)", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("title", ["TicTacToe-v0", "ThreePlayerTicTacToe-v0", "WildTicTacToe-v0", "KuhnPoker-v0", "Othello-v0", "Crusade-v0", "SimpleTak-v0"])
+@pytest.mark.parametrize(
+    "title",
+    [
+        "TicTacToe-v0",
+        "ThreePlayerTicTacToe-v0",
+        "WildTicTacToe-v0",
+        "KuhnPoker-v0",
+        "Othello-v0",
+        "Crusade-v0",
+        "SimpleTak-v0",
+    ],
+)
 def test_printed_legal_list_equals_the_legal_set(title):
     """Differential: the tokens the title prints to the player are exactly our legal set."""
     game = make_game(f"textarena/{title}")
@@ -187,7 +212,17 @@ def test_every_listed_move_is_accepted_by_textarena():
     """Each exact legal action, stepped on a copy of the raw env, passes TextArena's validation."""
     from arena_games.textarena.adapter import _invalid_reason
 
-    for title in ["IndianPoker-v0", "Poker-v0", "LiarsDice-v0", "Chopsticks-v0", "Nim-v0", "HighSociety-v0", "Battleship-v0", "UltimateTicTacToe-v0", "GermanWhist-v0"]:
+    for title in [
+        "IndianPoker-v0",
+        "Poker-v0",
+        "LiarsDice-v0",
+        "Chopsticks-v0",
+        "Nim-v0",
+        "HighSociety-v0",
+        "Battleship-v0",
+        "UltimateTicTacToe-v0",
+        "GermanWhist-v0",
+    ]:
         game = make_game(f"textarena/{title}")
         for pos in _random_walk(game, 2, 2, max_steps=12)[:-1]:
             p = game.current_player(pos)
@@ -295,8 +330,12 @@ def test_random_text_players_on_free_text_titles(title):
 
     replay(rec, make_game(f"textarena/{title}"))  # free text outside the vocabulary replays from its string
     again = run()
-    assert [(s.player, s.action, s.action_id) for s in again.steps] == [(s.player, s.action, s.action_id) for s in rec.steps]
-    assert [e.detail for e in again.events if e.type == "policy"] == [e.detail for e in rec.events if e.type == "policy"]
+    assert [(s.player, s.action, s.action_id) for s in again.steps] == [
+        (s.player, s.action, s.action_id) for s in rec.steps
+    ]
+    assert [e.detail for e in again.events if e.type == "policy"] == [
+        e.detail for e in rec.events if e.type == "policy"
+    ]
 
 
 def test_livelock_after_elimination_ends_as_player_error():
@@ -394,8 +433,11 @@ def test_a_game_pickles_without_its_live_envs():
 
 
 @settings(max_examples=10, deadline=None)
-@given(title=st.sampled_from(["TicTacToe-v0", "KuhnPoker-v0", "LiarsDice-v0", "Othello-v0", "Poker-v0"]),
-       seed=st.integers(0, 2**20), choice=st.integers(0, 2**20))
+@given(
+    title=st.sampled_from(["TicTacToe-v0", "KuhnPoker-v0", "LiarsDice-v0", "Othello-v0", "Poker-v0"]),
+    seed=st.integers(0, 2**20),
+    choice=st.integers(0, 2**20),
+)
 def test_a_legal_set_asked_for_late_equals_the_one_asked_for_at_the_time(title, seed, choice):
     """Titles with a check build the legal set on demand; asked for after the live env has moved
     on (or on a fresh game instance), it is rebuilt by replay and is the same set."""
@@ -431,8 +473,14 @@ def test_states_are_data_equal_hashable_and_pickle_without_live_references():
         assert clone == pos.state and hash(clone) == hash(pos.state) and clone.inbox == pos.state.inbox
         assert copy.deepcopy(pos.state) == pos.state
         assert game.observe(pos, 0) == game.observe(type(pos)(clone, (), pos.ply), 0)
-    plain = TextArenaState(line[-1].state.ta_seed, line[-1].state.actions, line[-1].state.actors, (),
-                           line[-1].state.outcome, line[-1].state.inbox)
+    plain = TextArenaState(
+        line[-1].state.ta_seed,
+        line[-1].state.actions,
+        line[-1].state.actors,
+        (),
+        line[-1].state.outcome,
+        line[-1].state.inbox,
+    )
     assert plain == line[-1].state and plain != line[-2].state
     assert "inbox" not in repr(plain) and len({pos.state for pos in line}) == len(line)
 
@@ -462,8 +510,14 @@ def _run_stream(gen: random.Random, ops) -> list:
             gen.shuffle(deck)
             out.append(deck)
         elif op in ("random", "gauss", "randbytes", "getstate"):
-            out.append({"random": gen.random, "gauss": lambda: gen.gauss(0, 1), "randbytes": lambda: gen.randbytes(5),
-                        "getstate": gen.getstate}[op]())
+            out.append(
+                {
+                    "random": gen.random,
+                    "gauss": lambda: gen.gauss(0, 1),
+                    "randbytes": lambda: gen.randbytes(5),
+                    "getstate": gen.getstate,
+                }[op]()
+            )
         else:
             out.append(getattr(gen, op)(arg))
     return out
@@ -504,7 +558,10 @@ class _DrawsBeforeSeeding:
     def reset(self, num_players, seed=None):
         self.secret = random.randint(1, 10**6)  # drawn before TwoPlayerState seeds the stream
         self.state = self.ta.TwoPlayerState(num_players=num_players, seed=seed)
-        self.state.reset(game_state={"secret": self.secret}, player_prompt_function=lambda player_id, game_state: f"secret {game_state['secret']}")
+        self.state.reset(
+            game_state={"secret": self.secret},
+            player_prompt_function=lambda player_id, game_state: f"secret {game_state['secret']}",
+        )
 
     def step(self, action):
         self.state.set_outcome(reward={0: 1, 1: -1}, reason="went first")
@@ -542,7 +599,10 @@ def test_a_failing_reset_reports_its_own_error_with_the_real_seed():
     registry = _ta().envs.registration
     if "ArenaTestResetFails-v0-raw" not in registry.ENV_REGISTRY:
         registry.register(id="ArenaTestResetFails-v0-raw", entry_point=_ResetFails)
-    cls = make_title_class("ArenaTestResetFails_v0", TitleSpec("ArenaTestResetFails-v0", (2, 2), LegalMethod.PRINTED, ("[go]",), lambda env, p: ("[go]",), 4))
+    cls = make_title_class(
+        "ArenaTestResetFails_v0",
+        TitleSpec("ArenaTestResetFails-v0", (2, 2), LegalMethod.PRINTED, ("[go]",), lambda env, p: ("[go]",), 4),
+    )
     game = cls()
     with pytest.raises(ValueError, match=r"no deal for seed \d+"):
         game.start(3)
@@ -568,5 +628,7 @@ def test_an_exact_titles_policy_event_carries_textarenas_reason(text, reason):
     (event,) = [e for e in match.record.events if e.type == "policy"]
     assert event.detail.endswith("; reason: " + reason) and event.attempted == repr(text)
     fresh = make_game("textarena/TicTacToe-v0")
-    assert match.position is before and game.observe(before, p) == fresh.observe(fresh.act(fresh.start(0), 1 - p, "[4]"), p)
+    assert match.position is before and game.observe(before, p) == fresh.observe(
+        fresh.act(fresh.start(0), 1 - p, "[4]"), p
+    )
     assert match.submit(p, "[0]").accepted

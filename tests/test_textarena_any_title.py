@@ -1,6 +1,7 @@
 """Any TextArena env id as an arena game (``title_game``): titles outside the table and
 variants of registered ones play as free text with the adapter's guarantees; registered ids
 give their exact classes; bad input gets an error that names the fix."""
+
 from __future__ import annotations
 
 import pickle
@@ -33,7 +34,11 @@ def _play(game, seed):
     [
         ("ColonelBlotto-v0", 2, dict(vocabulary=BLOTTO, decision_cap=40)),  # a title outside the table
         ("SecretMafia-v0", 6, dict(players=(5, 6), vocabulary=MAFIA, decision_cap=80)),  # six players
-        ("KuhnPoker-v0-short", 2, dict(vocabulary=("[check]", "[bet]", "[call]", "[fold]"), decision_cap=20)),  # a variant
+        (
+            "KuhnPoker-v0-short",
+            2,
+            dict(vocabulary=("[check]", "[bet]", "[call]", "[fold]"), decision_cap=20),
+        ),  # a variant
     ],
 )
 def test_any_env_id_plays_to_the_end_deterministically_without_touching_random(env_id, num_players, options):

@@ -1,6 +1,7 @@
 """The conformance kit over every registered TextArena title, at its smallest and largest
 player counts. Checks a title cannot satisfy are declared in its spec (reported 'exempt'),
 never skipped here."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,9 @@ IN_PROCESS = [c for c in CONFORMANCE_CHECKS if c != "cross_process_determinism"]
 
 
 def _titles():
-    return [p.name for p in list_plugins("games") if p.name.startswith("textarena/") and availability("games", p.name)[0]]
+    return [
+        p.name for p in list_plugins("games") if p.name.startswith("textarena/") and availability("games", p.name)[0]
+    ]
 
 
 CASES = [

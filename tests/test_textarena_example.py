@@ -1,4 +1,5 @@
 """examples/textarena_play.py runs and shows what it promises."""
+
 import runpy
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Arena games behind TextArena's env API, played by TextArena-style agents (MegaGem too)."""
+
 from __future__ import annotations
 
 import random

@@ -1,5 +1,6 @@
 """Every registered TextArena title played to the end with random-legal players, for several
 seeds, with determinism, bounds and no-forfeit checks; unavailable titles listed with reasons."""
+
 from __future__ import annotations
 
 import py_compile
@@ -79,7 +80,14 @@ def test_registered_titles_meet_the_issue_counts():
     exact = [t for t, s in TITLES.items() if s.method is not LegalMethod.FREE_TEXT]
     multi = [t for t, s in TITLES.items() if s.players[1] >= 3]
     assert len(TITLES) >= 30 and len(exact) >= 15 and len(multi) >= 4
-    for needed in ("SimpleBlindAuction-v0", "SimpleNegotiation-v0", "KuhnPoker-v0", "LiarsDice-v0", "Poker-v0", "IndianPoker-v0"):
+    for needed in (
+        "SimpleBlindAuction-v0",
+        "SimpleNegotiation-v0",
+        "KuhnPoker-v0",
+        "LiarsDice-v0",
+        "Poker-v0",
+        "IndianPoker-v0",
+    ):
         assert needed in TITLES
 
 

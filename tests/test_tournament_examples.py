@@ -1,5 +1,6 @@
 """The tournament examples: the bots tournament (the README's main command) and the LLM
 baseline (local MLX model + an OpenAI-compatible model, here a local ``mlx_lm.server``)."""
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,19 @@ def test_bots_example_is_the_624_game_steiner_schedule():
 
 def test_bots_example_runs_and_reports(tmp_path, capsys):
     out = tmp_path / "bots"
-    rc = main_tournament([str(EXAMPLES / "tournament_bots.toml"), "--out", str(out), "--max-games", "9",
-                          "--backend", "sequential", "--bootstrap", "100"])
+    rc = main_tournament(
+        [
+            str(EXAMPLES / "tournament_bots.toml"),
+            "--out",
+            str(out),
+            "--max-games",
+            "9",
+            "--backend",
+            "sequential",
+            "--bootstrap",
+            "100",
+        ]
+    )
     assert rc == 0
     header, games = load_results(out)
     assert len(games) == 9 and all(g.reason == "natural" for g in games)
@@ -68,7 +80,11 @@ def mlx_server(tmp_path):
     model = str(ensure_tiny_model())
     port = _free_port()
     log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "mlx_lm", "server", "--model", model, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mlx_lm", "server", "--model", model, "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -94,8 +110,13 @@ def test_llm_example_plays_against_a_local_mlx_lm_server(mlx_server, tmp_path, m
     monkeypatch.setenv("OPENAI_API_KEY", "local-server-needs-none")
     cfg = load_config(EXAMPLES / "tournament_megagem.toml")
     # shorten the game and the answers so the check takes seconds; entrants and run options as shipped
-    entrants = [e.model_copy(update={"options": {**e.options, "max_tokens": 8}}) if e.name == "openai" else e for e in cfg.entrants]
-    cfg = cfg.model_copy(update={"params": {**cfg.params, "round_cap": 2}, "entrants": entrants, "output": str(tmp_path / "out")})
+    entrants = [
+        e.model_copy(update={"options": {**e.options, "max_tokens": 8}}) if e.name == "openai" else e
+        for e in cfg.entrants
+    ]
+    cfg = cfg.model_copy(
+        update={"params": {**cfg.params, "round_cap": 2}, "entrants": entrants, "output": str(tmp_path / "out")}
+    )
     report = run_tournament(cfg, quiet=True, max_games=1)
     _, games = load_results(report.path)
     (game,) = games

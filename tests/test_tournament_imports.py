@@ -1,5 +1,6 @@
 """The tournament package imports its heavy helpers (choix, openskill, rich, matplotlib, Ray,
 PyYAML) only when a function needs them."""
+
 from __future__ import annotations
 
 import json
@@ -22,4 +23,7 @@ def test_tournament_modules_import_no_heavy_dependency():
 
 def test_arena_core_does_not_import_the_tournament_package():
     code = "import sys, arena_core; print(any(m.startswith('arena_core.tournament') for m in sys.modules))"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )

@@ -1,4 +1,5 @@
 """Ratings on synthetic tournaments with known truth, and the statistics tables by hand."""
+
 from __future__ import annotations
 
 import math
@@ -213,7 +214,9 @@ def _mc(rate: float, n: int) -> float:
 def test_deal_effect_coverage_small_design():
     """7 entrants, Steiner design, 4 shared deals (84 games), per-player-per-deal effect sd 0.5:
     rating, difference and head-to-head intervals cover the deal-averaged truth 90-99%."""
-    cov = synthetic.coverage(np.linspace(-1, 1, 7), steiner_triple_system(7), 4, deal_sd=0.5, trials=120, resamples=200, seed=7)
+    cov = synthetic.coverage(
+        np.linspace(-1, 1, 7), steiner_triple_system(7), 4, deal_sd=0.5, trials=120, resamples=200, seed=7
+    )
     for key in ("rating", "difference", "head_to_head"):
         assert 0.90 <= cov[key] <= 0.99, (key, cov[key], _mc(cov[key], cov["counts"][key]))
     assert cov["zero_width"] == 0
@@ -221,7 +224,9 @@ def test_deal_effect_coverage_small_design():
 
 def test_deal_effect_coverage_624_game_design():
     """13 entrants, STS(13), 8 shared deals x 3 rotations = 624 games, deal effect sd 0.5."""
-    cov = synthetic.coverage(np.linspace(-1, 1, 13), steiner_triple_system(13), 8, deal_sd=0.5, trials=40, resamples=200, seed=8)
+    cov = synthetic.coverage(
+        np.linspace(-1, 1, 13), steiner_triple_system(13), 8, deal_sd=0.5, trials=40, resamples=200, seed=8
+    )
     for key in ("rating", "difference", "head_to_head"):
         assert 0.90 <= cov[key] <= 0.99, (key, cov[key])
     assert cov["zero_width"] == 0
@@ -236,7 +241,9 @@ def test_table_clusters_undercover_when_deals_are_shared():
     trials = 15
     for t in range(trials):
         outcomes = synthetic.simulate(theta, tables, 8, deal_sd=1.0, seed=900 + t)
-        by_table = [Outcome(o.key, o.key.split("/")[0] + "/" + "|".join(sorted(o.seats)), o.seats, o.scores) for o in outcomes]
+        by_table = [
+            Outcome(o.key, o.key.split("/")[0] + "/" + "|".join(sorted(o.seats)), o.seats, o.scores) for o in outcomes
+        ]
         for label, data in (("deal", outcomes), ("table", by_table)):
             iv = plackett_luce_ratings(data, names_of(13), resamples=200, seed=t, base=0.0).rating_interval
             hits[label] += int(np.sum((iv[:, 0] <= truth) & (truth <= iv[:, 1])))
@@ -301,15 +308,32 @@ def _results(outcomes, v: int, tables):
 
     names = names_of(v)
     deals = sorted({int(o.key.split("/")[0]) for o in outcomes})
-    schedule = Schedule(game="toy", num_players=len(tables[0]), entrants=tuple(Entrant(name=n, player="random") for n in names),
-                        tables=tuple(tuple(t) for t in tables), deals=tuple(deals))
+    schedule = Schedule(
+        game="toy",
+        num_players=len(tables[0]),
+        entrants=tuple(Entrant(name=n, player="random") for n in names),
+        tables=tuple(tuple(t) for t in tables),
+        deals=tuple(deals),
+    )
     header = ScheduleLine(name="synthetic", schedule=schedule, settings=Settings(policy="penalize"))
     games = []
     for o in outcomes:
         d = int(o.key.split("/")[0])
         table = next(i for i, t in enumerate(tables) if sorted(names[j] for j in t) == sorted(o.seats))
-        games.append(GameResult(key=o.key, cluster=f"{d}/" + "|".join(sorted(o.seats)), table=table, deal=d, seed=d, rotation=0,
-                                seats=list(o.seats), reason="natural", returns=list(o.scores), plies=1))
+        games.append(
+            GameResult(
+                key=o.key,
+                cluster=f"{d}/" + "|".join(sorted(o.seats)),
+                table=table,
+                deal=d,
+                seed=d,
+                rotation=0,
+                seats=list(o.seats),
+                reason="natural",
+                returns=list(o.scores),
+                plies=1,
+            )
+        )
     return header, games
 
 
@@ -358,18 +382,25 @@ def test_disconnected_results_print_groups_and_no_cross_group_pairs():
     s = summarize(header, games, resamples=100)
     assert s["groups"] == [["p0", "p1", "p2"], ["p3", "p4", "p5"]]
     assert {r["group"] for r in s["leaderboard"]} == {1, 2} and max(r["rank"] for r in s["leaderboard"]) == 3
-    assert all({p["a"], p["b"]} <= set(s["groups"][0]) or {p["a"], p["b"]} <= set(s["groups"][1]) for p in s["rating_pairs"])
+    assert all(
+        {p["a"], p["b"]} <= set(s["groups"][0]) or {p["a"], p["b"]} <= set(s["groups"][1]) for p in s["rating_pairs"]
+    )
     assert "2 groups that never met" in _board(s)
 
 
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), min_size=12, max_size=36), st.integers(4, 6))
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), min_size=12, max_size=36),
+    st.integers(4, 6),
+)
 @settings(max_examples=30, deadline=None)
 def test_any_results_with_enough_deals_give_honest_intervals(scores, deals):
     """Whatever the scores (sweeps, ties, identical deals): positive widths, the estimate inside
     its interval, the point rank inside its rank set, head-to-head shares never a point."""
     names = ["x", "y", "z"]
-    games = [Outcome(str(i), f"deal {i % deals}", tuple(names[(j + i) % 3] for j in range(3)), tuple(float(s) for s in sc))
-             for i, sc in enumerate(scores)]
+    games = [
+        Outcome(str(i), f"deal {i % deals}", tuple(names[(j + i) % 3] for j in range(3)), tuple(float(s) for s in sc))
+        for i, sc in enumerate(scores)
+    ]
     fit = plackett_luce_ratings(games, names, resamples=50)
     iv = fit.rating_interval
     assert np.all(iv[:, 1] - iv[:, 0] > 0) and np.all((iv[:, 0] <= fit.rating) & (fit.rating <= iv[:, 1]))

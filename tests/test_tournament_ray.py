@@ -1,4 +1,5 @@
 """The Ray backend, on a Ray instance started on this machine, gives the sequential results."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,10 +14,16 @@ def config(out, backend: str):
     entrants = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {"skill": i / 6}} for i in range(7)]
     entrants[3] = {"name": "crash", "factory": "tournament_toys:Crashing"}  # failures travel through Ray as data too
     entrants[5] = {"name": "hang", "factory": "tournament_toys:Hanging"}  # and so do time-outs
-    return config_from_dict({
-        "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand", "entrants": entrants,
-        "deals": 2, "output": str(out), "run": {"backend": backend, "workers": 2, "decision_time_limit_s": 0.2},
-    })
+    return config_from_dict(
+        {
+            "game": "draw_or_stand",
+            "game_factory": "tournament_toys:DrawOrStand",
+            "entrants": entrants,
+            "deals": 2,
+            "output": str(out),
+            "run": {"backend": backend, "workers": 2, "decision_time_limit_s": 0.2},
+        }
+    )
 
 
 @pytest.mark.slow  # Ray start-up alone takes 10-20 s here

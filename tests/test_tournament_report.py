@@ -1,12 +1,13 @@
 """Reports: the HTML page renders in headless Chromium with its content; JSON, PNG and CLI."""
+
 from __future__ import annotations
 
 import html
 import json
 import os
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -25,8 +26,16 @@ ENTRANTS = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    cfg = config_from_dict({"name": "toy report", "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand",
-                            "entrants": ENTRANTS, "deals": 4, "output": str(out)})
+    cfg = config_from_dict(
+        {
+            "name": "toy report",
+            "game": "draw_or_stand",
+            "game_factory": "tournament_toys:DrawOrStand",
+            "entrants": ENTRANTS,
+            "deals": 4,
+            "output": str(out),
+        }
+    )
     return run_tournament(cfg, quiet=True).path
 
 
@@ -36,15 +45,29 @@ def chromium_dom(path, fragment: str = "") -> str:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     profile = path.parent / "chromium-profile"
     # --in-process-gpu: no separate GPU process, whose launch can fail on a loaded CI machine
-    args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--in-process-gpu", "--disable-dev-shm-usage",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-            f"--user-data-dir={profile}", "--dump-dom", path.resolve().as_uri() + fragment]
+    args = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--in-process-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--dump-dom",
+        path.resolve().as_uri() + fragment,
+    ]
     # not LD_PRELOAD: the OpenBLAS that `make test` preloads for MLX starts threads in every
     # Chromium process, and its forked zygote children then hang
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     failures = []
     for _ in range(3):  # the browser itself can crash or hang at start-up under load; the page is what we test
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+        )
         try:
             out, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -67,11 +90,14 @@ def test_html_report_renders_in_chromium_with_its_content(results, tmp_path):
     assert '<h1 id="title">toy report</h1>' in dom
     assert re.search(r'data-rendered="\d+x\d+"', dom), "the ratings plot did not decode in the browser"
     summary = json.loads((tmp_path / "summary.json").read_text())
-    board = dom[dom.index('id="leaderboard"'):dom.index('id="plot"')]
-    positions = [board.index(f"<td>{r['name'].replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</td>") for r in summary["leaderboard"]]
+    board = dom[dom.index('id="leaderboard"') : dom.index('id="plot"')]
+    positions = [
+        board.index(f"<td>{r['name'].replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</td>")
+        for r in summary["leaderboard"]
+    ]
     assert positions == sorted(positions)  # rows in rank order
     assert "crash &lt;&amp;&gt;" in dom and "crash <&>" not in dom
-    matrix = dom[dom.index('id="head-to-head"'):dom.index('id="pairs"')]
+    matrix = dom[dom.index('id="head-to-head"') : dom.index('id="pairs"')]
     assert matrix.count('class="h2h"') == 7 * 6
     assert 'id="seats"' in dom and "seat 2" in dom
     assert (tmp_path / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -101,18 +127,70 @@ def test_terminal_leaderboard_and_dispatcher(results, capsys):
 
 def test_html_without_intervals_still_renders():
     summary = {
-        "name": "n", "game": "g", "params": {}, "num_players": 2, "design": "round_robin", "deals": 1, "tables": 1,
-        "games_scheduled": 2, "games_recorded": 2, "games_scored": 2, "games_truncated": 0, "games_with_faults": 0,
-        "clusters": 1, "settings": {"policy": "penalize"},
+        "name": "n",
+        "game": "g",
+        "params": {},
+        "num_players": 2,
+        "design": "round_robin",
+        "deals": 1,
+        "tables": 1,
+        "games_scheduled": 2,
+        "games_recorded": 2,
+        "games_scored": 2,
+        "games_truncated": 0,
+        "games_with_faults": 0,
+        "clusters": 1,
+        "settings": {"policy": "penalize"},
         "method": {"model": "PL", "scale": "x", "intervals": "none", "seed": 0},
         "leaderboard": [
-            {"name": "a", "rating": 1010.0, "rating_low": None, "rating_high": None, "rank": 1, "rank_low": None, "rank_high": None,
-             "theta": 0.05, "faults": 0, "games": 2, "mean_score": 1.0, "mean_margin": 2.0, "mean_position": 1.0, "win_share": 1.0},
-            {"name": "b", "rating": 990.0, "rating_low": None, "rating_high": None, "rank": 2, "rank_low": None, "rank_high": None,
-             "theta": -0.05, "faults": 0, "games": 2, "mean_score": -1.0, "mean_margin": -2.0, "mean_position": 2.0, "win_share": 0.0},
+            {
+                "name": "a",
+                "rating": 1010.0,
+                "rating_low": None,
+                "rating_high": None,
+                "rank": 1,
+                "rank_low": None,
+                "rank_high": None,
+                "theta": 0.05,
+                "faults": 0,
+                "games": 2,
+                "mean_score": 1.0,
+                "mean_margin": 2.0,
+                "mean_position": 1.0,
+                "win_share": 1.0,
+            },
+            {
+                "name": "b",
+                "rating": 990.0,
+                "rating_low": None,
+                "rating_high": None,
+                "rank": 2,
+                "rank_low": None,
+                "rank_high": None,
+                "theta": -0.05,
+                "faults": 0,
+                "games": 2,
+                "mean_score": -1.0,
+                "mean_margin": -2.0,
+                "mean_position": 2.0,
+                "win_share": 0.0,
+            },
         ],
-        "head_to_head": [{"a": "a", "b": "b", "games": 2, "clusters": 1, "a_above_b": 1.0, "low": None, "high": None,
-                          "mean_score_diff": 2.0, "diff_low": None, "diff_high": None, "resolved": False}],
+        "head_to_head": [
+            {
+                "a": "a",
+                "b": "b",
+                "games": 2,
+                "clusters": 1,
+                "a_above_b": 1.0,
+                "low": None,
+                "high": None,
+                "mean_score_diff": 2.0,
+                "diff_low": None,
+                "diff_high": None,
+                "resolved": False,
+            }
+        ],
         "seats": [{"seat": 0, "games": 2, "mean_score": 0.0, "mean_position": 1.5, "win_share": 0.5}] * 2,
         "player_seat_positions": {"a": [1.0, 1.0], "b": [2.0, 2.0]},
     }
@@ -123,7 +201,11 @@ def test_html_without_intervals_still_renders():
 
 # ---------------------------------------------------------------------- drill-down: entrants, games, decisions
 DRILL_ENTRANTS = [
-    {"name": "chatty & co", "factory": "report_toys:Chatty", "options": {"garbage_every": 3, "api_key_env": "MY_KEY_VARIABLE"}},
+    {
+        "name": "chatty & co",
+        "factory": "report_toys:Chatty",
+        "options": {"garbage_every": 3, "api_key_env": "MY_KEY_VARIABLE"},
+    },
     {"name": "s1", "factory": "tournament_toys:Skilled", "options": {"skill": 0.9}},
     {"name": "s0", "factory": "tournament_toys:Skilled", "options": {"skill": 0.1}},
     {"name": "crash", "factory": "tournament_toys:Crashing"},
@@ -135,8 +217,17 @@ DRILL_ENTRANTS = [
 @pytest.fixture(scope="module")
 def drill(tmp_path_factory):
     out = tmp_path_factory.mktemp("drill")
-    cfg = config_from_dict({"name": "drill", "game": "draw_or_stand", "game_factory": "tournament_toys:DrawOrStand",
-                            "entrants": DRILL_ENTRANTS, "deals": 2, "output": str(out), "run": {"fresh_players": False}})
+    cfg = config_from_dict(
+        {
+            "name": "drill",
+            "game": "draw_or_stand",
+            "game_factory": "tournament_toys:DrawOrStand",
+            "entrants": DRILL_ENTRANTS,
+            "deals": 2,
+            "output": str(out),
+            "run": {"fresh_players": False},
+        }
+    )
     path = run_tournament(cfg, quiet=True).path
     assert main_report([str(path), "--bootstrap", "0", "--quiet"]) == 0
     return out
@@ -149,11 +240,11 @@ def test_report_lists_every_game_and_describes_each_entrant(drill):
     _, games = load_results(drill)
     page = (drill / "report.html").read_text()
     assert not re.search(r"""(src|href)=["']https?:""", page)
-    table = page[page.index('id="games"'):page.index('id="game-viewer"')]
+    table = page[page.index('id="games"') : page.index('id="game-viewer"')]
     assert table.count('<tr class="game"') == len(games) > 0
     for g in games:  # deal, seats, scores, end reason of every game
-        row = table[table.index(f'data-key="{g.key.replace("&", "&amp;")}"'):]
-        row = row[:row.index("</tr>")]
+        row = table[table.index(f'data-key="{g.key.replace("&", "&amp;")}"') :]
+        row = row[: row.index("</tr>")]
         assert f"<td>{g.deal}</td>" in row and g.reason in row
         assert ", ".join(f"{s}: {n}".replace("&", "&amp;") for s, n in enumerate(g.seats)) in row
         assert (", ".join(f"{r:g}" for r in g.returns) if g.returns is not None else "no result") in row
@@ -162,24 +253,37 @@ def test_report_lists_every_game_and_describes_each_entrant(drill):
     played = [g for g in games if g.reason != "unplayed"]
     unplayed = [g for g in games if g.reason == "unplayed"]
     assert unplayed and all("capped" in g.seats for g in unplayed)
-    assert table.count('<span class="na">not played</span>') == len(unplayed) and unplayed[0].detail and html.escape(unplayed[0].detail) in table
+    assert (
+        table.count('<span class="na">not played</span>') == len(unplayed)
+        and unplayed[0].detail
+        and html.escape(unplayed[0].detail) in table
+    )
     assert len(read_game_records(drill)) == len(played)
     assert page.count('class="view"') == len(played)  # each played game can be stepped through
     assert "sk-live-ABCDEF" not in page and "leaky" in table  # the leaked key never reaches the page
-    entrants = page[page.index('id="entrants"'):page.index("<h2>Games")]
+    entrants = page[page.index('id="entrants"') : page.index("<h2>Games")]
     for e in DRILL_ENTRANTS:
         assert e["name"].replace("&", "&amp;") in entrants
-    chatty = entrants[entrants.index("chatty &amp; co"):]
-    chatty = chatty[:chatty.index("</tr>")]
+    chatty = entrants[entrants.index("chatty &amp; co") :]
+    chatty = chatty[: chatty.index("</tr>")]
     assert "MY_KEY_VARIABLE" in chatty and "<td>free</td>" in chatty  # a variable's name is no secret; the mode
-    assert "report_toys.Chatty" in chatty and "&quot;garbage_every&quot;: 3" in chatty and "digest " in chatty  # its resolved identity
+    assert (
+        "report_toys.Chatty" in chatty and "&quot;garbage_every&quot;: 3" in chatty and "digest " in chatty
+    )  # its resolved identity
 
 
 def test_public_options_remove_secrets():
     from arena_core.tournament.report_games import public_options
 
-    shown = public_options({"api_key": "sk-live-abcdefghijklmnop", "api_key_env": "OPENAI_API_KEY", "model": "m",
-                            "headers": {"Authorization": "Bearer abcdefghijkl"}, "note": "token sk-abcdefghijklmn"})
+    shown = public_options(
+        {
+            "api_key": "sk-live-abcdefghijklmnop",
+            "api_key_env": "OPENAI_API_KEY",
+            "model": "m",
+            "headers": {"Authorization": "Bearer abcdefghijkl"},
+            "note": "token sk-abcdefghijklmn",
+        }
+    )
     text = json.dumps(shown)
     assert "abcdefghijk" not in text and "OPENAI_API_KEY" in text and shown["model"] == "m"
 
@@ -191,13 +295,16 @@ def test_the_viewer_steps_through_a_games_decisions_in_chromium(drill):
 
     records = read_game_records(drill)
     # a game in which chatty (seat 0) answered in text and later decisions followed
-    key, record = next((k, r) for k, r in sorted(records.items())
-                       if k.split("/")[1].startswith("chatty") and len(r.events) >= 2 and r.events[0].type == "step")
+    key, record = next(
+        (k, r)
+        for k, r in sorted(records.items())
+        if k.split("/")[1].startswith("chatty") and len(r.events) >= 2 and r.events[0].type == "step"
+    )
     n = max(i for i, e in enumerate(record.events) if e.player == 0)  # chatty's last decision
     event = record.events[n]
     dom = chromium_dom(drill / "report.html", f"#game={quote(key, safe='')}&step={n}")
-    viewer = dom[dom.index('id="game-viewer"'):]
-    viewer = viewer[:viewer.index("</dl>")]
+    viewer = dom[dom.index('id="game-viewer"') :]
+    viewer = viewer[: viewer.index("</dl>")]
     assert f'data-step="{n}"' in viewer and f"decision {n + 1} of {len(record.events)}" in viewer
     assert 'id="prev-step"' in viewer and 'id="next-step"' in viewer
     if event.type == "step":

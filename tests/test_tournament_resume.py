@@ -1,5 +1,6 @@
 """Resume: a subprocess tournament killed with SIGKILL at several points ends with the same games
 and the same ratings as an uninterrupted run."""
+
 from __future__ import annotations
 
 import os
@@ -32,7 +33,8 @@ workers = 2
 
 def write_config(tmp: Path, name: str, backend: str = "sequential") -> Path:
     entrants = ",\n".join(
-        f'  {{ name = "s{i}", factory = "tournament_toys:Skilled", options = {{ skill = {i / 6}, delay_s = 0.004 }} }}' for i in range(7)
+        f'  {{ name = "s{i}", factory = "tournament_toys:Skilled", options = {{ skill = {i / 6}, delay_s = 0.004 }} }}'
+        for i in range(7)
     )
     path = tmp / f"{name}.toml"
     path.write_text(CONFIG.format(out=tmp / name, entrants=entrants, backend=backend))
@@ -71,7 +73,9 @@ def assert_same(killed: Path, whole: Path) -> None:
     h2, g2 = load_results(whole)
     keys = [g.key for g in g1]
     assert len(keys) == len(set(keys)) == len(h1.schedule.games())  # none lost, none duplicated
-    assert sorted((g.outcome() for g in g1), key=lambda o: o["key"]) == sorted((g.outcome() for g in g2), key=lambda o: o["key"])
+    assert sorted((g.outcome() for g in g1), key=lambda o: o["key"]) == sorted(
+        (g.outcome() for g in g2), key=lambda o: o["key"]
+    )
     s1, s2 = summarize(h1, g1, resamples=200), summarize(h2, g2, resamples=200)
     assert s1["leaderboard"] == s2["leaderboard"] and s1["head_to_head"] == s2["head_to_head"]
 

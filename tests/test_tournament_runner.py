@@ -1,4 +1,5 @@
 """Running tournaments: backends agree, failures are data, resume is idempotent, configs explain."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,14 @@ def skilled(name: str, skill: float, **extra) -> dict:
 
 
 def toy_config(tmp_path: Path, entrants: list[dict], **overrides) -> object:
-    data = {"name": "toy", "game": "draw_or_stand", "game_factory": TOY, "entrants": entrants, "deals": 2, "output": str(tmp_path / "out")}
+    data = {
+        "name": "toy",
+        "game": "draw_or_stand",
+        "game_factory": TOY,
+        "entrants": entrants,
+        "deals": 2,
+        "output": str(tmp_path / "out"),
+    }
     data.update(overrides)
     return config_from_dict(data)
 
@@ -34,12 +42,18 @@ def outcomes(path) -> list[dict]:
 
 
 def test_kuhn_round_robin_plays_every_ordered_pair_on_every_deal(tmp_path):
-    cfg = config_from_dict({
-        "game": "kuhn_poker",
-        "entrants": ["first_legal", {"name": "r1", "player": "random", "seed": 1}, {"name": "r2", "player": "random", "seed": 2}],
-        "deals": 3,
-        "output": str(tmp_path / "kuhn"),
-    })
+    cfg = config_from_dict(
+        {
+            "game": "kuhn_poker",
+            "entrants": [
+                "first_legal",
+                {"name": "r1", "player": "random", "seed": 1},
+                {"name": "r2", "player": "random", "seed": 2},
+            ],
+            "deals": 3,
+            "output": str(tmp_path / "kuhn"),
+        }
+    )
     report = run_tournament(cfg, quiet=True)
     assert (report.total, report.played) == (3 * 2 * 3, 18)
     header, games = load_results(report.path)
@@ -70,7 +84,10 @@ def test_four_player_tables_are_sampled_and_rotated(tmp_path):
 
 
 def test_crashing_and_garbage_players_are_recorded_and_the_tournament_goes_on(tmp_path):
-    ents = SEVEN[:5] + [{"name": "crash", "factory": "tournament_toys:Crashing"}, {"name": "junk", "factory": "tournament_toys:Garbage"}]
+    ents = SEVEN[:5] + [
+        {"name": "crash", "factory": "tournament_toys:Crashing"},
+        {"name": "junk", "factory": "tournament_toys:Garbage"},
+    ]
     report = run_tournament(toy_config(tmp_path, ents, run={"policy": "penalize"}), quiet=True)
     assert report.played == report.total == 42
     _, games = load_results(report.path)
@@ -84,7 +101,11 @@ def test_crashing_and_garbage_players_are_recorded_and_the_tournament_goes_on(tm
         assert g.returns[g.offender] == -1.0  # the game's lowest reward
         fault = g.faults[0]
         assert fault.player == g.seats[g.offender]
-        assert ("RuntimeError: boom" in fault.detail) if fault.player == "crash" else ("'12345' is not legal" in fault.detail)
+        assert (
+            ("RuntimeError: boom" in fault.detail)
+            if fault.player == "crash"
+            else ("'12345' is not legal" in fault.detail)
+        )
     summary = summarize(*load_results(report.path), resamples=50)
     last_two = {r["name"] for r in summary["leaderboard"][-2:]}
     assert last_two == {"crash", "junk"}
@@ -101,7 +122,10 @@ def test_default_policy_plays_the_default_action_for_a_crashing_player(tmp_path)
 
 
 def check_hanging(tmp_path) -> None:
-    ents = SEVEN[:5] + [{"name": "hang", "factory": "tournament_toys:Hanging"}, {"name": "stubborn", "factory": "tournament_toys:StubbornHanging"}]
+    ents = SEVEN[:5] + [
+        {"name": "hang", "factory": "tournament_toys:Hanging"},
+        {"name": "stubborn", "factory": "tournament_toys:StubbornHanging"},
+    ]
     cfg = toy_config(tmp_path, ents, deals=1, run={"policy": "penalize", "decision_time_limit_s": 0.1})
     report = run_tournament(cfg, quiet=True)
     assert report.played == 21
@@ -187,8 +211,14 @@ def test_unknown_players_fail_before_any_game(tmp_path):
     "data, message",
     [
         ({"game": "kuhn_poker", "entrants": ["random", "first_legal"], "backendd": "ray"}, "backendd: unknown key"),
-        ({"game": "kuhn_poker", "entrants": ["random", "first_legal"], "run": {"backnd": "ray"}}, "did you mean 'backend'"),
-        ({"game": "kuhn_poker", "entrants": ["random", "first_legal"], "run": {"policy": "raise"}}, "cannot use policy 'raise'"),
+        (
+            {"game": "kuhn_poker", "entrants": ["random", "first_legal"], "run": {"backnd": "ray"}},
+            "did you mean 'backend'",
+        ),
+        (
+            {"game": "kuhn_poker", "entrants": ["random", "first_legal"], "run": {"policy": "raise"}},
+            "cannot use policy 'raise'",
+        ),
         ({"game": "kuhn_poker", "entrants": ["random", "random"]}, "unique"),
         ({"game": "kuhn_poker", "entrants": ["random"]}, "entrants"),
         ({"entrants": ["random", "first_legal"]}, "game: required"),
@@ -203,7 +233,9 @@ def test_config_errors_name_the_field_and_the_fix(data, message):
 
 def test_toml_and_yaml_configs_load_the_same(tmp_path):
     toml = tmp_path / "t.toml"
-    toml.write_text('game = "kuhn_poker"\ndeals = 2\nentrants = ["random", "first_legal"]\n[run]\nbackend = "process"\n')
+    toml.write_text(
+        'game = "kuhn_poker"\ndeals = 2\nentrants = ["random", "first_legal"]\n[run]\nbackend = "process"\n'
+    )
     yaml_path = tmp_path / "t.yaml"
     yaml_path.write_text("game: kuhn_poker\ndeals: 2\nentrants: [random, first_legal]\nrun:\n  backend: process\n")
     assert load_config(toml) == load_config(yaml_path)

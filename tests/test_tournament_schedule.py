@@ -1,4 +1,5 @@
 """Schedules: Steiner triple systems, seat balance, rotations, shared deals, validation."""
+
 from __future__ import annotations
 
 import itertools
@@ -72,7 +73,11 @@ def test_three_player_schedule_rotations_seats_and_deals(v, num_deals):
             at = [g for g in games if g.seed == seed and sorted(g.seats) == members]
             assert len(at) == 3
             # every cyclic rotation present, so each member sits in each seat exactly once
-            assert {tuple(g.seats) for g in at} == {tuple(members_in_order[(s - r) % 3] for s in range(3)) for r in range(3) for members_in_order in [at[0].seats]}
+            assert {tuple(g.seats) for g in at} == {
+                tuple(members_in_order[(s - r) % 3] for s in range(3))
+                for r in range(3)
+                for members_in_order in [at[0].seats]
+            }
             for seat in range(3):
                 assert sorted(g.seats[seat] for g in at) == members
             assert len({g.cluster for g in at}) == 1

@@ -1,4 +1,5 @@
 """`arena train CONFIG` (arena_train.cli.main) and the training examples, run short."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -23,7 +24,9 @@ def _example(name: str):
 
 def test_cli_trains_policy_gradient_from_a_toml_config(tmp_path, capsys):
     cfg = tmp_path / "pg.toml"
-    cfg.write_text('trainer = "policy_gradient"\nname = "pg-cli"\ngame = "kuhn_poker"\nsteps = 2\nepisodes_per_step = 8\nopponents = ["kuhn_king_only"]\neval_deals = 4\nbootstrap = 100\n')
+    cfg.write_text(
+        'trainer = "policy_gradient"\nname = "pg-cli"\ngame = "kuhn_poker"\nsteps = 2\nepisodes_per_step = 8\nopponents = ["kuhn_king_only"]\neval_deals = 4\nbootstrap = 100\n'
+    )
     assert main([str(cfg), "--run-dir", str(tmp_path / "run"), "--quiet", "--set", "steps=3"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "eval_mean" in out["final_eval"]
@@ -33,15 +36,31 @@ def test_cli_trains_policy_gradient_from_a_toml_config(tmp_path, capsys):
 
 def test_cli_trains_grpo_from_json(tmp_path, capsys):
     cfg = tmp_path / "grpo.json"
-    cfg.write_text(json.dumps({"trainer": "grpo", "game": "kuhn_poker", "steps": 1, "deals_per_step": 1, "group_size": 2, "plot": False,
-                               "pool": {"players": ["kuhn_king_only"]}, "eval": {"anchor": "kuhn_king_only", "deals": 2, "bootstrap": 100}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "trainer": "grpo",
+                "game": "kuhn_poker",
+                "steps": 1,
+                "deals_per_step": 1,
+                "group_size": 2,
+                "plot": False,
+                "pool": {"players": ["kuhn_king_only"]},
+                "eval": {"anchor": "kuhn_king_only", "deals": 2, "bootstrap": 100},
+            }
+        )
+    )
     assert main([str(cfg), "--run-dir", str(tmp_path / "g"), "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["steps"] == 1
 
 
 def test_cli_reports_bad_configs_as_user_errors(tmp_path, capsys):
     cfg = tmp_path / "bad.json"
-    cfg.write_text(json.dumps({"trainer": "grpo", "game": "kuhn_poker", "steps": 0, "pool": {"players": ["x"]}, "eval": {"anchor": "x"}}))
+    cfg.write_text(
+        json.dumps(
+            {"trainer": "grpo", "game": "kuhn_poker", "steps": 0, "pool": {"players": ["x"]}, "eval": {"anchor": "x"}}
+        )
+    )
     assert main([str(cfg), "--quiet"]) == 2
     assert "steps" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.json"), "--quiet"]) == 2
@@ -57,7 +76,9 @@ def test_grpo_example_runs_short(tmp_path):
 
 
 def test_expert_iteration_example_runs_short(tmp_path):
-    report = _example("expert_iteration").main([str(tmp_path / "e"), "--rounds", "1", "--deals", "1", "--eval-deals", "2"])
+    report = _example("expert_iteration").main(
+        [str(tmp_path / "e"), "--rounds", "1", "--deals", "1", "--eval-deals", "2"]
+    )
     assert report["eval_deals"] == 2 and "recovered_fraction" in report
 
 
@@ -69,10 +90,35 @@ def test_selfplay_example_runs_short(tmp_path):
 
 
 def test_selfplay_toml_config_trains_through_the_cli(tmp_path, capsys):
-    assert main([str(ROOT / "examples" / "train_kuhn_selfplay.toml"), "--run-dir", str(tmp_path / "t"), "--quiet",
-                 "--set", "steps=2", "--set", "checkpoint_every=1"]) == 0
+    assert (
+        main(
+            [
+                str(ROOT / "examples" / "train_kuhn_selfplay.toml"),
+                "--run-dir",
+                str(tmp_path / "t"),
+                "--quiet",
+                "--set",
+                "steps=2",
+                "--set",
+                "checkpoint_every=1",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["steps"] == 2 and "eval_avg_exploitability" in out["final_eval"]
     # the run directory is taken now: a second run there is refused with one line
-    assert main([str(ROOT / "examples" / "train_kuhn_selfplay.toml"), "--run-dir", str(tmp_path / "t"), "--quiet", "--set", "steps=2"]) == 2
+    assert (
+        main(
+            [
+                str(ROOT / "examples" / "train_kuhn_selfplay.toml"),
+                "--run-dir",
+                str(tmp_path / "t"),
+                "--quiet",
+                "--set",
+                "steps=2",
+            ]
+        )
+        == 2
+    )
     assert "already holds a run" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """Exact evaluation of Kuhn poker: deals, information states, exploitability, the average
 policy and CFR, against answers computed by hand."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,8 +28,13 @@ INFOS = information_states(GAME)
 
 def bet_table(f):
     """A policy table from ``f(seat, card, history) -> probability of bet``."""
-    return table_from(GAME, lambda i: (1 - f(i.seat, i.pos.state.cards[i.seat], tuple(int(a) for a in i.pos.state.history)),
-                                        f(i.seat, i.pos.state.cards[i.seat], tuple(int(a) for a in i.pos.state.history))))
+    return table_from(
+        GAME,
+        lambda i: (
+            1 - f(i.seat, i.pos.state.cards[i.seat], tuple(int(a) for a in i.pos.state.history)),
+            f(i.seat, i.pos.state.cards[i.seat], tuple(int(a) for a in i.pos.state.history)),
+        ),
+    )
 
 
 def test_six_equally_likely_deals_each_card_pair_once():
@@ -98,7 +104,10 @@ def test_best_response_never_below_the_policy_value(ps):
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.lists(probs, min_size=12, max_size=12), min_size=1, max_size=4), st.lists(probs, min_size=12, max_size=12))
+@given(
+    st.lists(st.lists(probs, min_size=12, max_size=12), min_size=1, max_size=4),
+    st.lists(probs, min_size=12, max_size=12),
+)
 def test_average_policy_is_the_mixture_drawn_once_per_game(tables, other):
     """Realisation equivalence: against any fixed opponent, the average policy's value equals
     the mean of the mixed policies' values (one drawn per game)."""
@@ -106,6 +115,7 @@ def test_average_policy_is_the_mixture_drawn_once_per_game(tables, other):
     opp = {i.key: {0: 1 - p, 1: p} for i, p in zip(INFOS, other)}
     avg = average_policy(GAME, mixed)
     for seat in (0, 1):
+
         def with_opp(t):
             return {i.key: (t[i.key] if i.seat == seat else opp[i.key]) for i in INFOS}
 

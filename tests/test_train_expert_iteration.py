@@ -1,4 +1,5 @@
 """Expert iteration on MegaGem with the tiny model: labels, fine-tuning, report."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,9 @@ pytest.importorskip("mlx.core")
 
 from arena_core.players import Decision  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
+from arena_games.megagem.views import MEGAGEM_BID_GRID, MegaGemCompactView  # noqa: E402
 from arena_train.expert_iteration import ExpertIterationTrainer, GridExpert, expert_menu_index  # noqa: E402
 from arena_train.lm import menu_logprobs, records_batch, trainables  # noqa: E402
-from arena_games.megagem.views import MEGAGEM_BID_GRID, MegaGemCompactView  # noqa: E402
 
 SMALL = dict(rounds=1, deals_per_round=1, epochs=1, eval_deals=2, bootstrap=200, optim=dict(learning_rate=3e-4))
 
@@ -28,7 +29,9 @@ def test_expert_answers_map_to_the_nearest_legal_grid_bid():
             seat = game.current_player(pos)
             menu = view.menu(game, pos, seat)
             idx = expert_menu_index(game, pos, seat, expert, menu, seed)
-            decision = Decision(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, seed, _position=pos)
+            decision = Decision(
+                game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, seed, _position=pos
+            )
             answer = expert.act(decision)
             answer = getattr(answer, "action", answer)
             chosen = menu.actions[idx]
@@ -65,7 +68,14 @@ def test_fine_tuning_raises_agreement_with_the_expert_labels(tmp_path):
 def test_short_run_reports_recovery_with_intervals(tmp_path):
     out = ExpertIterationTrainer(SMALL, tmp_path / "run").run()
     rep = out["report"]
-    for key in ("initial_margin", "student_margin", "expert_margin", "grid_expert_margin", "recovered_fraction", "agreement_student"):
+    for key in (
+        "initial_margin",
+        "student_margin",
+        "expert_margin",
+        "grid_expert_margin",
+        "recovered_fraction",
+        "agreement_student",
+    ):
         assert key in rep
     iv = rep["student_minus_initial"]
     assert iv["low"] <= iv["mean"] <= iv["high"]

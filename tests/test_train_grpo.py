@@ -1,4 +1,5 @@
 """GRPO trainer: short seeded runs on Kuhn poker with the tiny offline model."""
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,9 @@ def kuhn_value(trainer: GRPOTrainer, *, greedy: bool = True) -> float:
         p = np.eye(len(lp))[int(np.argmax(lp))] if greedy else np.exp(lp)
         return list(zip(menu.actions, p))
 
-    return float(np.mean([expected_return(game, d, s, dist, {1 - s: opponent}) for d in distinct_deals(game, 6) for s in (0, 1)]))
+    return float(
+        np.mean([expected_return(game, d, s, dist, {1 - s: opponent}) for d in distinct_deals(game, 6) for s in (0, 1)])
+    )
 
 
 def metric_rows(run_dir):
@@ -98,7 +101,9 @@ def test_same_seed_same_metrics_and_other_seed_differs(tmp_path):
 def test_resume_continues_exactly(tmp_path):
     straight = GRPOTrainer(config(steps=3, checkpoint_every=1), tmp_path / "straight")
     full = straight.run().metrics
-    resumed_trainer = GRPOTrainer(config(steps=3, resume_from=str(tmp_path / "straight" / "checkpoints" / "step_000001")), tmp_path / "resumed")
+    resumed_trainer = GRPOTrainer(
+        config(steps=3, resume_from=str(tmp_path / "straight" / "checkpoints" / "step_000001")), tmp_path / "resumed"
+    )
     assert resumed_trainer.step == 1
     resumed = resumed_trainer.run()
     assert resumed.metrics == full
@@ -112,7 +117,13 @@ def test_resume_continues_exactly(tmp_path):
 
 
 def test_lora_and_snapshot_pool(tmp_path):
-    trainer = GRPOTrainer(config(model=dict(finetune="lora", lora_layers=2, lora_rank=4), pool=dict(players=[], snapshot_every=1, max_snapshots=1)), tmp_path / "lora")
+    trainer = GRPOTrainer(
+        config(
+            model=dict(finetune="lora", lora_layers=2, lora_rank=4),
+            pool=dict(players=[], snapshot_every=1, max_snapshots=1),
+        ),
+        tmp_path / "lora",
+    )
     names = set(trainables(trainer.model))
     assert names and all("lora" in n for n in names), "only adapters train"
     base_before = np.array(trainer.model.model.embed_tokens.weight)
@@ -128,7 +139,16 @@ def test_kuhn_grpo_learns_beyond_the_card_blind_value(tmp_path):
     """The issue's evidence, as a short seeded run with a loose threshold: from random weights,
     against 'bet or call with the king', the greedy policy's exact value over all deals must
     clear the best card-blind value 1/6 (the best response earns 1/4)."""
-    cfg = config(seed=0, steps=20, deals_per_step=8, group_size=8, kl_beta=0.0, entropy_beta=0.3, optim=dict(learning_rate=1e-4, grad_accum=1, schedule="linear"), eval=dict(deals=8))
+    cfg = config(
+        seed=0,
+        steps=20,
+        deals_per_step=8,
+        group_size=8,
+        kl_beta=0.0,
+        entropy_beta=0.3,
+        optim=dict(learning_rate=1e-4, grad_accum=1, schedule="linear"),
+        eval=dict(deals=8),
+    )
     trainer = GRPOTrainer(cfg, tmp_path / "kuhn")
     start = kuhn_value(trainer)
     trainer.run()
@@ -147,7 +167,9 @@ class SilentLearner:
 
 def test_silent_player_is_detected_and_refused(tmp_path):
     game = make_game("kuhn_poker")
-    res = evaluate(game, SilentLearner(), lambda seat, learner_seat: make_player("kuhn_king_only"), [1, 2, 3], key_seed=0)
+    res = evaluate(
+        game, SilentLearner(), lambda seat, learner_seat: make_player("kuhn_king_only"), [1, 2, 3], key_seed=0
+    )
     assert res.bad_answer_rate == 1.0
     status = silent_status(res.bad_answer_rate, 0.2)
     assert status.startswith("rejected")
@@ -203,9 +225,18 @@ def test_megagem_step_with_the_full_menu_and_margin_reward(tmp_path):
     """MegaGem through the compact view: illegal grid bids may be chosen (and are penalised),
     per-decision advantages, margin reward."""
     cfg = dict(
-        game="megagem", seed=1, steps=1, deals_per_step=1, seats="rotate", group_size=2, action_space="all", advantage="per_decision",
-        reward=dict(kind="margin", margin_scale=20.0, illegal_penalty=0.5), pool=dict(players=["megagem_heuristic"]),
-        eval=dict(anchor="megagem_heuristic", deals=1, bootstrap=100), plot=False,
+        game="megagem",
+        seed=1,
+        steps=1,
+        deals_per_step=1,
+        seats="rotate",
+        group_size=2,
+        action_space="all",
+        advantage="per_decision",
+        reward=dict(kind="margin", margin_scale=20.0, illegal_penalty=0.5),
+        pool=dict(players=["megagem_heuristic"]),
+        eval=dict(anchor="megagem_heuristic", deals=1, bootstrap=100),
+        plot=False,
     )
     trainer = GRPOTrainer(cfg, tmp_path / "mg")
     row = trainer.train_step(1)
@@ -232,7 +263,17 @@ def test_gradient_accumulation_matches_one_big_batch(tmp_path):
     after = []
     for accum in (1, 3):
         load_trainables(trainer.model, start)
-        grpo_update(trainer.model, optim.SGD(learning_rate=0.1), samples, order=order, grad_accum=accum, max_grad_norm=1e9, clip_eps=0.2, kl_beta=0.05, temperature=3.0)
+        grpo_update(
+            trainer.model,
+            optim.SGD(learning_rate=0.1),
+            samples,
+            order=order,
+            grad_accum=accum,
+            max_grad_norm=1e9,
+            clip_eps=0.2,
+            kl_beta=0.05,
+            temperature=3.0,
+        )
         after.append(trainables(trainer.model))
     moved = max(float(np.abs(np.array(after[0][k]) - np.array(start[k])).max()) for k in start)
     assert moved > 1e-4

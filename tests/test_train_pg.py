@@ -1,4 +1,5 @@
 """The non-LLM policy-gradient trainer over the numeric observation encoding."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,16 @@ from arena_core.runner import play_episode
 from arena_train.pg import NumericLearner, NumericPolicy, PolicyGradientTrainer
 from arena_train.rollout import Request, distinct_deals, expected_return
 
-CFG = dict(game="kuhn_poker", seed=0, steps=30, episodes_per_step=64, learning_rate=0.05, opponents=["kuhn_king_only"], eval_deals=64, bootstrap=200)
+CFG = dict(
+    game="kuhn_poker",
+    seed=0,
+    steps=30,
+    episodes_per_step=64,
+    learning_rate=0.05,
+    opponents=["kuhn_king_only"],
+    eval_deals=64,
+    bootstrap=200,
+)
 
 
 def exact_greedy_value(policy: NumericPolicy) -> float:
@@ -23,7 +33,9 @@ def exact_greedy_value(policy: NumericPolicy) -> float:
     def dist(g, pos, seat):
         return [(learner.decide([Request(g, pos, seat, 0, 0)])[0].action, 1.0)]
 
-    return float(np.mean([expected_return(game, d, s, dist, {1 - s: opp}) for d in distinct_deals(game, 6) for s in (0, 1)]))
+    return float(
+        np.mean([expected_return(game, d, s, dist, {1 - s: opp}) for d in distinct_deals(game, 6) for s in (0, 1)])
+    )
 
 
 def test_pg_reaches_the_best_response_to_king_only(tmp_path):

@@ -1,4 +1,5 @@
 """Shared training parts: advantages, rewards, paired bootstrap, exact evaluation, views."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,13 +9,17 @@ from hypothesis import strategies as st
 
 from arena_core.errors import ConfigError
 from arena_core.registry import make_game, make_player
+from arena_core.views import Menu, MenuView
 from arena_games.kuhn.rules import KuhnAction
+from arena_games.kuhn.views import KuhnCompactView
+from arena_games.megagem.views import MegaGemCompactView
 from arena_train.manifest import config_diff, run_id
 from arena_train.rollout import (
+    Choice,
     EpisodeResult,
+    PlayerLearner,
     RewardSpec,
     StepRecord,
-    Choice,
     centred_advantages,
     decision_returns,
     distinct_deals,
@@ -23,11 +28,7 @@ from arena_train.rollout import (
     paired_bootstrap,
     play_episodes,
     rotated_specs,
-    PlayerLearner,
 )
-from arena_core.views import Menu, MenuView
-from arena_games.kuhn.views import KuhnCompactView
-from arena_games.megagem.views import MegaGemCompactView
 
 returns_and_groups = st.lists(st.tuples(st.integers(-5, 5).map(float), st.integers(0, 3)), min_size=2, max_size=40)
 
@@ -49,7 +50,9 @@ def test_advantages_are_centred_within_each_group(pairs, scale):
 def test_batch_std_advantages_ignore_reward_scale(pairs, factor):
     r = np.array([p[0] for p in pairs])
     g = [p[1] for p in pairs]
-    np.testing.assert_allclose(centred_advantages(r, g), centred_advantages(r * factor, g), rtol=1e-4, atol=1e-4)  # up to eps
+    np.testing.assert_allclose(
+        centred_advantages(r, g), centred_advantages(r * factor, g), rtol=1e-4, atol=1e-4
+    )  # up to eps
 
 
 def test_batch_std_keeps_stakes_that_group_std_erases():
@@ -130,7 +133,9 @@ def test_best_card_blind_policy_against_king_only_is_worth_a_sixth():
     for first in (0.0, 1.0):
         for facing in (0.0, 1.0):
             for checked in (0.0, 1.0):
-                values.append(_kuhn_value(lambda seat, card, h: first if h == "" else (facing if h in ("b", "pb") else checked)))
+                values.append(
+                    _kuhn_value(lambda seat, card, h: first if h == "" else (facing if h in ("b", "pb") else checked))
+                )
     assert max(values) == pytest.approx(1 / 6)
 
 

@@ -1,5 +1,6 @@
 """Issue 17: self-play with role baselines, exact evaluation, checkpoints that play, init_from
 across trainers, and run directories that never mix (tiny runs with the offline model)."""
+
 from __future__ import annotations
 
 import json
@@ -81,7 +82,9 @@ def test_entropy_response_length_and_exact_exploitability_are_logged(selfplay_ru
     assert [x["eval_snapshots"] for x in evals] == [1, 2, 3]
     # the logged value is the exact exploitability of the learner's sampling policy now
     table = trainer.policy_table()
-    assert evals[-1]["eval_exploitability"] == pytest.approx(exploitability(trainer.game, table).exploitability, abs=1e-9)
+    assert evals[-1]["eval_exploitability"] == pytest.approx(
+        exploitability(trainer.game, table).exploitability, abs=1e-9
+    )
     assert 0 <= evals[-1]["eval_avg_exploitability"] <= 1
 
 
@@ -98,7 +101,13 @@ def test_kuhn_evaluation_enumerates_the_six_deals_exactly(selfplay_run):
         lp = policy.distributions([menu])[0]
         return [(a, float(i == int(np.argmax(lp)))) for i, a in enumerate(menu.actions)]
 
-    exact = np.mean([expected_return(trainer.game, d, s, greedy, {1 - s: opponent}) for d, _ in trainer.game.enumerate_deals() for s in (0, 1)])
+    exact = np.mean(
+        [
+            expected_return(trainer.game, d, s, greedy, {1 - s: opponent})
+            for d, _ in trainer.game.enumerate_deals()
+            for s in (0, 1)
+        ]
+    )
     assert last["eval_mean"] == pytest.approx(exact, abs=1e-12)
 
 
@@ -142,8 +151,17 @@ def test_resuming_inside_the_same_run_directory_is_allowed(tmp_path):
 def ei_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("ei") / "ei"
     ExpertIterationTrainer(
-        dict(game="kuhn_poker", expert="kuhn_king_only", opponents=["kuhn_king_only"], rounds=1, deals_per_round=4, epochs=2,
-             eval_deals=4, bootstrap=200, optim=dict(learning_rate=3e-3)),
+        dict(
+            game="kuhn_poker",
+            expert="kuhn_king_only",
+            opponents=["kuhn_king_only"],
+            rounds=1,
+            deals_per_round=4,
+            epochs=2,
+            eval_deals=4,
+            bootstrap=200,
+            optim=dict(learning_rate=3e-3),
+        ),
         run_dir,
     ).run()
     return run_dir
@@ -151,8 +169,13 @@ def ei_run(tmp_path_factory):
 
 def test_expert_iteration_writes_checkpoints_a_grpo_run_starts_from(ei_run, tmp_path):
     ckpt = ei_run / "checkpoints" / "step_000001"
-    assert (ckpt / "trainable.safetensors").exists() and json.loads((ckpt / "state.json").read_text())["trainer"] == "expert_iteration"
-    child = GRPOTrainer(dict(SELF, steps=1, self_play=False, pool=dict(players=["kuhn_king_only"]), init_from=str(ei_run)), tmp_path / "child")
+    assert (ckpt / "trainable.safetensors").exists() and json.loads((ckpt / "state.json").read_text())[
+        "trainer"
+    ] == "expert_iteration"
+    child = GRPOTrainer(
+        dict(SELF, steps=1, self_play=False, pool=dict(players=["kuhn_king_only"]), init_from=str(ei_run)),
+        tmp_path / "child",
+    )
     from arena_train.lm import load_flat
 
     loaded = load_flat(ckpt / "trainable.safetensors")
@@ -228,7 +251,9 @@ def checkpoint_registered(tmp_path, monkeypatch):
         info = tmp_path / "site" / "checkpoint_stand_in-0.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: checkpoint-stand-in\nVersion: 0\n")
-        (info / "entry_points.txt").write_text("[arena.players]\ncheckpoint = arena_train.checkpoint_player:CheckpointPlayer\n")
+        (info / "entry_points.txt").write_text(
+            "[arena.players]\ncheckpoint = arena_train.checkpoint_player:CheckpointPlayer\n"
+        )
         monkeypatch.setattr(sys, "path", [str(tmp_path / "site"), *sys.path])
         registry.refresh()
     yield
@@ -252,7 +277,10 @@ def test_checkpoint_player_in_a_tournament(selfplay_run, checkpoint_registered, 
     cfg = TournamentConfig(
         name="ckpt",
         game="kuhn_poker",
-        entrants=[{"name": "trained", "player": "checkpoint", "options": {"run": str(run_dir)}}, {"name": "king", "player": "kuhn_king_only"}],
+        entrants=[
+            {"name": "trained", "player": "checkpoint", "options": {"run": str(run_dir)}},
+            {"name": "king", "player": "kuhn_king_only"},
+        ],
         deals=2,
         output=str(tmp_path / "t"),
         run={"backend": "sequential", "fresh_players": False},
@@ -280,8 +308,16 @@ def test_config_refuses_contradictions():
 
 
 def test_per_turn_credit_in_self_play_charges_each_seat_its_own_outcome(tmp_path):
-    trainer = GRPOTrainer(dict(SELF, advantage="per_decision", baseline="group", advantage_scale="none",
-                               eval=dict(anchor="kuhn_king_only", every=0)), tmp_path / "pd")
+    trainer = GRPOTrainer(
+        dict(
+            SELF,
+            advantage="per_decision",
+            baseline="group",
+            advantage_scale="none",
+            eval=dict(anchor="kuhn_king_only", every=0),
+        ),
+        tmp_path / "pd",
+    )
     grouped = trainer.episode_specs(1)
     from arena_train.rollout import play_episodes
 
@@ -306,7 +342,21 @@ def test_checkpoint_player_in_arena_play(selfplay_run, checkpoint_registered, ca
     from arena_core.cli import main
 
     _, run_dir = selfplay_run
-    rc = main(["play", "kuhn_poker", "--player", "checkpoint", f"run={run_dir}", "step=2", "--player", "kuhn_king_only", "--seed", "3", "--quiet"])
+    rc = main(
+        [
+            "play",
+            "kuhn_poker",
+            "--player",
+            "checkpoint",
+            f"run={run_dir}",
+            "step=2",
+            "--player",
+            "kuhn_king_only",
+            "--seed",
+            "3",
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 0, out.err
     assert out.out.strip()
@@ -317,7 +367,9 @@ def test_entropy_final_decays_the_bonus_linearly_and_changes_the_run(tmp_path):
     without it the bonus is constant, and a decayed run differs from the constant one."""
     constant = GRPOTrainer({**SELF, "steps": 3, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "c")
     assert [constant.entropy_beta(s) for s in (1, 2, 3)] == [0.1, 0.1, 0.1]
-    decayed = GRPOTrainer({**SELF, "steps": 3, "entropy_final": 0.0, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "d")
+    decayed = GRPOTrainer(
+        {**SELF, "steps": 3, "entropy_final": 0.0, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "d"
+    )
     assert [decayed.entropy_beta(s) for s in (1, 2, 3)] == pytest.approx([0.1, 0.05, 0.0])
     constant.run()
     decayed.run()

@@ -1,4 +1,5 @@
 """Views are the game's: ``Game.views()`` supplies them, players and trainers look them up."""
+
 from __future__ import annotations
 
 import ast
@@ -88,6 +89,7 @@ def test_grpo_uses_the_games_view(tmp_path):
     )
     assert isinstance(trainer.view, KuhnCompactView)
     menu_trainer = GRPOTrainer(
-        dict(game="kuhn_poker", steps=1, self_play=True, view="menu", eval=dict(anchor="kuhn_king_only"), plot=False), tmp_path / "m"
+        dict(game="kuhn_poker", steps=1, self_play=True, view="menu", eval=dict(anchor="kuhn_king_only"), plot=False),
+        tmp_path / "m",
     )
     assert isinstance(menu_trainer.view, MenuView)

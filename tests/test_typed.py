@@ -1,5 +1,6 @@
 """Every package ships its ``py.typed`` marker (PEP 561), so users' type checkers read Arena's
 annotations: the file is in the source tree and every distribution's package data names it."""
+
 from __future__ import annotations
 
 from pathlib import Path

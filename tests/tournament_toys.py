@@ -4,12 +4,13 @@ Draw-or-stand: each player holds a private card from a 12-card deck (0..11). In 
 each player stands or draws (replaces the card with the next card of the deck). The score is
 ``card // 2``, so ties happen. The right play is to draw a card below 6.
 """
+
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

@@ -1,4 +1,5 @@
 """Small games used by the core tests: a simultaneous one and a three-player sequential one."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,8 +25,14 @@ class RepeatedPennies(Game[PenniesState, int]):
     """Matching pennies over several rounds, both players choose at once each round."""
 
     spec = GameSpec(
-        id="test_pennies", min_players=2, max_players=2, turn_structure=TurnStructure.SIMULTANEOUS,
-        information=Information.IMPERFECT, utility=Utility.ZERO_SUM, max_length=40, reward_bounds=(-20, 20),
+        id="test_pennies",
+        min_players=2,
+        max_players=2,
+        turn_structure=TurnStructure.SIMULTANEOUS,
+        information=Information.IMPERFECT,
+        utility=Utility.ZERO_SUM,
+        max_length=40,
+        reward_bounds=(-20, 20),
         description="Each round both choose heads or tails at once; player 0 wins the round on a match.",
     )
     Params = RoundsParams
@@ -87,8 +94,13 @@ class CountToTwenty(Game[CountState, int]):
     """Three players add 1-3 in turn; whoever reaches 20 scores 2, the others -1."""
 
     spec = GameSpec(
-        id="test_count20", min_players=2, max_players=3, utility=Utility.GENERAL_SUM,
-        max_length=20, reward_bounds=(-1, 2), description="Add 1 to 3 in turn; reaching 20 wins.",
+        id="test_count20",
+        min_players=2,
+        max_players=3,
+        utility=Utility.GENERAL_SUM,
+        max_length=20,
+        reward_bounds=(-1, 2),
+        description="Add 1 to 3 in turn; reaching 20 wins.",
     )
     State = CountState
     num_actions = 3

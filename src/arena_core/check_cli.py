@@ -5,12 +5,13 @@ failed check that a single playthrough shows, hypothesis then shrinks it to a mi
 playthrough, saved as an episode file that ``arena replay`` re-runs step by step. Exit 0 when
 nothing failed, 1 when a check failed, 2 on bad input (one line).
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .errors import ArenaError
 
@@ -47,8 +48,15 @@ def minimal_failing_playthrough(game, check: str, *, max_examples: int = 200):
         return None
     found: list = []
 
-    @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
     # one decision past the declared bound, so that a game running too long shows it
     @given(pt=playthroughs(game, complete=check != "legal_play", max_decisions=game.spec.max_length + 1))
     def probe(pt) -> None:
@@ -122,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
     return check_game(game, max_examples=args.max_examples, checks=checks, out=args.out)
 
 
-def check_game(game, *, max_examples: int = 20, checks: Sequence[str] | None = None, out: str | Path = "arena-check") -> int:
+def check_game(
+    game, *, max_examples: int = 20, checks: Sequence[str] | None = None, out: str | Path = "arena-check"
+) -> int:
     """Run the kit on ``game`` and print one line per check (what ``arena check`` does after
     making the game); returns the exit status."""
     from .testing import run_conformance

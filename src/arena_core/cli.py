@@ -1,10 +1,11 @@
 """The `arena` command: list plugins, play a game, replay an episode file."""
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int  # noqa: F401 (EXIT_USER_ERROR: re-exported)
 from .errors import ArenaError, ReplayDivergenceError
@@ -39,7 +40,9 @@ def cmd_list(args) -> int:
             status = "available" if ok else f"unavailable: {reason}"
             print(f"  {info.name:<36} {info.distribution:<20} {status}")
         if kind == "games" and not plugins:
-            print("  no games installed; get some with: pip install turn-arena-games  (TextArena titles: 'turn-arena-games[textarena]')")
+            print(
+                "  no games installed; get some with: pip install turn-arena-games  (TextArena titles: 'turn-arena-games[textarena]')"
+            )
     return 0
 
 
@@ -58,13 +61,18 @@ def cmd_play(args) -> int:
     policy = IllegalActionPolicy.parse(args.policy)
     record = play_episode(game, players, args.seed, policy=policy, turn_cap=args.turn_cap, log_path=args.log)
     if not args.quiet:
-        print(f"{game.spec.id} v{game.spec.version}  seed {args.seed}  players: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)))
+        print(
+            f"{game.spec.id} v{game.spec.version}  seed {args.seed}  players: "
+            + ", ".join(f"{i}={n}" for i, n in enumerate(names))
+        )
         for event in record.events:
             if event.type == "step":
                 tag = " (substituted by the policy)" if event.substituted else ""
                 print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): {event.action}{tag}")
             else:
-                print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): policy {event.verdict}: {event.detail}")
+                print(
+                    f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): policy {event.verdict}: {event.detail}"
+                )
     end = record.end
     if end.returns is None:
         print(f"result: no result: cut off by the harness ({end.reason.value}) after {end.ply} decisions")
@@ -86,7 +94,9 @@ def cmd_replay(args) -> int:
         print(f"arena: replay diverged: {exc}", file=sys.stderr)
         return EXIT_DIVERGENCE
     for r in records:
-        print(f"ok: {r.header.game} seed {r.header.seed}: {len(r.steps)} steps, {r.end.reason.value}, returns {r.end.returns}")
+        print(
+            f"ok: {r.header.game} seed {r.header.seed}: {len(r.steps)} steps, {r.end.reason.value}, returns {r.end.returns}"
+        )
     print(f"{len(records)} episode(s) replayed exactly")
     return 0
 
@@ -108,7 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_player_arguments(p)  # --players a,b and repeatable --player NAME key=value ... (see playerspec)
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
-    p.add_argument("--policy", type=policy_text, default="raise", help="illegal-action policy: raise, penalize, default, retry:K[:default]")
+    p.add_argument(
+        "--policy",
+        type=policy_text,
+        default="raise",
+        help="illegal-action policy: raise, penalize, default, retry:K[:default]",
+    )
     p.add_argument("--turn-cap", type=positive_int, default=None, help="truncate after this many decisions")
     p.add_argument("--log", default=None, help="append the episode as JSON lines to this file")
     p.add_argument("--quiet", action="store_true", help="print only the result")
@@ -135,7 +150,7 @@ _TOURNAMENT = {
 }
 
 
-def _plugin_commands() -> dict[str, "object"]:
+def _plugin_commands() -> dict[str, object]:
     """Sub-commands registered by plugins in the ``arena.commands`` entry-point group."""
     import importlib.metadata as md
 
@@ -157,11 +172,14 @@ def _delegate(argv: list[str]) -> int | None:
         return guarded("arena check", check_main, rest)
     commands = _plugin_commands()
     if name in commands:
+
         def run_plugin() -> int | None:
             try:
                 fn = commands[name].load()
             except ImportError as exc:
-                raise ArenaError(f"the `{name}` command needs an extra that is not installed ({exc}); see `arena list --check`") from None
+                raise ArenaError(
+                    f"the `{name}` command needs an extra that is not installed ({exc}); see `arena list --check`"
+                ) from None
             return fn(rest)
 
         return guarded(f"arena {name}", run_plugin)

@@ -5,6 +5,7 @@ A user error (bad argument, bad config, missing or damaged file) prints one line
 and exit 1, never dressed up as the user's fault; ``ARENA_DEBUG=1`` re-raises it with its
 traceback. Argparse errors are one line too (no usage block).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,8 @@ import contextlib
 import json
 import os
 import sys
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .errors import ArenaError
 
@@ -22,8 +24,18 @@ EXIT_INTERRUPTED = 130
 MAX_LINE = 600
 
 __all__ = [
-    "EXIT_INTERNAL_ERROR", "EXIT_USER_ERROR", "OneLineArgumentParser", "UsageError", "guarded", "is_user_error",
-    "non_negative_float", "non_negative_int", "one_line", "one_line_argparse_errors", "policy_text", "positive_int",
+    "EXIT_INTERNAL_ERROR",
+    "EXIT_USER_ERROR",
+    "OneLineArgumentParser",
+    "UsageError",
+    "guarded",
+    "is_user_error",
+    "non_negative_float",
+    "non_negative_int",
+    "one_line",
+    "one_line_argparse_errors",
+    "policy_text",
+    "positive_int",
 ]
 
 
@@ -133,7 +145,9 @@ def is_user_error(exc: BaseException) -> bool:
 
     # a bare ValueError is not here: it is as likely a bug as bad input; code that validates
     # input raises ArenaError (ConfigError, ...) or pydantic's ValidationError instead
-    return isinstance(exc, (ArenaError, ValidationError, OSError, json.JSONDecodeError, UnicodeError, tomllib.TOMLDecodeError))
+    return isinstance(
+        exc, (ArenaError, ValidationError, OSError, json.JSONDecodeError, UnicodeError, tomllib.TOMLDecodeError)
+    )
 
 
 def describe_user_error(exc: BaseException) -> str:

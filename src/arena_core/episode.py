@@ -1,12 +1,14 @@
 """Episode records as JSON lines, and replay that verifies them step by step."""
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -57,7 +59,9 @@ def json_safe_telemetry(telemetry: Any) -> dict[str, Any]:
 
     out = {str(k): safe(v, str(k)) for k, v in telemetry.items()}
     if bad:
-        out[NOT_JSON_KEY] = sorted(set(out.get(NOT_JSON_KEY) or []) | set(bad)) if isinstance(out.get(NOT_JSON_KEY), list) else bad
+        out[NOT_JSON_KEY] = (
+            sorted(set(out.get(NOT_JSON_KEY) or []) | set(bad)) if isinstance(out.get(NOT_JSON_KEY), list) else bad
+        )
     return out
 
 
@@ -159,7 +163,7 @@ class EpisodeWriter:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "EpisodeWriter":
+    def __enter__(self) -> EpisodeWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -191,9 +195,13 @@ def read_episodes(path: str | os.PathLike) -> list[EpisodeRecord]:
                 else:
                     raise EpisodeError(f"{path}:{n}: unknown line type {kind!r}")
             except json.JSONDecodeError as exc:
-                raise EpisodeError(f"{path}:{n}: not a JSON line ({exc}); cut mid-write, or not an episode file") from None
+                raise EpisodeError(
+                    f"{path}:{n}: not a JSON line ({exc}); cut mid-write, or not an episode file"
+                ) from None
             except ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors(include_url=False))
+                problems = "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors(include_url=False)
+                )
                 raise EpisodeError(f"{path}:{n}: not an episode line: {problems}") from None
     if not episodes:
         raise EpisodeError(f"{path}: no episode header found")

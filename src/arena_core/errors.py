@@ -2,6 +2,7 @@
 
 Every error names what went wrong and, where there is one, the fix.
 """
+
 from __future__ import annotations
 
 

@@ -3,6 +3,7 @@
 Every fault a game records carries one :class:`FaultKind` as a field (never as the start of a
 free-text detail), so the leaderboard can count each kind per entrant.
 """
+
 from __future__ import annotations
 
 from enum import Enum

@@ -5,13 +5,15 @@ fills in the *rules hooks* over an immutable state. Everything else -- whose tur
 legality checks, commit-then-reveal for simultaneous moves, masks, "no step after the end"
 -- is *machinery* on the base class and works on a :class:`Position`.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Mapping, Sequence, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from pydantic import ValidationError
@@ -81,9 +83,12 @@ class Game(ABC, Generic[S, A]):
         except ValidationError as exc:
             fields = ", ".join(f"{k}={v.default!r}" for k, v in self.Params.model_fields.items()) or "none"
             problems = "; ".join(
-                f"{'.'.join(str(x) for x in e['loc']) or 'params'}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
+                f"{'.'.join(str(x) for x in e['loc']) or 'params'}: {e['msg']} (got {e.get('input')!r})"
+                for e in exc.errors()
             )
-            raise InvalidParamsError(f"invalid parameters for {self.spec.id}: {problems}; known parameters (defaults): {fields}") from None
+            raise InvalidParamsError(
+                f"invalid parameters for {self.spec.id}: {problems}; known parameters (defaults): {fields}"
+            ) from None
         n = self.default_num_players() if num_players is None else num_players
         if not isinstance(n, int) or not (self.spec.min_players <= n <= self.spec.max_players):
             raise PlayerCountError(
@@ -194,7 +199,9 @@ class Game(ABC, Generic[S, A]):
     def state_from_json(self, data: Any) -> S:
         state_type = getattr(self, "State", None)
         if state_type is None:
-            raise SerializationError(f"{self.spec.id}: set the class attribute State (the state type) or override state_from_json")
+            raise SerializationError(
+                f"{self.spec.id}: set the class attribute State (the state type) or override state_from_json"
+            )
         return from_jsonable(state_type, data)
 
     def text_view(self):
@@ -214,7 +221,10 @@ class Game(ABC, Generic[S, A]):
     # ------------------------------------------------------------------ machinery
     @property
     def has_hidden_state_sampler(self) -> bool:
-        return self.spec.information is Information.PERFECT or type(self).sample_hidden_state is not Game.sample_hidden_state
+        return (
+            self.spec.information is Information.PERFECT
+            or type(self).sample_hidden_state is not Game.sample_hidden_state
+        )
 
     def start(self, seed: int) -> Position[S]:
         """The initial position of the deal named by ``seed``."""
@@ -285,7 +295,9 @@ class Game(ABC, Generic[S, A]):
         try:
             action = self.action_from_id(int(index))
         except (ValueError, IndexError, KeyError) as exc:
-            raise IllegalActionError(f"{self.spec.id}: action index {index!r} is not an action ({exc})", player=player) from None
+            raise IllegalActionError(
+                f"{self.spec.id}: action index {index!r} is not an action ({exc})", player=player
+            ) from None
         return self.act(pos, player, action)
 
     def observe(self, pos: Position[S], player: int) -> dict[str, Any]:
@@ -304,7 +316,9 @@ class Game(ABC, Generic[S, A]):
             if " ".join(self.action_to_str(a).split()).lower() == want:
                 return a
         legal = ", ".join(self.action_to_str(a) for a in self.legal(pos, player))
-        raise IllegalActionError(f"{self.spec.id}: {text!r} is not a legal action for player {player}; legal: {legal}", player=player)
+        raise IllegalActionError(
+            f"{self.spec.id}: {text!r} is not a legal action for player {player}; legal: {legal}", player=player
+        )
 
     def position_to_json(self, pos: Position[S]) -> dict[str, Any]:
         return {

@@ -3,11 +3,13 @@
 One :class:`Match` drives one episode. The AEC, parallel and Gymnasium adapters and the
 headless runner all use it, so truncation, policy and recording behave identically everywhere.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .episode import End, EndReason, EpisodeRecord, Header, PolicyEvent, Step, digest
 from .errors import GameOverError, IllegalActionError, NotYourTurnError
@@ -136,7 +138,9 @@ class Match:
     def submit(self, player: int, action: Any, *, telemetry: dict | None = None) -> Submission:
         """Submit ``player``'s action; the policy handles an illegal one."""
         if self.done:
-            raise GameOverError(f"{self.game.spec.id}: the episode has ended ({self.end.reason.value}); no more actions")
+            raise GameOverError(
+                f"{self.game.spec.id}: the episode has ended ({self.end.reason.value}); no more actions"
+            )
         expected = self.to_act()
         if player != expected:
             raise NotYourTurnError(f"{self.game.spec.id}: player {expected} is to act, not player {player}")
@@ -157,10 +161,24 @@ class Match:
         try:
             action = self.game.action_from_id(int(index))
         except (ValueError, IndexError, KeyError, TypeError):
-            return self.fail(player, f"action index {index!r} is not an action of {self.game.spec.id}", attempted=repr(index), telemetry=telemetry, illegal=True)
+            return self.fail(
+                player,
+                f"action index {index!r} is not an action of {self.game.spec.id}",
+                attempted=repr(index),
+                telemetry=telemetry,
+                illegal=True,
+            )
         return self.submit(player, action, telemetry=telemetry)
 
-    def fail(self, player: int, detail: str, *, attempted: str | None = None, telemetry: dict | None = None, illegal: bool = False) -> Submission:
+    def fail(
+        self,
+        player: int,
+        detail: str,
+        *,
+        attempted: str | None = None,
+        telemetry: dict | None = None,
+        illegal: bool = False,
+    ) -> Submission:
         """Record that ``player`` failed to produce a legal action (crash, timeout, garbage)."""
         if self.done:
             raise GameOverError(f"{self.game.spec.id}: the episode has ended; no more actions")
@@ -189,7 +207,17 @@ class Match:
             if illegal:
                 raise IllegalActionError(detail, player=player)
             verdict = Verdict.FORFEIT  # a crashed player cannot be "raised" past: it forfeits
-        self._emit_event(PolicyEvent(ply=self.ply, player=player, attempted=attempted, verdict=verdict.value, illegal=illegal, detail=detail, telemetry=dict(telemetry or {})))
+        self._emit_event(
+            PolicyEvent(
+                ply=self.ply,
+                player=player,
+                attempted=attempted,
+                verdict=verdict.value,
+                illegal=illegal,
+                detail=detail,
+                telemetry=dict(telemetry or {}),
+            )
+        )
         if verdict is Verdict.RETRY:
             return Submission(False, verdict)
         if verdict is Verdict.DEFAULT:
@@ -212,7 +240,11 @@ class Match:
         if self.game.is_over(new_pos):
             self._finish(EndReason.NATURAL)
         elif new_pos.ply >= self._cap:
-            self._finish(EndReason.TURN_CAP, detail=f"turn cap of {self._cap} decisions" + ("" if self.turn_cap else " (the game's declared max_length)"))
+            self._finish(
+                EndReason.TURN_CAP,
+                detail=f"turn cap of {self._cap} decisions"
+                + ("" if self.turn_cap else " (the game's declared max_length)"),
+            )
         else:
             self.check_clock()
 

@@ -8,6 +8,7 @@
 - :func:`scrub_secrets` removes API keys from text; apply it BEFORE any truncation, so that a
   cut never leaves a fragment of a key that the scrubber no longer recognises.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,9 @@ import re
 import socket
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import ConfigError
 
@@ -71,11 +73,13 @@ class RunLock:
     def info(self) -> dict:
         return {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ConfigError(f"cannot create the output directory {str(self.directory)!r}: {exc.strerror or exc}; choose a writable --out") from None
+            raise ConfigError(
+                f"cannot create the output directory {str(self.directory)!r}: {exc.strerror or exc}; choose a writable --out"
+            ) from None
         if fcntl is None:  # pragma: no cover
             self._acquire_by_pid()
             return self
@@ -83,7 +87,9 @@ class RunLock:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
-                raise ConfigError(f"cannot write the lock {str(self.path)!r}: {exc.strerror or exc}; choose a writable output directory") from None
+                raise ConfigError(
+                    f"cannot write the lock {str(self.path)!r}: {exc.strerror or exc}; choose a writable output directory"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -109,7 +115,9 @@ class RunLock:
             os.fsync(fd)
             self._fd = fd
             return self
-        raise ConfigError(f"could not take the lock {self.path}: it keeps changing; is another run starting?")  # pragma: no cover
+        raise ConfigError(
+            f"could not take the lock {self.path}: it keeps changing; is another run starting?"
+        )  # pragma: no cover
 
     def _refuse(self, held: dict):
         raise ConfigError(
@@ -143,7 +151,7 @@ class RunLock:
         elif fcntl is None and _read_lock_info(self.path).get("pid") == os.getpid():  # pragma: no cover
             self.path.unlink(missing_ok=True)
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:
@@ -219,7 +227,14 @@ def append_jsonl_many(fh, objs: Iterable[Any]) -> None:
     """:func:`append_jsonl` for several objects at once: one line each, one flush and fsync
     (durable batch appends: the matrix study writes a batch of trials per fsync)."""
     for obj in objs:
-        fh.write((obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj, separators=(",", ":"), ensure_ascii=False)) + "\n")
+        fh.write(
+            (
+                obj.model_dump_json()
+                if hasattr(obj, "model_dump_json")
+                else json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+            )
+            + "\n"
+        )
     fh.flush()
     os.fsync(fh.fileno())
 
@@ -228,7 +243,9 @@ def append_jsonl_many(fh, objs: Iterable[Any]) -> None:
 _PATTERNS = [
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),  # OpenAI-style keys (sk-..., sk-proj-...)
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"),  # Authorization header values
-    re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|authorization)\s*[\"']?\s*[:=]\s*[\"']?)(?!(?:bearer|basic)\s)([^\s\"',;&}]{4,})"),
+    re.compile(
+        r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password|authorization)\s*[\"']?\s*[:=]\s*[\"']?)(?!(?:bearer|basic)\s)([^\s\"',;&}]{4,})"
+    ),
     re.compile(r"\b(?:ghp|gho|github_pat|xox[abp]|hf)_[A-Za-z0-9_]{8,}"),  # GitHub, Slack, Hugging Face tokens
     re.compile(r"\bAIza[A-Za-z0-9_\-]{20,}"),  # Google API keys
 ]

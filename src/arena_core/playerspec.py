@@ -26,13 +26,15 @@ Functions other commands reuse (tournament entrants, ``arena compare``, checkpoi
 Every malformed spec raises :class:`~arena_core.errors.ConfigError` with one line that shows the
 offending text and the fix. Nothing here imports a player.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import ConfigError
 
@@ -67,7 +69,11 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)  # a JSON number is a TOML one (finite floats)
     if isinstance(value, str):
-        return '"' + "".join(_ESCAPE.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c) for c in value) + '"'
+        return (
+            '"'
+            + "".join(_ESCAPE.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c) for c in value)
+            + '"'
+        )
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -99,7 +105,9 @@ def parse_value(text: str) -> Any:
 
 def _check_name(name: str, text: str) -> str:
     if not _NAME.fullmatch(name):
-        raise ConfigError(f"player spec {text!r}: {name!r} is not a player name; write NAME or NAME{{key=value, ...}}, e.g. {EXAMPLE}")
+        raise ConfigError(
+            f"player spec {text!r}: {name!r} is not a player name; write NAME or NAME{{key=value, ...}}, e.g. {EXAMPLE}"
+        )
     return name
 
 
@@ -125,7 +133,7 @@ def parse_player_spec(text: str) -> PlayerSpec:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(
                 f"player spec {text!r}: the options are not a TOML inline table ({exc}); "
-                f'write key = value pairs with strings in double quotes, e.g. {EXAMPLE}'
+                f"write key = value pairs with strings in double quotes, e.g. {EXAMPLE}"
             ) from None
         if _no_dates(options) != options:
             raise ConfigError(f"player spec {text!r}: dates and times are not player options; quote them as strings")
@@ -133,7 +141,7 @@ def parse_player_spec(text: str) -> PlayerSpec:
     if colon != -1:
         name = _check_name(s[:colon].strip(), text)
         options = {}
-        for item in filter(None, (i.strip() for i in s[colon + 1:].split(","))):
+        for item in filter(None, (i.strip() for i in s[colon + 1 :].split(","))):
             key, eq, value = item.partition("=")
             if not eq:
                 raise ConfigError(f"player spec {text!r}: option {item!r} must look like key=value")
@@ -148,7 +156,9 @@ def parse_player_words(words: Sequence[str]) -> PlayerSpec:
     The first word may itself be any :func:`parse_player_spec` spelling; later ``key=value`` words
     add to (and override) its options."""
     if not words:
-        raise ConfigError("--player needs a player name, e.g. --player openai base_url=http://127.0.0.1:8080/v1 model=tiny")
+        raise ConfigError(
+            "--player needs a player name, e.g. --player openai base_url=http://127.0.0.1:8080/v1 model=tiny"
+        )
     spec = parse_player_spec(words[0])
     options = dict(spec.options)
     for word in words[1:]:
@@ -192,18 +202,25 @@ def parse_player_list(text: str) -> list[PlayerSpec]:
     seats = split_seats(text)
     for seat in seats:  # `name:k=v,k=v` splits into seats here; say how to write several options
         if "=" in seat and not re.match(r"\s*[A-Za-z0-9_.\-/]+\s*[{:]", seat):
-            raise ConfigError(f"--players {text!r}: seat {seat!r} names no player; a player with several options needs braces, e.g. {EXAMPLE}")
+            raise ConfigError(
+                f"--players {text!r}: seat {seat!r} names no player; a player with several options needs braces, e.g. {EXAMPLE}"
+            )
     return [parse_player_spec(s) for s in seats]
 
 
 def add_player_arguments(parser, *, required: bool = True) -> None:
     """Give an argparse (sub)parser ``--players a,b`` and repeatable ``--player NAME key=value ...``."""
     parser.add_argument(
-        "--players", default=None,
+        "--players",
+        default=None,
         help=f"comma-separated player specs, one per seat: NAME or NAME{{key=value, ...}} (e.g. '{EXAMPLE},random')",
     )
     parser.add_argument(
-        "--player", action="append", nargs="+", default=[], metavar="NAME_OR_OPTION",
+        "--player",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="NAME_OR_OPTION",
         help="one seat, repeatable, in seat order: --player NAME key=value ... (values are TOML scalars or plain strings)",
     )
     parser.set_defaults(_players_required=required)

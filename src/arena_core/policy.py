@@ -1,4 +1,5 @@
 """The one illegal-action policy: what happens when a player submits an illegal move."""
+
 from __future__ import annotations
 
 from enum import Enum
@@ -30,10 +31,12 @@ class IllegalActionPolicy(BaseModel):
     mode: Literal["raise", "penalize", "default", "retry"] = "raise"
     max_retries: int = Field(default=0, ge=0)
     after_retries: Literal["forfeit", "default"] = "forfeit"
-    penalty: float | None = Field(default=None, description="the offender's return on forfeit; None: the game's lowest reward")
+    penalty: float | None = Field(
+        default=None, description="the offender's return on forfeit; None: the game's lowest reward"
+    )
 
     @model_validator(mode="after")
-    def _retry_needs_budget(self) -> "IllegalActionPolicy":
+    def _retry_needs_budget(self) -> IllegalActionPolicy:
         if self.mode == "retry" and self.max_retries < 1:
             raise ValueError("mode 'retry' needs max_retries >= 1")
         return self
@@ -59,7 +62,7 @@ class IllegalActionPolicy(BaseModel):
         return tuple(penalty if p == offender else others for p in range(num_players))
 
     @classmethod
-    def parse(cls, text: str) -> "IllegalActionPolicy":
+    def parse(cls, text: str) -> IllegalActionPolicy:
         """From CLI text: ``raise``, ``penalize``, ``default``, ``retry:K`` or ``retry:K:default``."""
         parts = text.strip().split(":")
         if parts[0] == "retry":

@@ -2,15 +2,17 @@
 
 Listing reads package metadata only; loading is lazy and validates the loaded object.
 """
+
 from __future__ import annotations
 
 import difflib
 import importlib
 import importlib.metadata as md
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Callable, Literal
+from functools import cache
+from typing import Any, Literal
 
 from .errors import (
     DuplicatePluginError,
@@ -94,7 +96,7 @@ def _scan(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def _index(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
     if kind not in GROUPS:
         raise ValueError(f"unknown plugin kind {kind!r}; use one of {sorted(GROUPS)}")
@@ -138,7 +140,7 @@ def plugin_info(kind: str, name: str) -> PluginInfo:
     return next(p for p in list_plugins(kind) if p.name == name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_cached(kind: str, name: str) -> Any:
     info = plugin_info(kind, name)
     ep, _ = _index(kind)[name][0]
@@ -146,7 +148,9 @@ def _load_cached(kind: str, name: str) -> Any:
         obj = ep.load()
     except ImportError as exc:
         fix = f"; fix: {info.install_hint}" if info.missing else ""
-        raise PluginUnavailableError(f"{kind[:-1]} {name!r} from {info.distribution} cannot be imported: {exc}{fix}") from exc
+        raise PluginUnavailableError(
+            f"{kind[:-1]} {name!r} from {info.distribution} cannot be imported: {exc}{fix}"
+        ) from exc
     _VALIDATORS[kind](name, obj)
     return obj
 
@@ -223,7 +227,11 @@ def _check_options(name: str, factory: Any, seed: int, options: dict) -> None:
     try:
         sig.bind(seed=seed, **options)
     except TypeError:
-        known = [p for p, prm in sig.parameters.items() if p not in ("self", "seed") and prm.kind is not inspect.Parameter.VAR_KEYWORD]
+        known = [
+            p
+            for p, prm in sig.parameters.items()
+            if p not in ("self", "seed") and prm.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
         unknown = sorted(set(options) - set(known))
         raise PlayerOptionsError(
             f"player {name!r} does not take option(s) {', '.join(unknown) or ', '.join(sorted(options))}; "

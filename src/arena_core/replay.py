@@ -1,4 +1,5 @@
 """Re-run a recorded episode and verify it line by line."""
+
 from __future__ import annotations
 
 import os
@@ -43,17 +44,23 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
             _compare(n, event, produced[n])
             continue
         if match.done:
-            raise ReplayDivergenceError(f"event {n}: the re-run ended ({match.end.reason.value}) but the record goes on with {event.type} at ply {event.ply}")
+            raise ReplayDivergenceError(
+                f"event {n}: the re-run ended ({match.end.reason.value}) but the record goes on with {event.type} at ply {event.ply}"
+            )
         if isinstance(event, Step):
             if event.player != match.to_act():
-                raise ReplayDivergenceError(f"event {n} (ply {event.ply}): recorded player {event.player} acts, re-run expects player {match.to_act()}")
+                raise ReplayDivergenceError(
+                    f"event {n} (ply {event.ply}): recorded player {event.player} acts, re-run expects player {match.to_act()}"
+                )
             if event.action_id < 0:  # free text outside the game's index space: the string is the action
                 action = event.action
             else:
                 try:
                     action = game.action_from_id(event.action_id)
                 except Exception as exc:
-                    raise ReplayDivergenceError(f"event {n}: recorded action id {event.action_id} is not an action: {exc}") from None
+                    raise ReplayDivergenceError(
+                        f"event {n}: recorded action id {event.action_id} is not an action: {exc}"
+                    ) from None
             before = match.position.state
             key = state_key(game, before) if sampled_ply(n) else None
             match.submit(event.player, action)
@@ -66,7 +73,9 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
             match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal)
         produced = match.record.events
         if len(produced) <= n:
-            raise ReplayDivergenceError(f"event {n}: the re-run produced no event for recorded {event.type} at ply {event.ply}")
+            raise ReplayDivergenceError(
+                f"event {n}: the re-run produced no event for recorded {event.type} at ply {event.ply}"
+            )
         _compare(n, event, produced[n])
     produced = match.record.events
     if len(produced) > len(record.events):
@@ -76,7 +85,9 @@ def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
         if not match.done and record.end.reason is EndReason.TIME_CAP:
             match.truncate(EndReason.TIME_CAP, record.end.detail)
         if not match.done:
-            raise ReplayDivergenceError(f"the record ends ({record.end.reason.value}) at ply {record.end.ply}; the re-run is still going")
+            raise ReplayDivergenceError(
+                f"the record ends ({record.end.reason.value}) at ply {record.end.ply}; the re-run is still going"
+            )
         _compare("end", record.end, match.end, _END_FIELDS)
     return match.record
 
@@ -91,10 +102,14 @@ def _compare(where: Any, recorded, rerun, fields=None) -> None:
         if isinstance(recorded, Step) and f == "obs_digest" and not a:
             continue
         if a != b:
-            raise ReplayDivergenceError(f"event {where} (ply {getattr(recorded, 'ply', '?')}): {f} recorded {a!r}, re-run {b!r}")
+            raise ReplayDivergenceError(
+                f"event {where} (ply {getattr(recorded, 'ply', '?')}): {f} recorded {a!r}, re-run {b!r}"
+            )
 
 
-def replay_file(path: str | os.PathLike, game: Game | None = None, *, allow_incomplete: bool = False, game_key: str | None = None) -> list[EpisodeRecord]:
+def replay_file(
+    path: str | os.PathLike, game: Game | None = None, *, allow_incomplete: bool = False, game_key: str | None = None
+) -> list[EpisodeRecord]:
     """Replay every episode in a JSON-lines file. An episode without its end line (what a run
     killed mid-game leaves) is refused with :class:`EpisodeError` unless ``allow_incomplete``:
     there is no recorded result to verify."""

@@ -1,8 +1,10 @@
 """Play one episode among players, recording every decision; player failures are data."""
+
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .episode import EpisodeRecord, EpisodeWriter
 from .errors import ConfigError
@@ -31,7 +33,9 @@ def play_episode(
     that many decisions ends as a ``turn_cap`` truncation (no returns, never a draw).
     """
     if len(players) != game.num_players:
-        raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(players)}")
+        raise ConfigError(
+            f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(players)}"
+        )
     writer = EpisodeWriter(log_path) if log_path else None
     try:
         match = Match(
@@ -77,7 +81,9 @@ def submit_answer(match: Match, decision: Decision, answer: Any, *, latency_s: f
     (this runner, tournaments, batched play) goes through here."""
     seat = decision.seat
     if isinstance(answer, BaseException):
-        match.fail(seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__})
+        match.fail(
+            seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__}
+        )
         return
     telemetry: dict[str, Any] = {}
     if isinstance(answer, Move):

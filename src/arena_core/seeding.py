@@ -7,6 +7,7 @@ generator it returns is the same object at every call in a thread, only valid un
 ``deal_rng`` call there, which is why games must draw the whole deal inside ``initial_state``
 and never keep the generator (the conformance kit's determinism check catches a game that does).
 """
+
 from __future__ import annotations
 
 import threading
@@ -33,7 +34,9 @@ def derive_seed(seed: int, *keys: int | str) -> int:
 
 def make_rng(seed: int, *keys: int | str) -> np.random.Generator:
     """A fresh generator for ``seed`` and ``keys``; the same arguments always give the same stream."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(_key(seed), spawn_key=tuple(_key(k) for k in keys))))
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(_key(seed), spawn_key=tuple(_key(k) for k in keys)))
+    )
 
 
 def _splitmix64(x: int) -> int:

@@ -3,6 +3,7 @@
 A game whose state is a frozen dataclass of plain values (bool, int, float, str, Enum,
 tuples, frozensets, dicts, Optional, nested frozen dataclasses) gets serialisation for free.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,10 +37,12 @@ def to_jsonable(obj: Any) -> Any:
         return [[to_jsonable(k), to_jsonable(v)] for k, v in obj.items()]
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
         return obj.item()
-    raise SerializationError(f"cannot serialise {type(obj).__name__}: use plain values, tuples and frozen dataclasses in states")
+    raise SerializationError(
+        f"cannot serialise {type(obj).__name__}: use plain values, tuples and frozen dataclasses in states"
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 

@@ -1,8 +1,9 @@
 """Game properties declared as validated data."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
-from typing import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -75,7 +76,8 @@ class GameSpec(BaseModel):
     utility: Utility = Utility.GENERAL_SUM
     constant_sum: float | None = None
     max_length: int = Field(
-        ge=1, description="upper bound on the number of decisions (player actions); the harness's turn cap when none is given"
+        ge=1,
+        description="upper bound on the number of decisions (player actions); the harness's turn cap when none is given",
     )
     reward_bounds: tuple[float, float]
     free_text: bool = False
@@ -91,7 +93,7 @@ class GameSpec(BaseModel):
     description: str = ""
 
     @model_validator(mode="after")
-    def _consistent(self) -> "GameSpec":
+    def _consistent(self) -> GameSpec:
         if self.min_players > self.max_players:
             raise ValueError(f"min_players {self.min_players} > max_players {self.max_players}")
         lo, hi = self.reward_bounds
@@ -103,7 +105,9 @@ class GameSpec(BaseModel):
             raise ValueError("a constant-sum game must declare constant_sum")
         unknown = set(self.exempt_checks) - set(CONFORMANCE_CHECKS)
         if unknown:
-            raise ValueError(f"unknown conformance checks in exempt_checks: {sorted(unknown)}; known: {CONFORMANCE_CHECKS}")
+            raise ValueError(
+                f"unknown conformance checks in exempt_checks: {sorted(unknown)}; known: {CONFORMANCE_CHECKS}"
+            )
         for name, reason in self.exempt_checks.items():
             if not reason.strip():
                 raise ValueError(f"exempt check {name!r} needs a reason")

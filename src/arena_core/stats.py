@@ -13,12 +13,13 @@ intervals from here. Conventions:
   cannot say how much clusters vary) rather than a point.
 - Only numpy and the standard library (no scipy): the t distribution is computed here.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
 
 import numpy as np
 
@@ -27,12 +28,29 @@ from .seeding import make_rng
 _NORMAL = NormalDist()
 
 __all__ = [
-    "normal_cdf", "normal_quantile", "t_cdf", "t_sf", "t_quantile", "binomial_two_sided",
-    "wilson_interval", "holm", "benjamini_hochberg",
-    "ClusterMean", "cluster_mean", "cluster_mean_interval",
-    "cluster_bootstrap_weights", "small_sample_factor", "bootstrap_t_interval",
-    "PairedInterval", "paired_bootstrap", "PairedBattery", "paired_battery",
-    "paired_t", "sign_test", "wilcoxon_signed_rank", "deals_needed",
+    "normal_cdf",
+    "normal_quantile",
+    "t_cdf",
+    "t_sf",
+    "t_quantile",
+    "binomial_two_sided",
+    "wilson_interval",
+    "holm",
+    "benjamini_hochberg",
+    "ClusterMean",
+    "cluster_mean",
+    "cluster_mean_interval",
+    "cluster_bootstrap_weights",
+    "small_sample_factor",
+    "bootstrap_t_interval",
+    "PairedInterval",
+    "paired_bootstrap",
+    "PairedBattery",
+    "paired_battery",
+    "paired_t",
+    "sign_test",
+    "wilcoxon_signed_rank",
+    "deals_needed",
 ]
 
 
@@ -133,7 +151,9 @@ def binomial_two_sided(k: int, n: int) -> float:
 
 
 # ---------------------------------------------------------------------- shares and corrections
-def wilson_interval(successes: float, n: float, level: float = 0.95, *, quantile: float | None = None) -> tuple[float, float]:
+def wilson_interval(
+    successes: float, n: float, level: float = 0.95, *, quantile: float | None = None
+) -> tuple[float, float]:
     """Wilson score interval for a success probability from ``successes`` of ``n`` independent
     trials (fractional counts allowed, e.g. ties as halves). Covers the trials' success
     probability; never zero width for ``n > 0``; ``(0, 1)`` for ``n == 0``. ``quantile``
@@ -264,7 +284,13 @@ def cluster_mean(
     return ClusterMean(r, float(lo), float(hi), se, m, total, float(min(1.0, p)))
 
 
-def cluster_mean_interval(cluster_sums: Sequence[float], cluster_counts: Sequence[float], level: float = 0.95, *, bounds: tuple[float, float] | None = None) -> tuple[float, float]:
+def cluster_mean_interval(
+    cluster_sums: Sequence[float],
+    cluster_counts: Sequence[float],
+    level: float = 0.95,
+    *,
+    bounds: tuple[float, float] | None = None,
+) -> tuple[float, float]:
     """Interval for the ratio mean ``sum(sums) / sum(counts)`` from per-cluster totals; see
     :func:`cluster_mean` (t with ``m - 1`` df on cluster-level values; never zero width)."""
     c = cluster_mean(cluster_sums, cluster_counts, level, bounds=bounds)
@@ -281,7 +307,9 @@ def cluster_bootstrap_weights(num_clusters: int, resamples: int, seed: int, *key
     return weights
 
 
-def bootstrap_t_interval(estimate: np.ndarray, boot: np.ndarray, clusters: int, level: float = 0.95, *, se_floor: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bootstrap_t_interval(
+    estimate: np.ndarray, boot: np.ndarray, clusters: int, level: float = 0.95, *, se_floor: np.ndarray | float = 0.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Small-sample interval from a cluster bootstrap (``boot``: resamples along axis 0):
     ``estimate ± max(t_{m-1} · sqrt(m/(m-1)) · sd(boot), z · se_floor)``, where ``se_floor``
     is a known least standard error (e.g. the model's, every game independent; a known
@@ -306,7 +334,9 @@ class PairedInterval:
     n: int
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedInterval:
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95
+) -> PairedInterval:
     """Bootstrap interval of mean(a - b) over paired units (deals): percentile interval
     widened about the mean by :func:`small_sample_factor` (``n >= 2``). Covers the population
     mean difference per unit; zero width only when every difference is the same."""
@@ -366,7 +396,7 @@ def wilcoxon_signed_rank(diffs: Sequence[float]) -> tuple[float, float]:
         j = i
         while j + 1 < n and sorted_a[j + 1] == sorted_a[i]:
             j += 1
-        ranks[order[i:j + 1]] = 0.5 * (i + j) + 1.0
+        ranks[order[i : j + 1]] = 0.5 * (i + j) + 1.0
         t = j - i + 1
         tie_term += t**3 - t
         i = j + 1
@@ -421,7 +451,15 @@ def paired_battery(diffs: Sequence[float], *, seed: int, resamples: int = 2000, 
 
 
 # ---------------------------------------------------------------------- sample size
-def deals_needed(effect: float, sd: float, level: float = 0.95, power: float = 0.8, *, comparisons: int = 1, max_deals: int = 1_000_000) -> int:
+def deals_needed(
+    effect: float,
+    sd: float,
+    level: float = 0.95,
+    power: float = 0.8,
+    *,
+    comparisons: int = 1,
+    max_deals: int = 1_000_000,
+) -> int:
     """Independent units (deals) for a two-sided t test at ``level`` (Bonferroni over
     ``comparisons``) to detect a true mean difference ``effect`` with probability ``power``,
     when one unit's difference has standard deviation ``sd``: the smallest ``n >= 2`` with
@@ -446,4 +484,3 @@ def deals_needed(effect: float, sd: float, level: float = 0.95, power: float = 0
     while n > 2 and enough(n - 1):
         n -= 1
     return n
-

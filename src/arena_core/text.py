@@ -1,11 +1,13 @@
 """Text views for language-model players: a prompt rebuilt from the state every turn, and a
 parser from free text to an action that reports how it parsed."""
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from .game import Game, Position
@@ -39,13 +41,18 @@ class ParseResult:
     detail: str = ""
 
     def telemetry(self) -> dict[str, Any]:
-        return {"parse_method": self.method, "valid": self.valid, "legal": self.legal, "default_used": self.default_used}
+        return {
+            "parse_method": self.method,
+            "valid": self.valid,
+            "legal": self.legal,
+            "default_used": self.default_used,
+        }
 
 
 class TextView(Protocol):
-    def prompt(self, game: "Game", pos: "Position", player: int) -> Prompt: ...
+    def prompt(self, game: Game, pos: Position, player: int) -> Prompt: ...
 
-    def parse(self, game: "Game", pos: "Position", player: int, text: str) -> ParseResult: ...
+    def parse(self, game: Game, pos: Position, player: int, text: str) -> ParseResult: ...
 
 
 def _norm(s: str) -> str:
@@ -277,11 +284,13 @@ class GenericTextView:
     is the opt-in benchmark-compatible reading (rightmost mention of a legal string).
     """
 
-    answer_instruction: str = "Think briefly, then end your answer with one line holding exactly one of the legal actions."
+    answer_instruction: str = (
+        "Think briefly, then end your answer with one line holding exactly one of the legal actions."
+    )
     extra: dict = field(default_factory=dict)
     lenient: bool = False
 
-    def prompt(self, game: "Game", pos: "Position", player: int) -> Prompt:
+    def prompt(self, game: Game, pos: Position, player: int) -> Prompt:
         legal = tuple(game.action_to_str(a) for a in game.legal(pos, player))
         obs = game.observe(pos, player)
         system = (
@@ -296,6 +305,6 @@ class GenericTextView:
         )
         return Prompt(system=system, user=user, legal=legal)
 
-    def parse(self, game: "Game", pos: "Position", player: int, text: str) -> ParseResult:
+    def parse(self, game: Game, pos: Position, player: int, text: str) -> ParseResult:
         legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
         return parse_choice(text, legal, default=lambda: game.default_action(pos.state, player), lenient=self.lenient)

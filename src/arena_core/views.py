@@ -13,11 +13,13 @@ ids lives anywhere else.
 
 A menu view's ``menu(game, pos, player, include_illegal=False)`` returns a :class:`Menu`.
 """
+
 from __future__ import annotations
 
 import string
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ConfigError
 
@@ -45,7 +47,7 @@ class Menu:
 
 
 class MenuViewProtocol(Protocol):
-    def menu(self, game: "Game", pos: "Position", player: int, *, include_illegal: bool = False) -> Menu: ...
+    def menu(self, game: Game, pos: Position, player: int, *, include_illegal: bool = False) -> Menu: ...
 
 
 @dataclass(frozen=True)
@@ -69,16 +71,18 @@ class MenuView:
         return Menu(text, actions, labels, (True,) * len(actions))
 
 
-def default_views(game: "Game") -> dict[str, Callable[[], Any]]:
+def default_views(game: Game) -> dict[str, Callable[[], Any]]:
     """The views every game has: ``text`` (its ``text_view()``) and ``menu`` (:class:`MenuView`)."""
     return {"text": game.text_view, "menu": MenuView}
 
 
-def get_view(game: "Game", name: str, *, fallback: str | None = None) -> Any:
+def get_view(game: Game, name: str, *, fallback: str | None = None) -> Any:
     """A fresh instance of ``game``'s view ``name`` (or of ``fallback`` when the game has no
     such view); one clear line naming the views it has otherwise."""
     views: Mapping[str, Callable[[], Any]] = game.views()
     factory = views.get(name) or (views.get(fallback) if fallback else None)
     if factory is None:
-        raise ConfigError(f"{game.spec.id} has no {name!r} view; it has {sorted(views)} (a game adds views by overriding Game.views())")
+        raise ConfigError(
+            f"{game.spec.id} has no {name!r} view; it has {sorted(views)} (a game adds views by overriding Game.views())"
+        )
     return factory()

@@ -9,11 +9,13 @@ same player object go to its ``act_batch(decisions) -> answers`` in one call (an
 an exception returned in place of an answer, or an unreadable answer is recorded and handled
 by the illegal-action policy -- never a crash of the loop.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from arena_core.episode import EpisodeRecord
 from arena_core.errors import ConfigError
@@ -65,7 +67,9 @@ def play_batch(
     lineups = [list(players(i)) if callable(players) else list(players) for i in range(len(seeds))]
     for g, lineup in zip(games, lineups, strict=True):
         if len(lineup) != g.num_players:
-            raise ConfigError(f"{g.spec.id} with {g.num_players} players needs {g.num_players} players, got {len(lineup)}")
+            raise ConfigError(
+                f"{g.spec.id} with {g.num_players} players needs {g.num_players} players, got {len(lineup)}"
+            )
     stats = stats if stats is not None else BatchStats()
     wall = time.perf_counter()
     matches = [

@@ -5,6 +5,7 @@ one (``Game.views()``; an object with ``render(game, pos, player) -> str``), oth
 :class:`HumanView`, a readable summary of the player's own observation (boards as grids,
 nested tables indented, only the latest messages of a transcript).
 """
+
 from __future__ import annotations
 
 import sys
@@ -70,7 +71,9 @@ def render_value(key: str, value: Any, pad: str = "", *, seat: int | None = None
                 return [f"{pad}{label}: {inline}"]
         if all(isinstance(getattr(v, "text", None), str) for v in items):  # a transcript: its latest messages
             shown = items[-RECENT_MESSAGES:]
-            out = [f"{pad}{label} (latest {len(shown)} of {len(items)}):" if len(items) > len(shown) else f"{pad}{label}:"]
+            out = [
+                f"{pad}{label} (latest {len(shown)} of {len(items)}):" if len(items) > len(shown) else f"{pad}{label}:"
+            ]
             for v in shown:
                 out += render_value("message", v, pad + "  ")
             return out
@@ -92,7 +95,9 @@ def numbered(names: list[str], width: int = WIDTH) -> str:
     rows = -(-len(cells) // cols)
     lines = []
     for r in range(rows):
-        lines.append("  " + "".join(cells[c * rows + r].ljust(cell) for c in range(cols) if c * rows + r < len(cells)).rstrip())
+        lines.append(
+            "  " + "".join(cells[c * rows + r].ljust(cell) for c in range(cols) if c * rows + r < len(cells)).rstrip()
+        )
     return "\n".join(lines)
 
 
@@ -128,8 +133,15 @@ class HumanPlayer(BasePlayer):
     name = "human"
     mode = "constrained"  # picks from the numbered legal moves (other input is asked again)
 
-    def __init__(self, seed: int = 0, *, input: TextIO | None = None, output: TextIO | None = None, show_rules: bool = True,
-                 max_tries: int = 10):
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        input: TextIO | None = None,
+        output: TextIO | None = None,
+        show_rules: bool = True,
+        max_tries: int = 10,
+    ):
         super().__init__(seed)
         if not isinstance(max_tries, int) or isinstance(max_tries, bool) or max_tries < 1:
             raise ConfigError(f"human: max_tries must be a whole number >= 1, got {max_tries!r}")
@@ -166,7 +178,9 @@ class HumanPlayer(BasePlayer):
         legal = list(decision.legal_actions)
         names = [game.action_to_str(a) for a in legal]
         view = decision.view_with(human_view(game).render)
-        self._say(f"\n--- {game.spec.id}: you are player {decision.seat}; decision {decision.ply} ---\n{view}\n\nyour legal moves:")
+        self._say(
+            f"\n--- {game.spec.id}: you are player {decision.seat}; decision {decision.ply} ---\n{view}\n\nyour legal moves:"
+        )
         self._say(numbered(names))
         answer = ""
         for tries in range(1, self.max_tries + 1):
@@ -184,14 +198,22 @@ class HumanPlayer(BasePlayer):
                 continue
             chosen = self._choose(answer, legal, names)
             if chosen is not None:
-                return Move(chosen, {"latency_s": round(time.perf_counter() - started, 6), "tries": tries, "parse_method": "choice"})
+                return Move(
+                    chosen,
+                    {"latency_s": round(time.perf_counter() - started, 6), "tries": tries, "parse_method": "choice"},
+                )
             if answer and not answer.isdigit():  # a number is a menu choice only; other text: the game's own reading
                 parsed = decision.parse(answer)
                 if not parsed.default_used:
-                    return Move(parsed.action, {"latency_s": round(time.perf_counter() - started, 6), "tries": tries, **parsed.telemetry()})
+                    return Move(
+                        parsed.action,
+                        {"latency_s": round(time.perf_counter() - started, 6), "tries": tries, **parsed.telemetry()},
+                    )
             left = self.max_tries - tries
-            self._say(f"{answer!r} is not one of your legal moves; type a number from 1 to {len(names)}"
-                      + (f" ({left} tries left)" if left else ""))
+            self._say(
+                f"{answer!r} is not one of your legal moves; type a number from 1 to {len(names)}"
+                + (f" ({left} tries left)" if left else "")
+            )
         return answer  # the runner parses it and the illegal-action policy decides (a typed fault)
 
     @staticmethod

@@ -1,4 +1,5 @@
 """Scripted Kuhn poker players."""
+
 from __future__ import annotations
 
 from arena_core.errors import PlayerError

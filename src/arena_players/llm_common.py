@@ -1,8 +1,10 @@
 """Pieces shared by the text-based players: their settings, listed legal strings to actions, text recording, retry feedback."""
+
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 

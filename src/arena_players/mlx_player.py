@@ -14,6 +14,7 @@ batched generation (one forward pass per token for the whole batch over ``mlx_lm
 ``BatchKVCache``, the rows' trie masks and samplers applied in one vectorised step); the
 runner in :mod:`arena_players.batched` uses it.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,8 +22,9 @@ import functools
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import mlx.core as mx
 import numpy as np
@@ -46,16 +48,20 @@ class MLXSettings(BaseModel):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=256, ge=1, description="free mode: the longest answer")
     retries: int = Field(default=0, ge=0, description="free mode: re-asks after an unreadable answer")
-    record_prompt: TextRecord = Field(default="hash", description="'full' text, its 'hash' and length, or 'none' (length only)")
+    record_prompt: TextRecord = Field(
+        default="hash", description="'full' text, its 'hash' and length, or 'none' (length only)"
+    )
     record_response: TextRecord = "full"
     prefill_step: int = Field(default=2048, ge=16)
-    prefix_cache: bool = Field(default=True, description="reuse the KV cache of the system turn (the rules) across decisions")
+    prefix_cache: bool = Field(
+        default=True, description="reuse the KV cache of the system turn (the rules) across decisions"
+    )
 
 
 # ---------------------------------------------------------------------- constrained decoding
 @dataclass
 class TrieNode:
-    children: dict[int, "TrieNode"] = field(default_factory=dict)
+    children: dict[int, TrieNode] = field(default_factory=dict)
     value: int | None = None  # index of the legal string that ends here
     _mask: Any = field(default=None, repr=False)
 
@@ -69,7 +75,9 @@ class TokenTrie:
         self.depth = 0
         for index, seq in enumerate(sequences):
             if not seq:
-                raise ConfigError(f"legal string #{index} encodes to no tokens; constrained decoding needs non-empty strings")
+                raise ConfigError(
+                    f"legal string #{index} encodes to no tokens; constrained decoding needs non-empty strings"
+                )
             node = self.root
             for tok in seq:
                 node = node.children.setdefault(int(tok), TrieNode())
@@ -82,7 +90,7 @@ class TokenTrie:
             self.depth = max(self.depth, len(seq))
 
     @classmethod
-    def from_strings(cls, strings: Sequence[str], encode) -> "TokenTrie":
+    def from_strings(cls, strings: Sequence[str], encode) -> TokenTrie:
         return cls([encode(s) for s in strings])
 
     def lookup(self, tokens: Sequence[int]) -> int | None:
@@ -134,7 +142,9 @@ class TrieConstraint:
             return  # the string is complete; EOS ends generation
         nxt = self.node.children.get(token)
         if nxt is None:
-            raise PlayerError(f"constrained decoding produced token {token}, outside the legal trie (the sampler ignored the mask)")
+            raise PlayerError(
+                f"constrained decoding produced token {token}, outside the legal trie (the sampler ignored the mask)"
+            )
         self.path.append(token)
         self.node = nxt
 
@@ -246,7 +256,11 @@ class RowSampling:
         self.size = len(kept)
         if mine:
             index = mx.array(mine)
-            self.keys, self.inv_temperature, self.top_p = self.keys[index], self.inv_temperature[index], self.top_p[index]
+            self.keys, self.inv_temperature, self.top_p = (
+                self.keys[index],
+                self.inv_temperature[index],
+                self.top_p[index],
+            )
 
 
 # ---------------------------------------------------------------------- the engine
@@ -313,7 +327,7 @@ class MLXEngine:
         eos = getattr(tokenizer, "eos_token_id", None)
         self.eos = int(eos) if eos is not None else min(self.eos_ids)
         self.stats = EngineStats()
-        self._prefixes: "OrderedDict[tuple[int, ...], list]" = OrderedDict()
+        self._prefixes: OrderedDict[tuple[int, ...], list] = OrderedDict()
         self.prefix_cache_size = 8
         self._heads: dict[str, tuple[str, list[int]] | None] = {}
         self._answers: dict[str, list[int]] = {}
@@ -337,7 +351,12 @@ class MLXEngine:
         try:
             text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         except Exception:  # e.g. templates that reject a system role
-            merged = [{"role": "user", "content": "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user"))}]
+            merged = [
+                {
+                    "role": "user",
+                    "content": "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user")),
+                }
+            ]
             messages = merged + [m for m in messages if m["role"] == "assistant"]
             text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         head = self._system_head(messages)
@@ -361,7 +380,9 @@ class MLXEngine:
         content = messages[0]["content"]
         if content not in self._heads:
             try:
-                head_text = self.tokenizer.apply_chat_template(messages[:1], add_generation_prompt=False, tokenize=False)
+                head_text = self.tokenizer.apply_chat_template(
+                    messages[:1], add_generation_prompt=False, tokenize=False
+                )
                 self._heads[content] = (head_text, self._encode(head_text))
             except Exception:
                 self._heads[content] = None
@@ -554,7 +575,6 @@ class MLXEngine:
         self.stats.tokens_out += tokens_out
 
 
-
 # ---------------------------------------------------------------------- the player
 @dataclass
 class _Pending:
@@ -682,11 +702,18 @@ class MLXPlayer(BasePlayer):
         if p.trie is not None:
             index = p.trie.lookup(gen.tokens)
             if index is None:  # only a token budget cut could do this; the runner's policy decides
-                return Move(text, self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
+                return Move(
+                    text, self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False)
+                )
             action = legal_action_for(p.decision, p.legal[index])
             if action is NO_ACTION:  # the text view lists a string neither canonical nor parseable
-                return Move(p.legal[index], self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False))
-            return Move(action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False))
+                return Move(
+                    p.legal[index],
+                    self._telemetry(p, parse_method="constrained", valid=False, legal=False, default_used=False),
+                )
+            return Move(
+                action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False)
+            )
         parsed = p.decision.parse(text)
         if not parsed.default_used:
             return Move(parsed.action, self._telemetry(p, **parsed.telemetry()))

@@ -6,6 +6,7 @@ Used by the tests and ``bench/matrix_bench.py --mlx-server`` with the tiny offli
     with mlx_server() as (url, model):
         OpenAIPlayer(base_url=url, model=model, api_key_env="", temperature=1.0)
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 __all__ = ["free_port", "mlx_server"]
 
@@ -30,7 +31,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def mlx_server(model: str | os.PathLike | None = None, *, startup_s: float = 90.0, extra_args: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+def mlx_server(
+    model: str | os.PathLike | None = None, *, startup_s: float = 90.0, extra_args: tuple[str, ...] = ()
+) -> Iterator[tuple[str, str]]:
     """Run ``python -m mlx_lm.server`` for ``model`` (default: the tiny offline model) and yield
     ``(base_url, model)`` once ``/health`` answers ok; the server (only the process started
     here, by its PID) is stopped on exit. Raises RuntimeError if it exits or is not healthy
@@ -45,7 +48,18 @@ def mlx_server(model: str | os.PathLike | None = None, *, startup_s: float = 90.
     # blocks the server mid-request once ~64 KiB of log has piled up)
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm.server", "--model", model, "--host", "127.0.0.1", "--port", str(port), *extra_args],
+        [
+            sys.executable,
+            "-m",
+            "mlx_lm.server",
+            "--model",
+            model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            *extra_args,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=log,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},

@@ -8,6 +8,7 @@ episode records or error messages. Requests time out, are retried with exponenti
 ``cache_dir``), so a repeated evaluation costs nothing. Failures raise typed errors; the runner
 records them and the illegal-action policy decides what happens next.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,16 +19,17 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.faults import CapExhausted
-from arena_core.outputs import scrub_and_cut, scrub_secrets
+from arena_core.outputs import scrub_and_cut
 from arena_core.players import BasePlayer, Decision, Move
 
 from .llm_common import player_settings, retry_feedback, text_record
@@ -54,7 +56,9 @@ class OpenAISettings(BaseModel):
 
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
-    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="env var holding the key; None or '' sends no key")
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY", description="env var holding the key; None or '' sends no key"
+    )
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=512, ge=1)
@@ -110,7 +114,9 @@ class ResponseCache:
 
     @staticmethod
     def key(url: str, body: dict) -> str:
-        return hashlib.sha256(json.dumps({"url": url, "body": body}, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return hashlib.sha256(
+            json.dumps({"url": url, "body": body}, sort_keys=True, ensure_ascii=False).encode()
+        ).hexdigest()
 
     def get(self, key: str) -> dict | None:
         with self._lock:
@@ -143,7 +149,9 @@ class OpenAIPlayer(BasePlayer):
 
     def __init__(self, seed: int = 0, *, sleep: Callable[[float], None] = time.sleep, **options: Any):
         super().__init__(seed)
-        literal = sorted(k for k in options if k.lower().replace("-", "_") in ("api_key", "key", "token", "authorization", "secret"))
+        literal = sorted(
+            k for k in options if k.lower().replace("-", "_") in ("api_key", "key", "token", "authorization", "secret")
+        )
         if literal:
             raise ConfigError(
                 f"OpenAIPlayer: a literal {literal[0]!r} is refused (it would be written to results, records and errors); "
@@ -195,13 +203,17 @@ class OpenAIPlayer(BasePlayer):
                 resp.read(1 << 16)
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
-                raise ProviderError(f"{url} refused the key in {self.settings.api_key_env} (HTTP {exc.code})", status=exc.code) from None
+                raise ProviderError(
+                    f"{url} refused the key in {self.settings.api_key_env} (HTTP {exc.code})", status=exc.code
+                ) from None
             return  # the endpoint answers (a server without a model list, e.g. mlx_lm.server offline, says 404 or 5xx)
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise ProviderError(scrub_and_cut(f"cannot reach {url}: {type(reason).__name__}: {reason}", 300, [key])) from None
+            raise ProviderError(
+                scrub_and_cut(f"cannot reach {url}: {type(reason).__name__}: {reason}", 300, [key])
+            ) from None
 
     # -- internals
     def _attempt(self, decision: Decision) -> int:
@@ -304,7 +316,9 @@ class OpenAIPlayer(BasePlayer):
             return None
         key = os.environ.get(env)
         if not key:
-            raise ConfigError(f"the API key variable {env} is not set; export it, or pass api_key_env='' for a server that needs no key")
+            raise ConfigError(
+                f"the API key variable {env} is not set; export it, or pass api_key_env='' for a server that needs no key"
+            )
         return key
 
     def _post_with_retries(self, url: str, body: dict) -> tuple[dict, int]:
@@ -323,7 +337,9 @@ class OpenAIPlayer(BasePlayer):
             except ProviderError as exc:
                 if not exc.retryable or attempt > s.max_retries:
                     raise ProviderError(
-                        f"{exc} (after {attempt} attempt{'s' if attempt > 1 else ''})", status=exc.status, retryable=exc.retryable
+                        f"{exc} (after {attempt} attempt{'s' if attempt > 1 else ''})",
+                        status=exc.status,
+                        retryable=exc.retryable,
                     ) from None
                 delay = min(s.backoff_max_s, s.backoff_s * 2 ** (attempt - 1))
                 retry_after = getattr(exc, "retry_after", None)
@@ -368,20 +384,26 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
         except Exception:
             detail = ""
         status = int(exc.code)
-        err = ProviderError(_scrub(f"HTTP {status} from {url}: {detail}", secret, 300), status=status, retryable=status == 429 or status >= 500)
+        err = ProviderError(
+            _scrub(f"HTTP {status} from {url}: {detail}", secret, 300),
+            status=status,
+            retryable=status == 429 or status >= 500,
+        )
         ra = exc.headers.get("Retry-After") if exc.headers else None
         try:
             err.retry_after = float(ra) if ra is not None else None  # type: ignore[attr-defined]
         except ValueError:
             err.retry_after = None  # type: ignore[attr-defined]
         raise err from None
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
     except (urllib.error.URLError, ConnectionError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, (socket.timeout, TimeoutError)):
             raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
-        raise ProviderError(_scrub(f"cannot reach {url}: {type(reason).__name__}: {reason}", secret), retryable=True) from None
+        raise ProviderError(
+            _scrub(f"cannot reach {url}: {type(reason).__name__}: {reason}", secret), retryable=True
+        ) from None
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -1,4 +1,5 @@
 """Uniformly random legal play, seeded."""
+
 from __future__ import annotations
 
 from arena_core.players import BasePlayer, Decision

@@ -1,4 +1,5 @@
 """Deterministic scripted players."""
+
 from __future__ import annotations
 
 from arena_core.players import BasePlayer, Decision

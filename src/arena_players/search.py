@@ -14,6 +14,7 @@ A rollout answer that is not a legal action, and a rollout that outlasts the gam
 hidden: a faulty answer is replaced by the game's default action, a truncated rollout scores
 0 for every seat.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,10 +37,15 @@ class SearchSettings(BaseModel):
     simulations: int = Field(200, ge=1, description="playouts per decision (the simulation budget)")
     rollout: str = Field("random", description="player spec of the rollout policy, for every seat")
     exploration: float = Field(1.0, ge=0.0, description="UCB1 constant, in units of the observed spread of returns")
-    candidates: int = Field(0, ge=0, description="0: every legal action is a root candidate; k: the rollout policy's own "
-                            "choice and its k-1 nearest legal actions by action index")
+    candidates: int = Field(
+        0,
+        ge=0,
+        description="0: every legal action is a root candidate; k: the rollout policy's own "
+        "choice and its k-1 nearest legal actions by action index",
+    )
     objective: Literal["return", "margin"] = Field(
-        "return", description="what a playout scores: this seat's return, or its return minus the best other seat's")
+        "return", description="what a playout scores: this seat's return, or its return minus the best other seat's"
+    )
 
 
 class SearchPlayer(BasePlayer):
@@ -53,7 +59,9 @@ class SearchPlayer(BasePlayer):
 
         self.settings = player_settings(SearchSettings, "search", options)
         if self.settings.rollout.split("{")[0].split(":")[0].strip() == "search":
-            raise PlayerOptionsError("search: the rollout policy cannot be search itself; name another player, e.g. rollout = \"random\"")
+            raise PlayerOptionsError(
+                'search: the rollout policy cannot be search itself; name another player, e.g. rollout = "random"'
+            )
         self._rollout: dict[int, Any] = {}
         self.stats = {"decisions": 0, "simulations": 0, "seconds": 0.0, "rollout_faults": 0, "truncated": 0}
 
@@ -63,7 +71,9 @@ class SearchPlayer(BasePlayer):
         if player is None:
             from arena_core.registry import make_player
 
-            player = self._rollout[seat] = make_player(self.settings.rollout, seed=derive_seed(self.seed, "rollout", seat))
+            player = self._rollout[seat] = make_player(
+                self.settings.rollout, seed=derive_seed(self.seed, "rollout", seat)
+            )
         return player
 
     def _answer(self, game: Game, pos: Position, seat: int, episode_seed: int, faults: list[int]):
@@ -101,7 +111,9 @@ class SearchPlayer(BasePlayer):
         if k == 0 or k >= len(legal):
             return legal
         game = decision.game
-        anchor = decision.view_with(lambda g, pos, seat: self._answer(g, Position(pos.state, (), pos.ply), seat, decision.episode_seed, faults))
+        anchor = decision.view_with(
+            lambda g, pos, seat: self._answer(g, Position(pos.state, (), pos.ply), seat, decision.episode_seed, faults)
+        )
         aid = game.action_id(anchor)
         return tuple(sorted(legal, key=lambda a: (abs(game.action_id(a) - aid), game.action_id(a)))[:k])
 
@@ -111,10 +123,14 @@ class SearchPlayer(BasePlayer):
             return Move(legal[0], {"simulations": 0})
         game, seat, s = decision.game, decision.seat, self.settings
         if not game.has_hidden_state_sampler:
-            raise PlayerError(f"search needs a game that can sample hidden worlds; {game.spec.id} implements no sample_hidden_state")
+            raise PlayerError(
+                f"search needs a game that can sample hidden worlds; {game.spec.id} implements no sample_hidden_state"
+            )
         if game.spec.chance and type(game).sample_hidden_state is Game.sample_hidden_state:
-            raise PlayerError(f"search: {game.spec.id} has chance moves but no sample_hidden_state to redraw them; "
-                              "its state may fix future draws, which a playout must not read")
+            raise PlayerError(
+                f"search: {game.spec.id} has chance moves but no sample_hidden_state to redraw them; "
+                "its state may fix future draws, which a playout must not read"
+            )
         for p in range(game.num_players):  # a rollout spec that cannot be built is the user's error, said now
             self._rollout_player(p)
         started = time.perf_counter()
@@ -131,7 +147,9 @@ class SearchPlayer(BasePlayer):
             else:
                 spread = (hi - lo) if hi > lo else 1.0
                 logt = math.log(t)
-                i = max(range(len(cands)), key=lambda j: total[j] / n[j] + s.exploration * spread * math.sqrt(logt / n[j]))
+                i = max(
+                    range(len(cands)), key=lambda j: total[j] / n[j] + s.exploration * spread * math.sqrt(logt / n[j])
+                )
             world = decision.view_with(lambda g, pos, me: g.sample_hidden_state(pos.state, me, rng))
             pos = game.act(Position(world, (), decision.ply), seat, cands[i])
             ret = self._playout(game, pos, derive_seed(self.seed, decision.episode_seed, seat, decision.ply, t), faults)

@@ -11,15 +11,16 @@ template, tokenization, constrained and free decoding, batching, the HTTP server
 seconds on a CPU without a download. Every draw comes from ``make_rng(seed, ...)``, so the same
 seed and corpus give byte-identical files.
 """
+
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -106,7 +107,10 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int):
     # no word-splitting regex: merges may cross spaces and punctuation, so the JSON of a game
     # state compresses to few tokens; digits stay one per token
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
     )
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
@@ -164,7 +168,9 @@ def _random_weights(model_config: dict, config: TinyConfig) -> dict[str, np.ndar
     return weights
 
 
-def build_tiny_model(outdir: str | os.PathLike, *, config: TinyConfig = TinyConfig(), corpus: Sequence[str] | None = None) -> Path:
+def build_tiny_model(
+    outdir: str | os.PathLike, *, config: TinyConfig = TinyConfig(), corpus: Sequence[str] | None = None
+) -> Path:
     """Write config.json, model.safetensors, tokenizer.json and tokenizer_config.json to
     ``outdir`` (created); returns the path. Loadable with ``mlx_lm.load(outdir)``."""
     import mlx.core as mx
@@ -194,7 +200,9 @@ def build_tiny_model(outdir: str | os.PathLike, *, config: TinyConfig = TinyConf
         "arena_tiny_model": {"fingerprint": fingerprint(config, corpus), **asdict(config)},
     }
     weights = _random_weights(model_config, config)
-    mx.save_safetensors(str(out / "model.safetensors"), {k: mx.array(w) for k, w in weights.items()}, metadata={"format": "mlx"})
+    mx.save_safetensors(
+        str(out / "model.safetensors"), {k: mx.array(w) for k, w in weights.items()}, metadata={"format": "mlx"}
+    )
     tokenizer.save(str(out / "tokenizer.json"))
     tokenizer_config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
@@ -215,11 +223,18 @@ def build_tiny_model(outdir: str | os.PathLike, *, config: TinyConfig = TinyConf
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("ARENA_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "arena")
+    root = os.environ.get("ARENA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "arena"
+    )
     return Path(root)
 
 
-def ensure_tiny_model(cache_dir: str | os.PathLike | None = None, *, config: TinyConfig = TinyConfig(), game_ids: Sequence[str] | None = None) -> Path:
+def ensure_tiny_model(
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    config: TinyConfig = TinyConfig(),
+    game_ids: Sequence[str] | None = None,
+) -> Path:
     """The tiny model's directory, built on first use and cached by the fingerprint of its
     config and training corpus (a changed game text builds a new one)."""
     corpus = game_corpus(game_ids)
@@ -239,7 +254,9 @@ def ensure_tiny_model(cache_dir: str | os.PathLike | None = None, *, config: Tin
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m arena_players.tiny_model", description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", help="directory to write the model files into")
-    parser.add_argument("--games", default=None, help="comma-separated game ids for the tokenizer corpus (default: kuhn_poker,megagem)")
+    parser.add_argument(
+        "--games", default=None, help="comma-separated game ids for the tokenizer corpus (default: kuhn_poker,megagem)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     games = args.games.split(",") if args.games else None

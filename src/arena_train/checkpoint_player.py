@@ -8,6 +8,7 @@ trained with ``view = "menu"``). ``temperature`` 0 (the default) plays the most 
 answer; ``temperature=train`` samples at the run's training temperature (the policy GRPO
 optimised), from the decision's seeded generator.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,9 @@ def find_checkpoint(run: str | Path, step: int | None = None) -> Path:
         raise ConfigError(f"checkpoint player: run directory {str(path)!r} does not exist")
     found = sorted(p for p in ckpts.glob("step_*") if (p / "state.json").exists()) if ckpts.exists() else []
     if not found:
-        raise ConfigError(f"checkpoint player: {str(path)!r} holds no checkpoints/step_*/ (train with checkpoint_every, or name a checkpoint directory)")
+        raise ConfigError(
+            f"checkpoint player: {str(path)!r} holds no checkpoints/step_*/ (train with checkpoint_every, or name a checkpoint directory)"
+        )
     if step is None:
         return found[-1]
     want = ckpts / f"step_{int(step):06d}"
@@ -46,7 +49,9 @@ class CheckpointPlayer(BasePlayer):
     def __init__(self, seed: int = 0, run: str | None = None, step: int | None = None, temperature: Any = 0.0):
         super().__init__(seed)
         if not run:
-            raise ConfigError("checkpoint player needs run=RUN_DIR (a training run directory or a checkpoint directory)")
+            raise ConfigError(
+                "checkpoint player needs run=RUN_DIR (a training run directory or a checkpoint directory)"
+            )
         self.path = find_checkpoint(run, step)
         self.checkpoint = str(self.path)  # recorded in a tournament's player identity
         state = json.loads((self.path / "state.json").read_text())

@@ -4,13 +4,14 @@ The config's ``trainer`` key names a plugin of the ``arena.trainers`` entry-poin
 (``grpo``, ``expert_iteration``, ``policy_gradient``, or a third party's); the trainer is
 constructed as ``Trainer(config_dict, run_dir, progress=callback)`` and ``run()``.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from arena_core.errors import ArenaError
 
@@ -50,7 +51,11 @@ class _Progress:
     def __call__(self, step: int, row: dict) -> None:
         if not self.enabled:
             return
-        shown = {k: round(v, 4) for k, v in row.items() if isinstance(v, float) and k in ("reward_mean", "kl", "eval_mean", "sft_loss", "eval_agreement")}
+        shown = {
+            k: round(v, 4)
+            for k, v in row.items()
+            if isinstance(v, float) and k in ("reward_mean", "kl", "eval_mean", "sft_loss", "eval_agreement")
+        }
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix(shown)
@@ -63,10 +68,18 @@ class _Progress:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="arena train", description="Train a player with a registered trainer (arena.trainers).")
+    parser = argparse.ArgumentParser(
+        prog="arena train", description="Train a player with a registered trainer (arena.trainers)."
+    )
     parser.add_argument("config", help="a .json or .toml config with a 'trainer' key")
     parser.add_argument("--run-dir", default=None, help="output directory (default: runs/<config name>)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON", help="override a top-level config key, e.g. --set steps=10")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="override a top-level config key, e.g. --set steps=10",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
@@ -96,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = trainer_cls(body, run_dir, progress=progress).run()
         finally:
             progress.close()
-        summary = result.report() if hasattr(result, "report") else {k: v for k, v in result.items() if k in ("run_id", "final_eval", "report")}
+        summary = (
+            result.report()
+            if hasattr(result, "report")
+            else {k: v for k, v in result.items() if k in ("run_id", "final_eval", "report")}
+        )
     except ArenaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -1,10 +1,11 @@
 """Validated trainer configs (pydantic): every field typed and bounded, unknown keys rejected,
 so a typo in a config file fails with the field's name instead of being ignored."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -17,7 +18,9 @@ class _Strict(BaseModel):
 
 class ModelConfig(_Strict):
     path: str = Field("tiny", description="'tiny' (offline test model) or a local mlx-lm model directory")
-    finetune: Literal["full", "lora"] = Field("full", description="full fine-tuning (right for the tiny model) or LoRA (real models)")
+    finetune: Literal["full", "lora"] = Field(
+        "full", description="full fine-tuning (right for the tiny model) or LoRA (real models)"
+    )
     lora_layers: int = Field(4, ge=1)
     lora_rank: int = Field(8, ge=1)
     lora_scale: float = Field(20.0, gt=0)
@@ -28,7 +31,9 @@ class OptimConfig(_Strict):
     weight_decay: float = Field(0.0, ge=0)
     grad_accum: int = Field(1, ge=1, description="micro-batches whose gradients are summed per update")
     max_grad_norm: float = Field(1.0, gt=0)
-    schedule: Literal["constant", "linear"] = Field("constant", description="'linear': decay the learning rate to 0 over the run's updates")
+    schedule: Literal["constant", "linear"] = Field(
+        "constant", description="'linear': decay the learning rate to 0 over the run's updates"
+    )
 
 
 class RewardConfig(_Strict):
@@ -45,15 +50,24 @@ class PoolConfig(_Strict):
     snapshot_temperature: float = Field(0.0, ge=0)
 
 
-
 class EvalConfig(_Strict):
-    anchor: str = Field(..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)")
+    anchor: str = Field(
+        ..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)"
+    )
     every: int = Field(0, ge=0, description="evaluate every N steps (0: only at the start and the end)")
     deals: int = Field(64, ge=1, description="held-out deals; each is played once per learner seat")
     bootstrap: int = Field(2000, ge=100)
-    silent_threshold: float = Field(0.2, ge=0, le=1, description="refuse to report a run whose learner answers are illegal/unparseable above this rate")
-    exploitability: bool = Field(False, description="also compute the exact exploitability of the learner's (sampling) policy and of its "
-                                 "average over the evaluations so far (two-player games that enumerate their deals, e.g. Kuhn poker)")
+    silent_threshold: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="refuse to report a run whose learner answers are illegal/unparseable above this rate",
+    )
+    exploitability: bool = Field(
+        False,
+        description="also compute the exact exploitability of the learner's (sampling) policy and of its "
+        "average over the evaluations so far (two-player games that enumerate their deals, e.g. Kuhn poker)",
+    )
 
 
 class GRPOConfig(_Strict):
@@ -61,13 +75,17 @@ class GRPOConfig(_Strict):
     name: str = "grpo"
     game: str
     game_params: dict[str, Any] = Field(default_factory=dict)
-    num_players: Optional[int] = None
+    num_players: int | None = None
     view: Literal["auto", "menu"] = Field("auto", description="'auto': the game's compact view when we have one")
     seed: int = Field(0, ge=0)
     steps: int = Field(..., ge=1)
     deals_per_step: int = Field(4, ge=1)
-    seats: Literal["all", "rotate"] = Field("all", description="each deal with the learner in every seat, or one seat rotating")
-    self_play: bool = Field(False, description="the learner sits in every seat at once (no opponents); the pool is then unused")
+    seats: Literal["all", "rotate"] = Field(
+        "all", description="each deal with the learner in every seat, or one seat rotating"
+    )
+    self_play: bool = Field(
+        False, description="the learner sits in every seat at once (no opponents); the pool is then unused"
+    )
     baseline: Literal["group", "role"] = Field(
         "group",
         description="advantage baseline: the group's mean return (per seat in self-play), or a running mean per seat "
@@ -79,36 +97,57 @@ class GRPOConfig(_Strict):
     ppo_epochs: int = Field(1, ge=1)
     clip_eps: float = Field(0.2, gt=0)
     kl_beta: float = Field(0.01, ge=0)
-    entropy_beta: float = Field(0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied")
-    entropy_final: Optional[float] = Field(None, ge=0, description="decay the entropy bonus linearly from entropy_beta at the first step "
-                                           "to this value at the last (None: entropy_beta throughout)")
-    advantage: Literal["group", "per_decision"] = Field("group", description="one return per episode, or per-decision returns (penalties after the decision)")
+    entropy_beta: float = Field(
+        0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied"
+    )
+    entropy_final: float | None = Field(
+        None,
+        ge=0,
+        description="decay the entropy bonus linearly from entropy_beta at the first step "
+        "to this value at the last (None: entropy_beta throughout)",
+    )
+    advantage: Literal["group", "per_decision"] = Field(
+        "group", description="one return per episode, or per-decision returns (penalties after the decision)"
+    )
     advantage_scale: Literal["batch_std", "group_std", "none"] = Field(
         "batch_std",
         description="advantages are centred on the group mean, then divided by the std of the whole step's centred returns "
         "(keeps stakes comparable across deals), each group's own std (classic GRPO), or nothing",
     )
-    action_space: Literal["legal", "all"] = Field("legal", description="'all' lets the learner name illegal actions (penalised)")
+    action_space: Literal["legal", "all"] = Field(
+        "legal", description="'all' lets the learner name illegal actions (penalised)"
+    )
     model: ModelConfig = ModelConfig()
     optim: OptimConfig = OptimConfig()
     reward: RewardConfig = RewardConfig()
     pool: PoolConfig = PoolConfig()
     eval: EvalConfig
-    init_from: Optional[str] = Field(None, description="start from another run's weights: a checkpoint directory or a run directory "
-                                     "(its latest checkpoint); that run becomes the parent in the manifest")
+    init_from: str | None = Field(
+        None,
+        description="start from another run's weights: a checkpoint directory or a run directory "
+        "(its latest checkpoint); that run becomes the parent in the manifest",
+    )
     checkpoint_every: int = Field(0, ge=0, description="0: only at the end")
-    resume_from: Optional[str] = Field(None, description="a checkpoint directory (or a run directory: its latest checkpoint)")
-    parent_run: Optional[str] = Field(None, description="run directory this run derives from (recorded in the manifest)")
+    resume_from: str | None = Field(
+        None, description="a checkpoint directory (or a run directory: its latest checkpoint)"
+    )
+    parent_run: str | None = Field(None, description="run directory this run derives from (recorded in the manifest)")
     plot: bool = Field(True, description="write metrics.png at the end (needs matplotlib)")
 
     @model_validator(mode="after")
     def _pool_non_empty(self):
         if not self.self_play and not self.pool.players and not self.pool.snapshot_every:
-            raise ValueError("the opponent pool is empty: list pool.players (e.g. 'kuhn_king_only'), set pool.snapshot_every, or self_play = true")
+            raise ValueError(
+                "the opponent pool is empty: list pool.players (e.g. 'kuhn_king_only'), set pool.snapshot_every, or self_play = true"
+            )
         if self.baseline == "role" and self.advantage_scale == "group_std":
-            raise ValueError("baseline = 'role' centres on a running mean per seat, not on groups; use advantage_scale 'batch_std' or 'none'")
+            raise ValueError(
+                "baseline = 'role' centres on a running mean per seat, not on groups; use advantage_scale 'batch_std' or 'none'"
+            )
         if self.init_from and self.resume_from:
-            raise ValueError("init_from (new run from another run's weights) and resume_from (continue a run) exclude each other")
+            raise ValueError(
+                "init_from (new run from another run's weights) and resume_from (continue a run) exclude each other"
+            )
         return self
 
 
@@ -117,7 +156,7 @@ class ExpertIterationConfig(_Strict):
     name: str = "expert_iteration"
     game: str = "megagem"
     game_params: dict[str, Any] = Field(default_factory=dict)
-    num_players: Optional[int] = None
+    num_players: int | None = None
     seed: int = Field(0, ge=0)
     expert: str = Field("megagem_expert", description="registered player that labels decisions")
     opponents: list[str] = Field(default_factory=lambda: ["megagem_heuristic"])
@@ -130,8 +169,10 @@ class ExpertIterationConfig(_Strict):
     optim: OptimConfig = OptimConfig(learning_rate=3e-3)
     eval_deals: int = Field(16, ge=1)
     bootstrap: int = Field(2000, ge=100)
-    parent_run: Optional[str] = None
-    init_from: Optional[str] = Field(None, description="start from another run's weights (checkpoint or run directory); recorded as the parent")
+    parent_run: str | None = None
+    init_from: str | None = Field(
+        None, description="start from another run's weights (checkpoint or run directory); recorded as the parent"
+    )
 
 
 class PolicyGradientConfig(_Strict):
@@ -139,7 +180,7 @@ class PolicyGradientConfig(_Strict):
     name: str = "policy_gradient"
     game: str
     game_params: dict[str, Any] = Field(default_factory=dict)
-    num_players: Optional[int] = None
+    num_players: int | None = None
     seed: int = Field(0, ge=0)
     steps: int = Field(..., ge=1)
     episodes_per_step: int = Field(64, ge=1)
@@ -147,14 +188,14 @@ class PolicyGradientConfig(_Strict):
     learning_rate: float = Field(0.1, gt=0)
     entropy: float = Field(0.0, ge=0)
     opponents: list[str] = Field(..., min_length=1)
-    eval_anchor: Optional[str] = None
+    eval_anchor: str | None = None
     eval_deals: int = Field(64, ge=1)
     eval_every: int = Field(0, ge=0)
     bootstrap: int = Field(2000, ge=100)
-    parent_run: Optional[str] = None
+    parent_run: str | None = None
 
 
-TrainConfig = Annotated[Union[GRPOConfig, ExpertIterationConfig, PolicyGradientConfig], Field(discriminator="trainer")]
+TrainConfig = Annotated[GRPOConfig | ExpertIterationConfig | PolicyGradientConfig, Field(discriminator="trainer")]
 
 
 class _Envelope(_Strict):
@@ -178,7 +219,9 @@ def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig 
         try:
             data = json.loads(str(data))
         except json.JSONDecodeError:
-            raise ConfigError(f"config {str(data)[:80]!r} is neither an existing .json/.toml file nor JSON text") from None
+            raise ConfigError(
+                f"config {str(data)[:80]!r} is neither an existing .json/.toml file nor JSON text"
+            ) from None
     if not isinstance(data, dict) or "trainer" not in data:
         raise ConfigError("a training config needs a 'trainer' key: 'grpo', 'expert_iteration' or 'policy_gradient'")
     try:

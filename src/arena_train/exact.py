@@ -9,11 +9,13 @@ own history), which is what keys an information state here: ``json`` of ``observ
 
 A *policy table* maps an information-state key to ``{action_id: probability}``.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +28,9 @@ def deals_of(game) -> list[tuple[int, float]]:
     """The game's deals and their probabilities; refuses a game that cannot enumerate them."""
     enum = getattr(game, "enumerate_deals", None)
     if enum is None:
-        raise ConfigError(f"{game.spec.id} cannot enumerate its deals (no enumerate_deals()); exact evaluation needs it, use sampled evaluation")
+        raise ConfigError(
+            f"{game.spec.id} cannot enumerate its deals (no enumerate_deals()); exact evaluation needs it, use sampled evaluation"
+        )
     deals = [(int(s), float(p)) for s, p in enum()]
     total = sum(p for _, p in deals)
     if not deals or abs(total - 1.0) > 1e-9:
@@ -95,12 +99,18 @@ def expected_values(game, table: PolicyTable, deals: Sequence[tuple[int, float]]
             return np.asarray(game.final_returns(pos), dtype=np.float64)
         seat = game.current_player(pos)
         acts = game.legal(pos, seat)
-        return sum(p * value(game.act(pos, seat, a)) for a, p in _probs(table, infostate_key(game, pos, seat), game, acts) if p > 0)
+        return sum(
+            p * value(game.act(pos, seat, a))
+            for a, p in _probs(table, infostate_key(game, pos, seat), game, acts)
+            if p > 0
+        )
 
     return tuple(float(v) for v in sum(p * value(game.start(s)) for s, p in deals))
 
 
-def best_response_value(game, table: PolicyTable, br_seat: int, deals: Sequence[tuple[int, float]] | None = None) -> tuple[float, dict[str, Any]]:
+def best_response_value(
+    game, table: PolicyTable, br_seat: int, deals: Sequence[tuple[int, float]] | None = None
+) -> tuple[float, dict[str, Any]]:
     """``br_seat``'s best expected return against the others playing ``table``, and the best
     response (information state -> action). Exact: at each of its information states the best
     response maximises the sum over the histories there of (chance x opponents' reach) x value."""
@@ -144,7 +154,9 @@ def best_response_value(game, table: PolicyTable, br_seat: int, deals: Sequence[
         key = infostate_key(game, pos, seat)
         if seat == br_seat:
             return value(game.act(pos, seat, best(key)))
-        return sum(p * value(game.act(pos, seat, a)) for a, p in _probs(table, key, game, game.legal(pos, seat)) if p > 0)
+        return sum(
+            p * value(game.act(pos, seat, a)) for a, p in _probs(table, key, game, game.legal(pos, seat)) if p > 0
+        )
 
     total = sum(p * value(pos) for pos, p in roots)
     for key in members:
@@ -167,7 +179,9 @@ class Exploitability:
 def exploitability(game, table: PolicyTable, deals: Sequence[tuple[int, float]] | None = None) -> Exploitability:
     """Exact NashConv and exploitability of ``table`` (every seat plays it)."""
     if game.num_players != 2:
-        raise ConfigError(f"exact exploitability is for two-player games; {game.spec.id} has {game.num_players} players")
+        raise ConfigError(
+            f"exact exploitability is for two-player games; {game.spec.id} has {game.num_players} players"
+        )
     deals = deals if deals is not None else deals_of(game)
     on = expected_values(game, table, deals)
     br = tuple(best_response_value(game, table, s, deals)[0] for s in range(2))
@@ -175,7 +189,9 @@ def exploitability(game, table: PolicyTable, deals: Sequence[tuple[int, float]] 
     return Exploitability(float(conv), float(conv / 2), br, on)
 
 
-def table_from(game, fn: Callable[[InfoState], Sequence[float]], deals: Sequence[tuple[int, float]] | None = None) -> PolicyTable:
+def table_from(
+    game, fn: Callable[[InfoState], Sequence[float]], deals: Sequence[tuple[int, float]] | None = None
+) -> PolicyTable:
     """A policy table from ``fn(infostate) -> probabilities over infostate.actions``."""
     out: PolicyTable = {}
     for info in information_states(game, deals):
@@ -207,13 +223,19 @@ def own_reach(game, table: PolicyTable, deals: Sequence[tuple[int, float]] | Non
     return reach
 
 
-def average_policy(game, tables: Sequence[PolicyTable], weights: Sequence[float] | None = None, deals=None) -> PolicyTable:
+def average_policy(
+    game, tables: Sequence[PolicyTable], weights: Sequence[float] | None = None, deals=None
+) -> PolicyTable:
     """The behaviour policy equivalent to drawing one of ``tables`` per game (uniformly, or by
     ``weights``) and playing it throughout: at each information state, the tables'
     probabilities averaged with weights proportional to each table's own reach there."""
     if not tables:
         raise ValueError("average_policy needs at least one policy")
-    w = np.full(len(tables), 1.0 / len(tables)) if weights is None else np.asarray(weights, dtype=np.float64) / np.sum(weights)
+    w = (
+        np.full(len(tables), 1.0 / len(tables))
+        if weights is None
+        else np.asarray(weights, dtype=np.float64) / np.sum(weights)
+    )
     reaches = [own_reach(game, t, deals) for t in tables]
     out: PolicyTable = {}
     for key in tables[0]:

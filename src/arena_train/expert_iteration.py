@@ -11,12 +11,14 @@ clipping). The report compares the student, its initial self and the expert on t
 held-out deals (paired bootstrap intervals) and gives the fraction of the expert's advantage
 the student recovers, plus its agreement with the expert on held-out states.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import mlx.core as mx
 import mlx.nn as nn
@@ -30,7 +32,17 @@ from arena_core.seeding import derive_seed, make_rng
 
 from .config import ExpertIterationConfig, parse_config
 from .exact import evaluation_deals
-from .lm import LMPolicy, LMRecord, load_flat, load_trainables, menu_logprobs, records_batch, save_flat, trainable_model, trainables
+from .lm import (
+    LMPolicy,
+    LMRecord,
+    load_flat,
+    load_trainables,
+    menu_logprobs,
+    records_batch,
+    save_flat,
+    trainable_model,
+    trainables,
+)
 from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import EpisodeSpec, PlayerLearner, Request, paired_bootstrap, play_episodes
 from .views import Menu, compact_view
@@ -55,7 +67,9 @@ def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: in
         if a == answer and menu.legal[i]:
             return i
     target = game.action_id(answer)
-    candidates = [(abs(game.action_id(a) - target), game.action_id(a), i) for i, a in enumerate(menu.actions) if menu.legal[i]]
+    candidates = [
+        (abs(game.action_id(a) - target), game.action_id(a), i) for i, a in enumerate(menu.actions) if menu.legal[i]
+    ]
     return min(candidates)[2]
 
 
@@ -94,7 +108,9 @@ def sft_update(model, optimizer, batch: Sequence[Labelled], max_grad_norm: float
         return -mx.mean(mx.take_along_axis(lp, targets[:, None], axis=-1))
 
     tokens, lengths, labels, mask = records_batch([b.record for b in batch])
-    loss, grads = nn.value_and_grad(model, loss_fn)(model, tokens, lengths, labels, mask, mx.array([b.label for b in batch], dtype=mx.int32))
+    loss, grads = nn.value_and_grad(model, loss_fn)(
+        model, tokens, lengths, labels, mask, mx.array([b.label for b in batch], dtype=mx.int32)
+    )
     grads, _ = optim.clip_grad_norm(grads, max_grad_norm)
     optimizer.update(model, grads)
     mx.eval(model.parameters(), optimizer.state)
@@ -105,14 +121,29 @@ class ExpertIterationTrainer:
     """Distil an expert player into a language model. Injected parts: ``model``/``tokenizer``,
     ``view``, ``progress``."""
 
-    def __init__(self, config: ExpertIterationConfig | dict, run_dir: str | Path, *, model=None, tokenizer=None, view=None, progress: Callable[[int, dict], None] | None = None):
-        self.config = config if isinstance(config, ExpertIterationConfig) else parse_config({"trainer": "expert_iteration", **config})
+    def __init__(
+        self,
+        config: ExpertIterationConfig | dict,
+        run_dir: str | Path,
+        *,
+        model=None,
+        tokenizer=None,
+        view=None,
+        progress: Callable[[int, dict], None] | None = None,
+    ):
+        self.config = (
+            config
+            if isinstance(config, ExpertIterationConfig)
+            else parse_config({"trainer": "expert_iteration", **config})
+        )
         cfg = self.config
         self.run_dir = Path(run_dir)
         claim_run_dir(self.run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
         self.view = view or compact_view(self.game)
-        self.model, self.tokenizer = trainable_model(cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer)
+        self.model, self.tokenizer = trainable_model(
+            cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer
+        )
         parent = cfg.parent_run
         init = checkpoint_dir(cfg.init_from) if cfg.init_from else None
         if init is not None:
@@ -125,12 +156,20 @@ class ExpertIterationTrainer:
             make_player(spec, seed=0)
         self.progress = progress
         # a game that lists its deals is evaluated on all of them (equally likely for Kuhn poker, so the plain means hold)
-        self.eval_deals, weights = evaluation_deals(self.game, [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)])
+        self.eval_deals, weights = evaluation_deals(
+            self.game, [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)]
+        )
         if weights is not None and max(weights) - min(weights) > 1e-12:
-            raise ConfigError(f"{cfg.game}: expert iteration averages deals equally; its enumerated deals are not equally likely")
+            raise ConfigError(
+                f"{cfg.game}: expert iteration averages deals equally; its enumerated deals are not equally likely"
+            )
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=parent,
-                                       extra={"trainer": "expert_iteration", "init_from": str(init) if init else None})
+        self.manifest = build_manifest(
+            cfg.model_dump(mode="json"),
+            seeds={"seed": cfg.seed},
+            parent_dir=parent,
+            extra={"trainer": "expert_iteration", "init_from": str(init) if init else None},
+        )
         write_manifest(self.run_dir, self.manifest)
 
     def policy(self, temperature: float, weights: dict | None = None) -> LMPolicy:
@@ -142,7 +181,14 @@ class ExpertIterationTrainer:
         for d in deals:
             for seat in range(n):
                 rng = make_rng(cfg.seed, purpose, d, seat)
-                table = {s: make_player(cfg.opponents[int(rng.integers(len(cfg.opponents)))], seed=derive_seed(cfg.seed, purpose, "opp", d, s)) for s in range(n) if s != seat}
+                table = {
+                    s: make_player(
+                        cfg.opponents[int(rng.integers(len(cfg.opponents)))],
+                        seed=derive_seed(cfg.seed, purpose, "opp", d, s),
+                    )
+                    for s in range(n)
+                    if s != seat
+                }
                 specs.append(EpisodeSpec(int(d), seat, table, derive_seed(cfg.seed, purpose, "keys", d, seat)))
         return specs
 
@@ -164,7 +210,14 @@ class ExpertIterationTrainer:
         for epoch in range(cfg.epochs):
             order = make_rng(cfg.seed, "ei_order", round_index, epoch).permutation(len(data))
             for start in range(0, len(order), cfg.batch_size):
-                losses.append(sft_update(self.model, self.optimizer, [data[i] for i in order[start : start + cfg.batch_size]], cfg.optim.max_grad_norm))
+                losses.append(
+                    sft_update(
+                        self.model,
+                        self.optimizer,
+                        [data[i] for i in order[start : start + cfg.batch_size]],
+                        cfg.optim.max_grad_norm,
+                    )
+                )
         return float(np.mean(losses)) if losses else float("nan")
 
     def evaluate(self, learner) -> tuple[list[float], float]:
@@ -172,7 +225,11 @@ class ExpertIterationTrainer:
         specs = self._specs(self.eval_deals, "ei_eval")
         probe = _LabellingLearner(learner, self.expert, self.view) if isinstance(learner, LMPolicy) else learner
         results = play_episodes(self.game, specs, probe)
-        agreement = float(np.mean([rec.chosen == lab for rec, lab in probe.pairs])) if isinstance(probe, _LabellingLearner) and probe.pairs else float("nan")
+        agreement = (
+            float(np.mean([rec.chosen == lab for rec, lab in probe.pairs]))
+            if isinstance(probe, _LabellingLearner) and probe.pairs
+            else float("nan")
+        )
         return margin_values(results), agreement
 
     def run(self) -> dict:
@@ -182,7 +239,15 @@ class ExpertIterationTrainer:
         initial, agree0 = self.evaluate(self.policy(0.0, weights=self.initial))
         expert, _ = self.evaluate(PlayerLearner(self.expert))
         grid_expert, _ = self.evaluate(PlayerLearner(GridExpert(self.expert, self.view)))
-        self.log.append({"step": 0, "eval_mean": float(np.mean(initial)), "eval_agreement": agree0, "expert_mean": float(np.mean(expert)), "grid_expert_mean": float(np.mean(grid_expert))})
+        self.log.append(
+            {
+                "step": 0,
+                "eval_mean": float(np.mean(initial)),
+                "eval_agreement": agree0,
+                "expert_mean": float(np.mean(expert)),
+                "grid_expert_mean": float(np.mean(grid_expert)),
+            }
+        )
         for r in range(1, cfg.rounds + 1):
             data, row = self.collect(r)
             row["sft_loss"] = self.fine_tune(data, r)
@@ -201,17 +266,23 @@ class ExpertIterationTrainer:
             "grid_expert_margin": float(np.mean(grid_expert)),
             "agreement_initial": agree0,
             "agreement_student": agree,
-            "recovered_fraction": (float(np.mean(student)) - float(np.mean(initial))) / gap if abs(gap) > 1e-9 else float("nan"),
+            "recovered_fraction": (float(np.mean(student)) - float(np.mean(initial))) / gap
+            if abs(gap) > 1e-9
+            else float("nan"),
             "student_minus_initial": _iv(student, initial, cfg),
             "grid_expert_minus_student": _iv(grid_expert, student, cfg),
             "eval_deals": len(self.eval_deals),
         }
         rows = self.log.rows()
-        plot_metrics(rows, self.run_dir / "metrics.png", keys=("eval_mean", "eval_agreement", "sft_loss"), title=self.manifest["run_id"])
+        plot_metrics(
+            rows,
+            self.run_dir / "metrics.png",
+            keys=("eval_mean", "eval_agreement", "sft_loss"),
+            title=self.manifest["run_id"],
+        )
         self.manifest.update({"status": "ok", "report": report, "wall_s": round(time.perf_counter() - started, 2)})
         write_manifest(self.run_dir, self.manifest)
         return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
-
 
     def save_checkpoint(self, round_index: int) -> Path:
         """``checkpoints/step_NNNNNN/``: the student's trainable weights and ``state.json`` (a
@@ -220,7 +291,12 @@ class ExpertIterationTrainer:
 
         ckpt = self.run_dir / "checkpoints" / f"step_{round_index:06d}"
         save_flat(ckpt / "trainable.safetensors", trainables(self.model))
-        state = {"trainer": "expert_iteration", "step": round_index, "seed": self.config.seed, "config": self.config.model_dump(mode="json")}
+        state = {
+            "trainer": "expert_iteration",
+            "step": round_index,
+            "seed": self.config.seed,
+            "config": self.config.model_dump(mode="json"),
+        }
         (ckpt / "state.json").write_text(json.dumps(state, indent=2))
         return ckpt
 
@@ -241,7 +317,9 @@ class _LabellingLearner:
         choices = self.policy.decide(requests)
         for req, choice in zip(requests, choices):
             menu = self.view.menu(req.game, req.pos, req.seat, include_illegal=self.policy.include_illegal)
-            self.pairs.append((choice.record, expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key)))
+            self.pairs.append(
+                (choice.record, expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key))
+            )
         return choices
 
 

@@ -17,13 +17,15 @@ the evaluation baseline) resumes exactly.
 The trainer is a class with injected parts (model, tokenizer, view, opponent factory, metric
 sink); :func:`grpo_update` is the pure update on a list of decisions.
 """
+
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import mlx.core as mx
 import mlx.nn as nn
@@ -36,6 +38,7 @@ from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .config import GRPOConfig, parse_config
+from .exact import average_policy, deals_of, evaluation_deals, exploitability, information_states
 from .lm import (
     LMPolicy,
     LMRecord,
@@ -50,14 +53,11 @@ from .lm import (
     trainable_model,
     trainables,
 )
-from .exact import average_policy, deals_of, evaluation_deals, exploitability, information_states
 from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import (
     EpisodeResult,
     EpisodeSpec,
     RewardSpec,
-    decision_returns,
-    episode_return,
     centred_advantages,
     paired_bootstrap,
     per_deal_means,
@@ -82,7 +82,22 @@ class Sample:
     ref_logprobs: tuple[float, ...]  # over the menu, from the frozen reference
 
 
-def _loss(model, tokens, lengths, labels, mask, inverse, chosen, old_lp, ref_lp, adv, clip_eps, kl_beta, temperature, entropy_beta):
+def _loss(
+    model,
+    tokens,
+    lengths,
+    labels,
+    mask,
+    inverse,
+    chosen,
+    old_lp,
+    ref_lp,
+    adv,
+    clip_eps,
+    kl_beta,
+    temperature,
+    entropy_beta,
+):
     # one forward pass per distinct (prompt, menu); each decision reads its row (exact, and
     # much cheaper when decisions repeat, as in a small game)
     lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)[inverse]
@@ -179,11 +194,23 @@ class EvalResult:
     margin: float  # own return minus the others' mean, averaged over every episode
 
 
-def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seeds: Sequence[int], key_seed: int, weights: Sequence[float] | None = None) -> EvalResult:
+def evaluate(
+    game,
+    learner,
+    anchor_factory: Callable[[int, int], Any],
+    deal_seeds: Sequence[int],
+    key_seed: int,
+    weights: Sequence[float] | None = None,
+) -> EvalResult:
     """The learner in every seat of every held-out deal against anchor players. ``weights``:
     the deals' probabilities when they are all of the game's deals (exact enumeration); the
     means are then weighted by them."""
-    specs = rotated_specs(game, deal_seeds, lambda seat: {s: anchor_factory(s, seat) for s in range(game.num_players) if s != seat}, key_seed)
+    specs = rotated_specs(
+        game,
+        deal_seeds,
+        lambda seat: {s: anchor_factory(s, seat) for s in range(game.num_players) if s != seat},
+        key_seed,
+    )
     results = play_episodes(game, specs, learner)
     wins, margins = [], []
     for r in results:
@@ -192,7 +219,9 @@ def evaluate(game, learner, anchor_factory: Callable[[int, int], Any], deal_seed
         wins.append(1.0 if own > max(others) else (0.5 if own == max(others) else 0.0))
         margins.append(own - float(np.mean(others)))
     decisions = sum(len(r.steps) for r in results)
-    bad = sum(1 for r in results for s in r.steps if s.choice.illegal or s.choice.unparseable or s.choice.action is None)
+    bad = sum(
+        1 for r in results for s in r.steps if s.choice.illegal or s.choice.unparseable or s.choice.action is None
+    )
     per_deal = per_deal_means(results)
     w = np.full(len(per_deal), 1.0 / len(per_deal)) if weights is None else np.asarray(weights, dtype=np.float64)
     ep_w = np.repeat(w, game.num_players) / game.num_players  # rotated_specs: every deal once per seat, in order
@@ -242,7 +271,16 @@ class GRPOTrainer:
     loaded from ``config.model.path``), ``view`` (else the game's compact view), ``progress``
     (a callable ``(step, row)`` or None)."""
 
-    def __init__(self, config: GRPOConfig | dict, run_dir: str | Path, *, model=None, tokenizer=None, view=None, progress: Callable[[int, dict], None] | None = None):
+    def __init__(
+        self,
+        config: GRPOConfig | dict,
+        run_dir: str | Path,
+        *,
+        model=None,
+        tokenizer=None,
+        view=None,
+        progress: Callable[[int, dict], None] | None = None,
+    ):
         self.config = config if isinstance(config, GRPOConfig) else parse_config({"trainer": "grpo", **config})
         cfg = self.config
         self.run_dir = Path(run_dir)
@@ -250,7 +288,9 @@ class GRPOTrainer:
         claim_run_dir(self.run_dir, continuing=resume)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
         self.view = view or (compact_view(self.game) if cfg.view == "auto" else menu_view(self.game))
-        self.model, self.tokenizer = trainable_model(cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer)
+        self.model, self.tokenizer = trainable_model(
+            cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer
+        )
         parent = cfg.parent_run
         if cfg.init_from:
             src = checkpoint_dir(Path(cfg.init_from))
@@ -261,7 +301,9 @@ class GRPOTrainer:
         if cfg.optim.schedule == "linear":
             lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps * cfg.ppo_epochs)
         self.optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
-        self.reward = RewardSpec(cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty)
+        self.reward = RewardSpec(
+            cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty
+        )
         # the learner's initial weights are the pool's first snapshot when snapshots are enabled
         self.pool = Pool(list(cfg.pool.players), [(0, self.reference)] if cfg.pool.snapshot_every else [])
         self.progress = progress
@@ -271,10 +313,14 @@ class GRPOTrainer:
         self.role_baseline = [0.0] * self.game.num_players  # running mean return per seat (baseline = "role")
         self.policy_tables: list[dict] = []  # the learner's exact policy at each evaluation (exploitability)
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        for spec in ([] if cfg.self_play else self.pool.players) + ([cfg.eval.anchor] if cfg.eval.anchor != "initial" else []):
+        for spec in ([] if cfg.self_play else self.pool.players) + (
+            [cfg.eval.anchor] if cfg.eval.anchor != "initial" else []
+        ):
             make_player(spec, seed=0)  # fail now, naming the player, rather than mid-run
         # few deals: evaluate every one of them, weighted by its probability; else sampled held-out deals
-        self.eval_deals, self.eval_weights = evaluation_deals(self.game, [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)])
+        self.eval_deals, self.eval_weights = evaluation_deals(
+            self.game, [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)]
+        )
         if cfg.eval.exploitability:
             deals_of(self.game)  # refuses, naming the fix, a game that cannot enumerate its deals
             self._infos = information_states(self.game)
@@ -285,8 +331,11 @@ class GRPOTrainer:
             cfg.model_dump(mode="json"),
             seeds={"seed": cfg.seed, "eval_deals_seed": derive_seed(cfg.seed, "eval_deal", 0)},
             parent_dir=parent,
-            extra={"trainer": "grpo", "resumed_at_step": self.step if cfg.resume_from else None,
-                   "init_from": str(checkpoint_dir(Path(cfg.init_from))) if cfg.init_from else None},
+            extra={
+                "trainer": "grpo",
+                "resumed_at_step": self.step if cfg.resume_from else None,
+                "init_from": str(checkpoint_dir(Path(cfg.init_from))) if cfg.init_from else None,
+            },
         )
         write_manifest(self.run_dir, self.manifest)
 
@@ -310,7 +359,9 @@ class GRPOTrainer:
         kind, value = entry
         if kind == "player":
             return make_player(value, seed=seed)
-        return SnapshotPlayer(self.policy(temperature=self.config.pool.snapshot_temperature, weights=value[1]), seed=seed)
+        return SnapshotPlayer(
+            self.policy(temperature=self.config.pool.snapshot_temperature, weights=value[1]), seed=seed
+        )
 
     def _anchor(self, seat: int, learner_seat: int, salt: int = 0):
         anchor = self.config.eval.anchor
@@ -333,16 +384,28 @@ class GRPOTrainer:
                     specs.append((group, EpisodeSpec(deal, 0, {}, derive_seed(cfg.seed, "sample", step, j, "self", k))))
                 group += 1
                 continue
-            seats = range(game.num_players) if cfg.seats == "all" else [(step * cfg.deals_per_step + j) % game.num_players]
+            seats = (
+                range(game.num_players) if cfg.seats == "all" else [(step * cfg.deals_per_step + j) % game.num_players]
+            )
             for seat in seats:
                 rng = make_rng(cfg.seed, "table", step, j, seat)
-                table = {s: self._opponent(entries[int(rng.integers(len(entries)))], derive_seed(cfg.seed, "opp", step, j, s)) for s in range(game.num_players) if s != seat}
+                table = {
+                    s: self._opponent(
+                        entries[int(rng.integers(len(entries)))], derive_seed(cfg.seed, "opp", step, j, s)
+                    )
+                    for s in range(game.num_players)
+                    if s != seat
+                }
                 for k in range(cfg.group_size):
-                    specs.append((group, EpisodeSpec(deal, seat, table, derive_seed(cfg.seed, "sample", step, j, seat, k))))
+                    specs.append(
+                        (group, EpisodeSpec(deal, seat, table, derive_seed(cfg.seed, "sample", step, j, seat, k)))
+                    )
                 group += 1
         return specs
 
-    def samples(self, grouped: list[tuple[int, EpisodeSpec]], results: list[EpisodeResult]) -> tuple[list[Sample], list[float]]:
+    def samples(
+        self, grouped: list[tuple[int, EpisodeSpec]], results: list[EpisodeResult]
+    ) -> tuple[list[Sample], list[float]]:
         """One sample per learner decision. A *unit* is an (episode, learner seat) pair with that
         seat's return; its baseline is the mean over its group and seat (``baseline = "group"``)
         or the seat's running mean (``"role"``; :meth:`train_step` updates it after the step)."""
@@ -404,7 +467,9 @@ class GRPOTrainer:
     def train_step(self, step: int) -> dict:
         cfg = self.config
         grouped = self.episode_specs(step)
-        results = play_episodes(self.game, [s for _, s in grouped], self.policy(), illegal_penalty=cfg.reward.illegal_penalty)
+        results = play_episodes(
+            self.game, [s for _, s in grouped], self.policy(), illegal_penalty=cfg.reward.illegal_penalty
+        )
         samples, returns = self.samples(grouped, results)
         if cfg.baseline == "role":  # the running mean per seat, after this step's advantages used it
             units = learner_units(results)
@@ -421,7 +486,9 @@ class GRPOTrainer:
             "decisions": len(samples),
             "reward_mean": float(np.mean(returns)),
             "reward_std": float(np.std(returns)),
-            "response_tokens": float(np.mean([1.0 for _ in samples])) if samples else 0.0,  # menu answers: one label token each
+            "response_tokens": float(np.mean([1.0 for _ in samples]))
+            if samples
+            else 0.0,  # menu answers: one label token each
             "prompt_tokens": float(np.mean([len(s.record.tokens) for s in samples])) if samples else 0.0,
             "illegal_actions": sum(1 for r in results for s in r.steps if s.choice.illegal),
             "parse_failures": sum(1 for r in results for s in r.steps if s.choice.unparseable),
@@ -474,22 +541,46 @@ class GRPOTrainer:
         if self.eval_weights is not None:
             # every deal enumerated and the learner greedy: exact, if the anchor is deterministic
             # (checked by replaying with the anchors reseeded)
-            again = evaluate(self.game, greedy, lambda s, ls: self._anchor(s, ls, salt=1), self.eval_deals, keys, self.eval_weights)
+            again = evaluate(
+                self.game, greedy, lambda s, ls: self._anchor(s, ls, salt=1), self.eval_deals, keys, self.eval_weights
+            )
             exact = again.per_deal == res.per_deal
         if exact:
             diff = float(np.asarray(self.eval_weights) @ (np.asarray(res.per_deal) - np.asarray(self.baseline)))
-            out.update({"eval_improvement": diff, "eval_improvement_low": diff, "eval_improvement_high": diff, "eval_deals": len(res.per_deal)})
+            out.update(
+                {
+                    "eval_improvement": diff,
+                    "eval_improvement_low": diff,
+                    "eval_improvement_high": diff,
+                    "eval_deals": len(res.per_deal),
+                }
+            )
         else:
-            iv = paired_bootstrap(res.per_deal, self.baseline, seed=derive_seed(cfg.seed, "bootstrap"), resamples=cfg.eval.bootstrap)
-            out.update({"eval_improvement": iv.mean, "eval_improvement_low": iv.low, "eval_improvement_high": iv.high, "eval_deals": iv.n})
+            iv = paired_bootstrap(
+                res.per_deal, self.baseline, seed=derive_seed(cfg.seed, "bootstrap"), resamples=cfg.eval.bootstrap
+            )
+            out.update(
+                {
+                    "eval_improvement": iv.mean,
+                    "eval_improvement_low": iv.low,
+                    "eval_improvement_high": iv.high,
+                    "eval_deals": iv.n,
+                }
+            )
         out["eval_exact"] = exact
         if cfg.eval.exploitability:
             table = self.policy_table()
             self.policy_tables.append(table)
             last = exploitability(self.game, table)
             avg = exploitability(self.game, average_policy(self.game, self.policy_tables))
-            out.update({"eval_exploitability": last.exploitability, "eval_avg_exploitability": avg.exploitability,
-                        "eval_policy_value_seat0": last.policy_values[0], "eval_snapshots": len(self.policy_tables)})
+            out.update(
+                {
+                    "eval_exploitability": last.exploitability,
+                    "eval_avg_exploitability": avg.exploitability,
+                    "eval_policy_value_seat0": last.policy_values[0],
+                    "eval_snapshots": len(self.policy_tables),
+                }
+            )
         return out
 
     # -------------------------------------------------------------- the loop
@@ -515,9 +606,18 @@ class GRPOTrainer:
         bad = [r["eval_bad_answer_rate"] for r in rows if "eval_bad_answer_rate" in r]
         status = silent_status(bad[-1] if bad else 0.0, cfg.eval.silent_threshold)
         if cfg.plot:
-            keys = ("reward_mean", "kl", "entropy", "eval_mean") + (("eval_exploitability", "eval_avg_exploitability") if cfg.eval.exploitability else ())
+            keys = ("reward_mean", "kl", "entropy", "eval_mean") + (
+                ("eval_exploitability", "eval_avg_exploitability") if cfg.eval.exploitability else ()
+            )
             plot_metrics(rows, self.run_dir / "metrics.png", keys=keys, title=self.manifest["run_id"])
-        self.manifest.update({"status": status, "final_eval": final_eval, "wall_s": round(time.perf_counter() - started, 2), "steps_done": self.step})
+        self.manifest.update(
+            {
+                "status": status,
+                "final_eval": final_eval,
+                "wall_s": round(time.perf_counter() - started, 2),
+                "steps_done": self.step,
+            }
+        )
         write_manifest(self.run_dir, self.manifest)
         return RunSummary(self.run_dir, self.manifest["run_id"], self.step, rows, final_eval, status)
 
@@ -551,18 +651,30 @@ class GRPOTrainer:
     def _restore(self, ckpt: Path) -> None:
         state = json.loads((ckpt / "state.json").read_text())
         if state.get("trainer", "grpo") != "grpo":
-            raise ConfigError(f"checkpoint {ckpt} is a {state['trainer']} run; resume_from continues a GRPO run (use init_from to start from its weights)")
+            raise ConfigError(
+                f"checkpoint {ckpt} is a {state['trainer']} run; resume_from continues a GRPO run (use init_from to start from its weights)"
+            )
         if state["seed"] != self.config.seed:
-            raise ConfigError(f"checkpoint {ckpt} was trained with seed {state['seed']}; an exact resume needs the same seed")
+            raise ConfigError(
+                f"checkpoint {ckpt} was trained with seed {state['seed']}; an exact resume needs the same seed"
+            )
         load_trainables(self.model, load_flat(ckpt / "trainable.safetensors"))
         self.reference = load_flat(ckpt / "reference.safetensors")
         self.optimizer.state = tree_unflatten(list(load_flat(ckpt / "optimizer.safetensors").items()))
-        self.pool = Pool(state["pool"]["players"], [(s, load_flat(ckpt / "pool" / f"snapshot_{i}.safetensors")) for i, s in enumerate(state["pool"]["snapshot_steps"])])
+        self.pool = Pool(
+            state["pool"]["players"],
+            [
+                (s, load_flat(ckpt / "pool" / f"snapshot_{i}.safetensors"))
+                for i, s in enumerate(state["pool"]["snapshot_steps"])
+            ],
+        )
         self.step = int(state["step"])
         self.baseline = state["eval_baseline"]
         self.role_baseline = list(state.get("role_baseline", self.role_baseline))
         self.episodes_total = int(state.get("episodes_total", 0))
-        self.policy_tables = [{k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in state.get("policy_tables", [])]
+        self.policy_tables = [
+            {k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in state.get("policy_tables", [])
+        ]
         src = ckpt.parent.parent / "metrics.jsonl"
         rows = [r for r in MetricsLog(src).rows() if r.get("step", 0) <= self.step] if src.exists() else []
         self.log.path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,12 +5,14 @@ Only the learner's answer token gets a gradient: the prompt is context, opponent
 players, and the loss reads one position per decision. Weights can be swapped in and out
 (:func:`swapped`), so the frozen reference, pool snapshots and the learner share one model.
 """
+
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 import mlx.core as mx
 import numpy as np
@@ -39,10 +41,20 @@ def load_lm(path: str):
     try:
         return mlx_lm.load(path)
     except Exception as exc:
-        raise ConfigError(f"cannot load model {path!r} ({type(exc).__name__}: {exc}); pass 'tiny' or a local mlx-lm model directory") from exc
+        raise ConfigError(
+            f"cannot load model {path!r} ({type(exc).__name__}: {exc}); pass 'tiny' or a local mlx-lm model directory"
+        ) from exc
 
 
-def prepare_trainable(model, finetune: Literal["full", "lora"], *, seed: int, lora_layers: int = 4, lora_rank: int = 8, lora_scale: float = 20.0) -> None:
+def prepare_trainable(
+    model,
+    finetune: Literal["full", "lora"],
+    *,
+    seed: int,
+    lora_layers: int = 4,
+    lora_rank: int = 8,
+    lora_scale: float = 20.0,
+) -> None:
     """Full fine-tuning (every weight trains) or LoRA adapters via mlx-lm's tuner utilities.
 
     mlx-lm draws the adapters' A matrices from MLX's global random state (seeded from the
@@ -59,7 +71,9 @@ def prepare_trainable(model, finetune: Literal["full", "lora"], *, seed: int, lo
     for name, value in tree_flatten(model.trainable_parameters()):
         if name.endswith("lora_a"):
             bound = 1.0 / np.sqrt(value.shape[0])
-            redrawn[name] = mx.array(make_rng(seed, "lora", name).uniform(-bound, bound, size=value.shape).astype(np.float32))
+            redrawn[name] = mx.array(
+                make_rng(seed, "lora", name).uniform(-bound, bound, size=value.shape).astype(np.float32)
+            )
     load_trainables(model, redrawn)
 
 
@@ -70,8 +84,14 @@ def trainable_model(model_cfg, *, seed: int, model=None, tokenizer=None):
         model, tokenizer = load_lm(model_cfg.path)
     elif tokenizer is None:
         raise ConfigError("pass the tokenizer together with an injected model")
-    prepare_trainable(model, model_cfg.finetune, seed=seed, lora_layers=model_cfg.lora_layers,
-                      lora_rank=model_cfg.lora_rank, lora_scale=model_cfg.lora_scale)
+    prepare_trainable(
+        model,
+        model_cfg.finetune,
+        seed=seed,
+        lora_layers=model_cfg.lora_layers,
+        lora_rank=model_cfg.lora_rank,
+        lora_scale=model_cfg.lora_scale,
+    )
     return model, tokenizer
 
 
@@ -129,7 +149,9 @@ def pad_batch(token_lists: Sequence[Sequence[int]], label_lists: Sequence[Sequen
     return mx.array(tokens), mx.array(lengths), mx.array(labels), mx.array(mask)
 
 
-def menu_logprobs(model, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, temperature: float = 1.0) -> mx.array:
+def menu_logprobs(
+    model, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, temperature: float = 1.0
+) -> mx.array:
     """(B, A) log-probabilities over each menu (masked entries get ~-inf). Causal attention
     means right padding never reaches the last real position, so no attention mask is needed."""
     last = last_logits(model, tokens, lengths)  # (B, V)
@@ -165,7 +187,17 @@ class LMPolicy:
     ``weights`` (a flat trainable dict) plays a frozen snapshot instead of the live weights.
     """
 
-    def __init__(self, model, tokenizer, view: CompactView, *, temperature: float = 1.0, include_illegal: bool = False, weights: dict | None = None, max_batch: int = 256):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        view: CompactView,
+        *,
+        temperature: float = 1.0,
+        include_illegal: bool = False,
+        weights: dict | None = None,
+        max_batch: int = 256,
+    ):
         self.model = model
         self.tokens = ActionTokens(tokenizer)
         self.view = view
@@ -253,4 +285,3 @@ def records_batch(records: Sequence[LMRecord]):
 
 def model_param_count(model) -> int:
     return int(sum(v.size for _, v in tree_flatten(model.trainable_parameters())))
-

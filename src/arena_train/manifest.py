@@ -4,18 +4,32 @@ A run directory holds ``manifest.json``, ``metrics.jsonl`` (one object per step;
 rows carry ``eval_*`` keys) and ``metrics.png``. The run id is a hash of the config and the
 parent's id, so the same config from the same parent always has the same id.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 #: the development install (turn-arena) or the four distributions, whichever is installed
-PACKAGES = ("turn-arena", "turn-arena-core", "turn-arena-games", "turn-arena-players", "turn-arena-train", "numpy", "mlx", "mlx-lm", "pydantic", "tokenizers", "matplotlib")
+PACKAGES = (
+    "turn-arena",
+    "turn-arena-core",
+    "turn-arena-games",
+    "turn-arena-players",
+    "turn-arena-train",
+    "numpy",
+    "mlx",
+    "mlx-lm",
+    "pydantic",
+    "tokenizers",
+    "matplotlib",
+)
 
 
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
@@ -35,7 +49,13 @@ def git_revision(cwd: str | Path | None = None) -> dict[str, Any]:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
         if rev.returncode != 0:
             return {"commit": None, "dirty": None}
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return {"commit": rev.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
@@ -72,7 +92,9 @@ def read_manifest(run_dir: str | Path) -> dict:
     return json.loads(path.read_text())
 
 
-def build_manifest(config: dict, *, seeds: dict[str, int], parent_dir: str | Path | None = None, extra: dict | None = None) -> dict:
+def build_manifest(
+    config: dict, *, seeds: dict[str, int], parent_dir: str | Path | None = None, extra: dict | None = None
+) -> dict:
     parent = read_manifest(parent_dir) if parent_dir else None
     parent_id = parent["run_id"] if parent else None
     return {
@@ -119,7 +141,13 @@ class MetricsLog:
         self.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in keep))
 
 
-def plot_metrics(rows: list[dict], path: str | Path, *, keys: tuple[str, ...] = ("reward_mean", "kl", "clip_frac", "eval_mean"), title: str = "") -> Path | None:
+def plot_metrics(
+    rows: list[dict],
+    path: str | Path,
+    *,
+    keys: tuple[str, ...] = ("reward_mean", "kl", "clip_frac", "eval_mean"),
+    title: str = "",
+) -> Path | None:
     """A PNG with one panel per key present in ``rows`` (None if matplotlib is missing)."""
     try:
         import matplotlib
@@ -176,5 +204,7 @@ def claim_run_dir(run_dir: str | Path, *, continuing: Path | None = None) -> Non
         return
     if continuing is not None and Path(continuing).resolve().parent.parent == run_dir.resolve():
         return
-    raise ConfigError(f"run directory {str(run_dir)!r} already holds a run ({', '.join(used)}); choose a new directory "
-                      "(runs never mix), or resume_from one of its checkpoints to continue it")
+    raise ConfigError(
+        f"run directory {str(run_dir)!r} already holds a run ({', '.join(used)}); choose a new directory "
+        "(runs never mix), or resume_from one of its checkpoints to continue it"
+    )

@@ -6,13 +6,15 @@ It shares the rollout, reward, evaluation and manifest code with the GRPO traine
 the point: the trainer protocol is not tied to LLMs. It is also a fast baseline opponent:
 a saved policy plays as the registered player ``numeric_policy:weights=PATH``.
 """
+
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +26,17 @@ from arena_core.seeding import derive_seed, make_rng
 from .config import PolicyGradientConfig, parse_config
 from .exact import evaluation_deals
 from .manifest import MetricsLog, build_manifest, claim_run_dir, plot_metrics, write_manifest
-from .rollout import Choice, EpisodeSpec, Request, RewardSpec, episode_return, paired_bootstrap, per_deal_means, play_episodes, rotated_specs
+from .rollout import (
+    Choice,
+    EpisodeSpec,
+    Request,
+    RewardSpec,
+    episode_return,
+    paired_bootstrap,
+    per_deal_means,
+    play_episodes,
+    rotated_specs,
+)
 
 
 # ---------------------------------------------------------------------- the policy
@@ -35,7 +47,7 @@ class NumericPolicy:
     params: dict[str, np.ndarray]
 
     @classmethod
-    def init(cls, obs_size: int, num_actions: int, hidden: int, seed: int) -> "NumericPolicy":
+    def init(cls, obs_size: int, num_actions: int, hidden: int, seed: int) -> NumericPolicy:
         rng = make_rng(seed, "numeric_policy_init")
         if hidden:
             return cls(
@@ -59,7 +71,9 @@ class NumericPolicy:
         p = np.exp(logits)
         return p / p.sum(axis=1, keepdims=True)
 
-    def gradients(self, x: np.ndarray, mask: np.ndarray, actions: np.ndarray, weights: np.ndarray, entropy: float = 0.0) -> tuple[dict[str, np.ndarray], float]:
+    def gradients(
+        self, x: np.ndarray, mask: np.ndarray, actions: np.ndarray, weights: np.ndarray, entropy: float = 0.0
+    ) -> tuple[dict[str, np.ndarray], float]:
         """Gradient of ``mean(weights * log p(action)) + entropy * mean(H)`` (to ascend), and H."""
         h = self._hidden(x)
         p = self.probabilities(x, mask)
@@ -81,7 +95,7 @@ class NumericPolicy:
         np.savez(path, **self.params)
 
     @classmethod
-    def load(cls, path: str | Path) -> "NumericPolicy":
+    def load(cls, path: str | Path) -> NumericPolicy:
         with np.load(path) as data:
             return cls({k: data[k].copy() for k in data.files})
 
@@ -162,15 +176,28 @@ class NumericPolicyPlayer(BasePlayer):
 class PolicyGradientTrainer:
     """REINFORCE over the numeric encoding; parts injectable (``policy``, ``progress``)."""
 
-    def __init__(self, config: PolicyGradientConfig | dict, run_dir: str | Path, *, policy: NumericPolicy | None = None, progress: Callable[[int, dict], None] | None = None):
-        self.config = config if isinstance(config, PolicyGradientConfig) else parse_config({"trainer": "policy_gradient", **config})
+    def __init__(
+        self,
+        config: PolicyGradientConfig | dict,
+        run_dir: str | Path,
+        *,
+        policy: NumericPolicy | None = None,
+        progress: Callable[[int, dict], None] | None = None,
+    ):
+        self.config = (
+            config
+            if isinstance(config, PolicyGradientConfig)
+            else parse_config({"trainer": "policy_gradient", **config})
+        )
         cfg = self.config
         self.run_dir = Path(run_dir)
         claim_run_dir(self.run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
         size = getattr(self.game, "observation_size", None)
         if not size:
-            raise ConfigError(f"{cfg.game} declares no observation_size; the policy-gradient trainer needs the numeric encoding")
+            raise ConfigError(
+                f"{cfg.game} declares no observation_size; the policy-gradient trainer needs the numeric encoding"
+            )
         self.policy = policy or NumericPolicy.init(size, self.game.num_actions, cfg.hidden, cfg.seed)
         self.initial = NumericPolicy({k: v.copy() for k, v in self.policy.params.items()})
         self.adam = Adam(cfg.learning_rate)
@@ -178,9 +205,16 @@ class PolicyGradientTrainer:
         self.progress = progress
         for spec in cfg.opponents + ([cfg.eval_anchor] if cfg.eval_anchor else []):
             make_player(spec, seed=0)
-        self.eval_deals, self.eval_weights = evaluation_deals(self.game, [derive_seed(cfg.seed, "pg_eval_deal", i) for i in range(cfg.eval_deals)])
+        self.eval_deals, self.eval_weights = evaluation_deals(
+            self.game, [derive_seed(cfg.seed, "pg_eval_deal", i) for i in range(cfg.eval_deals)]
+        )
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        self.manifest = build_manifest(cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, parent_dir=cfg.parent_run, extra={"trainer": "policy_gradient"})
+        self.manifest = build_manifest(
+            cfg.model_dump(mode="json"),
+            seeds={"seed": cfg.seed},
+            parent_dir=cfg.parent_run,
+            extra={"trainer": "policy_gradient"},
+        )
         write_manifest(self.run_dir, self.manifest)
         self.baseline: list[float] | None = None
 
@@ -190,8 +224,22 @@ class PolicyGradientTrainer:
         for i in range(cfg.episodes_per_step):
             seat = i % n
             rng = make_rng(cfg.seed, "pg_table", step, i)
-            table = {s: make_player(cfg.opponents[int(rng.integers(len(cfg.opponents)))], seed=derive_seed(cfg.seed, "pg_opp", step, i, s)) for s in range(n) if s != seat}
-            specs.append(EpisodeSpec(derive_seed(cfg.seed, "pg_deal", step, i // n), seat, table, derive_seed(cfg.seed, "pg_sample", step, i)))
+            table = {
+                s: make_player(
+                    cfg.opponents[int(rng.integers(len(cfg.opponents)))],
+                    seed=derive_seed(cfg.seed, "pg_opp", step, i, s),
+                )
+                for s in range(n)
+                if s != seat
+            }
+            specs.append(
+                EpisodeSpec(
+                    derive_seed(cfg.seed, "pg_deal", step, i // n),
+                    seat,
+                    table,
+                    derive_seed(cfg.seed, "pg_sample", step, i),
+                )
+            )
         return specs
 
     def train_step(self, step: int) -> dict:
@@ -202,7 +250,12 @@ class PolicyGradientTrainer:
         if adv.std() > 1e-9:
             adv = adv / adv.std()
         rows = [(s.choice.record, a) for r, a in zip(results, adv) for s in r.steps]
-        row: dict[str, Any] = {"step": step, "episodes": len(results), "decisions": len(rows), "reward_mean": float(returns.mean())}
+        row: dict[str, Any] = {
+            "step": step,
+            "episodes": len(results),
+            "decisions": len(rows),
+            "reward_mean": float(returns.mean()),
+        }
         if rows:
             x = np.stack([rec.obs for rec, _ in rows])
             mask = np.stack([rec.mask for rec, _ in rows])
@@ -219,7 +272,16 @@ class PolicyGradientTrainer:
         game = self.game
 
         def run(policy: NumericPolicy, salt: tuple = ()) -> list[float]:
-            specs = rotated_specs(game, self.eval_deals, lambda seat: {s: make_player(anchor, seed=derive_seed(cfg.seed, "pg_anchor", s, *salt)) for s in range(game.num_players) if s != seat}, derive_seed(cfg.seed, "pg_eval_keys"))
+            specs = rotated_specs(
+                game,
+                self.eval_deals,
+                lambda seat: {
+                    s: make_player(anchor, seed=derive_seed(cfg.seed, "pg_anchor", s, *salt))
+                    for s in range(game.num_players)
+                    if s != seat
+                },
+                derive_seed(cfg.seed, "pg_eval_keys"),
+            )
             return per_deal_means(play_episodes(game, specs, NumericLearner(policy, greedy=True)))
 
         if self.baseline is None:
@@ -229,10 +291,24 @@ class PolicyGradientTrainer:
             # every deal, a greedy learner and a deterministic anchor (same values reseeded): exact
             w = np.asarray(self.eval_weights)
             diff = float(w @ (np.asarray(values) - np.asarray(self.baseline)))
-            return {"eval_mean": float(w @ values), "eval_improvement": diff, "eval_improvement_low": diff, "eval_improvement_high": diff, "eval_exact": True}
-        iv = paired_bootstrap(values, self.baseline, seed=derive_seed(cfg.seed, "pg_bootstrap"), resamples=cfg.bootstrap)
+            return {
+                "eval_mean": float(w @ values),
+                "eval_improvement": diff,
+                "eval_improvement_low": diff,
+                "eval_improvement_high": diff,
+                "eval_exact": True,
+            }
+        iv = paired_bootstrap(
+            values, self.baseline, seed=derive_seed(cfg.seed, "pg_bootstrap"), resamples=cfg.bootstrap
+        )
         w = np.full(len(values), 1 / len(values)) if self.eval_weights is None else np.asarray(self.eval_weights)
-        return {"eval_mean": float(w @ values), "eval_improvement": iv.mean, "eval_improvement_low": iv.low, "eval_improvement_high": iv.high, "eval_exact": False}
+        return {
+            "eval_mean": float(w @ values),
+            "eval_improvement": iv.mean,
+            "eval_improvement_low": iv.low,
+            "eval_improvement_high": iv.high,
+            "eval_exact": False,
+        }
 
     def run(self) -> dict:
         cfg = self.config
@@ -248,9 +324,26 @@ class PolicyGradientTrainer:
                 self.progress(step, row)
         self.policy.save(self.run_dir / "policy.npz")
         rows = self.log.rows()
-        plot_metrics(rows, self.run_dir / "metrics.png", keys=("reward_mean", "entropy", "eval_mean"), title=self.manifest["run_id"])
+        plot_metrics(
+            rows,
+            self.run_dir / "metrics.png",
+            keys=("reward_mean", "entropy", "eval_mean"),
+            title=self.manifest["run_id"],
+        )
         final = {k: v for k, v in rows[-1].items() if k.startswith("eval_")}
-        self.manifest.update({"status": "ok", "final_eval": final, "wall_s": round(time.perf_counter() - started, 2), "policy": str(self.run_dir / "policy.npz")})
+        self.manifest.update(
+            {
+                "status": "ok",
+                "final_eval": final,
+                "wall_s": round(time.perf_counter() - started, 2),
+                "policy": str(self.run_dir / "policy.npz"),
+            }
+        )
         write_manifest(self.run_dir, self.manifest)
         (self.run_dir / "summary.json").write_text(json.dumps(final, indent=2))
-        return {"run_id": self.manifest["run_id"], "metrics": rows, "final_eval": final, "policy": self.run_dir / "policy.npz"}
+        return {
+            "run_id": self.manifest["run_id"],
+            "metrics": rows,
+            "final_eval": final,
+            "policy": self.run_dir / "policy.npz",
+        }

@@ -6,16 +6,17 @@ knows nothing about language models. Opponents are called through the player pro
 (``act(Decision)``); an answer they get wrong is replaced by the game's default action and
 counted, never raised -- a misbehaving player is data.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from arena_core.players import Decision, Move, begin_episodes
-
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,9 @@ def seat_return(result: EpisodeResult, seat: int, spec: RewardSpec) -> float:
     seat's point of view plus the penalties of that seat's own decisions."""
     from dataclasses import replace
 
-    return outcome_reward(replace(result, learner_seat=seat), spec) + sum(s.penalty for s in result.steps if s.seat == seat)
+    return outcome_reward(replace(result, learner_seat=seat), spec) + sum(
+        s.penalty for s in result.steps if s.seat == seat
+    )
 
 
 def seat_decision_returns(result: EpisodeResult, seat: int, spec: RewardSpec) -> list[float]:
@@ -223,7 +226,9 @@ def group_advantages(returns: Sequence[float], eps: float = 1e-6) -> np.ndarray:
     return (r - r.mean()) / (std + eps)
 
 
-def centred_advantages(returns: Sequence[float], groups: Sequence[int], scale: str = "batch_std", eps: float = 1e-6) -> np.ndarray:
+def centred_advantages(
+    returns: Sequence[float], groups: Sequence[int], scale: str = "batch_std", eps: float = 1e-6
+) -> np.ndarray:
     """Returns minus their group's mean, divided by each group's std (``group_std``, classic
     GRPO), by the std of all centred returns (``batch_std``) or by nothing (``none``).
 
@@ -253,7 +258,9 @@ def centred_advantages(returns: Sequence[float], groups: Sequence[int], scale: s
 from arena_core.stats import PairedInterval  # noqa: E402  (one statistics module)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedInterval:
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95
+) -> PairedInterval:
     """Bootstrap interval of mean(a - b) over paired units (deals); see :func:`arena_core.stats.paired_bootstrap`."""
     from arena_core.stats import paired_bootstrap as _paired_bootstrap
 

@@ -10,9 +10,10 @@ tokenizer; :class:`ActionTokens` checks that and names the fix when they do not.
   ``arena_games.kuhn.views.KuhnCompactView``), else its ``"menu"`` view.
 - :class:`MenuView`: any game; its own prompt plus a lettered menu of its legal actions.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from arena_core.errors import ConfigError
 from arena_core.views import Menu, MenuView, MenuViewProtocol, get_view
@@ -41,7 +42,11 @@ class ActionTokens:
         self._special = _takes_special(tokenizer)
 
     def encode_text(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False)) if self._special else list(self.tokenizer.encode(text))
+        return (
+            list(self.tokenizer.encode(text, add_special_tokens=False))
+            if self._special
+            else list(self.tokenizer.encode(text))
+        )
 
     def token(self, label: str) -> int:
         tok = self._cache.get(label)

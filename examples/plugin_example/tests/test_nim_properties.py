@@ -4,12 +4,13 @@ Run them with ``pytest examples/plugin_example/tests`` once the package is insta
 ``PYTHONPATH=examples/plugin_example/src``); run the whole conformance kit on the game with
 ``arena check example_nim`` or ``pytest --arena-conformance --arena-games=example_nim``.
 """
+
+from arena_example_plugin.nim import Nim
 from hypothesis import given, settings
 from hypothesis.stateful import invariant
 
 from arena_core.testing.machine import GameStateMachine
 from arena_core.testing.strategies import playthroughs
-from arena_example_plugin.nim import Nim
 
 NIM = Nim({"stones": 15, "max_take": 3})
 

@@ -1,4 +1,5 @@
 """Environment adapters: PettingZoo AEC and parallel, Gymnasium single-agent."""
+
 from .aec import ArenaAECEnv, aec_env
 from .gym import ArenaGymEnv
 from .parallel import ArenaParallelEnv, parallel_env

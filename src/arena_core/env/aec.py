@@ -4,6 +4,7 @@ The legal mask lives at one documented place, ``observation["action_mask"]``;
 ``env.legal_actions(agent)`` returns the typed legal actions. Termination comes from the
 rules; truncation only from the harness caps; ``infos[agent]["end_reason"]`` says which.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -8,9 +8,11 @@ and the step's ``info`` says so (``illegal_action: True``, ``policy_verdict: "de
 episode record keeps the policy event. Pass ``policy=`` to choose another (``penalize`` ends the
 episode with the learner's forfeit, ``raise`` raises :class:`~arena_core.errors.IllegalActionError`).
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -60,7 +62,9 @@ class ArenaGymEnv(gym.Env):
         if opponents is None:
             opponents = [UniformRandomOpponent() for _ in range(game.num_players - 1)]
         if len(opponents) != game.num_players - 1:
-            raise ConfigError(f"{game.spec.id} with {game.num_players} players needs {game.num_players - 1} opponents, got {len(opponents)}")
+            raise ConfigError(
+                f"{game.spec.id} with {game.num_players} players needs {game.num_players - 1} opponents, got {len(opponents)}"
+            )
         if not 0 <= seat < game.num_players:
             raise ConfigError(f"seat must be in 0..{game.num_players - 1}, got {seat}")
         self.game = game

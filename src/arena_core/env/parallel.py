@@ -1,4 +1,5 @@
 """A PettingZoo parallel environment for games whose every decision is simultaneous."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,14 +19,23 @@ from .spaces import agent_name
 class ArenaParallelEnv(ParallelEnv):
     """All live players act at once each step; moves are applied through commit-then-reveal."""
 
-    def __init__(self, game: Game, *, policy: IllegalActionPolicy = RAISE, turn_cap: int | None = None, render_mode: str | None = None):
+    def __init__(
+        self,
+        game: Game,
+        *,
+        policy: IllegalActionPolicy = RAISE,
+        turn_cap: int | None = None,
+        render_mode: str | None = None,
+    ):
         if game.spec.turn_structure is not TurnStructure.SIMULTANEOUS:
             raise ConfigError(
                 f"{game.spec.id} is {game.spec.turn_structure.value}: the parallel env needs a game whose every "
                 "decision is simultaneous; use the AEC env (arena_core.env.aec_env) instead"
             )
         if policy.mode == "retry":
-            raise ConfigError("the parallel env cannot ask one agent again; use policy 'raise', 'penalize' or 'default' (or the AEC env for retries)")
+            raise ConfigError(
+                "the parallel env cannot ask one agent again; use policy 'raise', 'penalize' or 'default' (or the AEC env for retries)"
+            )
         self.game = game
         self.policy = policy
         self.turn_cap = turn_cap
@@ -52,7 +62,11 @@ class ArenaParallelEnv(ParallelEnv):
 
     def _observations(self) -> dict[str, Any]:
         live = not self.match.done
-        return {a: sp.observe(self.game, self.match.position, p, live=live) for a, p in self._index.items() if a in self.agents}
+        return {
+            a: sp.observe(self.game, self.match.position, p, live=live)
+            for a, p in self._index.items()
+            if a in self.agents
+        }
 
     def step(self, actions: dict[str, Any]):
         acting = [agent_name(p) for p in self.game.players_to_act(self.match.position)]

@@ -1,4 +1,5 @@
 """Observation and action spaces shared by the adapters (one mask location: obs["action_mask"])."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -15,14 +15,16 @@ one other exemption: ``cross_process_determinism`` for a class no other process 
 (defined in a function or an interactive session), reported with that reason. A class defined
 in the script being run (``__main__``) is imported from that file, so the check runs.
 """
+
 from __future__ import annotations
 
-import io
 import contextlib
+import io
 import os
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
 from ..game import Game
 from ..seeding import make_rng
@@ -41,7 +43,14 @@ from .checks import (
     turn_shapes,
 )
 
-__all__ = ["CheckResult", "ConformanceError", "assert_conformance", "registered_games", "run_conformance", "CONFORMANCE_CHECKS"]
+__all__ = [
+    "CheckResult",
+    "ConformanceError",
+    "assert_conformance",
+    "registered_games",
+    "run_conformance",
+    "CONFORMANCE_CHECKS",
+]
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,9 @@ class ConformanceError(AssertionError):
     def __init__(self, game: Game, results: list[CheckResult]):
         self.results = results
         failed = [r for r in results if r.status == "failed"]
-        lines = "\n".join(f"  - {r.detail}" if r.detail.startswith(f"{r.name}:") else f"  - {r.name}: {r.detail}" for r in failed)
+        lines = "\n".join(
+            f"  - {r.detail}" if r.detail.startswith(f"{r.name}:") else f"  - {r.name}: {r.detail}" for r in failed
+        )
         super().__init__(f"{game.spec.id} fails {len(failed)} conformance check(s):\n{lines}")
 
 
@@ -85,8 +96,14 @@ def run_conformance(
     want_chance = "chance" in active and game.spec.chance
     want_shapes = "turn_structure" in active
 
-    @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck), print_blob=False)
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
     @given(seed=st.integers(0, 2**31 - 1), data=st.data())
     def explore(seed: int, data) -> None:
         try:
@@ -95,7 +112,9 @@ def run_conformance(
             failures.setdefault(str(exc).split(":", 1)[0], str(exc))
             return
         except Exception as exc:  # the game crashed under legal play
-            failures.setdefault("legal_play", f"legal_play: random legal play from seed {seed} crashed: {type(exc).__name__}: {exc}")
+            failures.setdefault(
+                "legal_play", f"legal_play: random legal play from seed {seed} crashed: {type(exc).__name__}: {exc}"
+            )
             return
         rng = make_rng(seed, "kit")
         if want_shapes:
@@ -105,7 +124,10 @@ def run_conformance(
                 evidence["seed_matters"] = seed_matters(game, pt)
                 evidence["pairs"] += len(pt.twins(game))
             except Exception as exc:
-                failures.setdefault("chance", f"chance: replaying seed {seed}'s moves from other seeds raised {type(exc).__name__}: {exc}")
+                failures.setdefault(
+                    "chance",
+                    f"chance: replaying seed {seed}'s moves from other seeds raised {type(exc).__name__}: {exc}",
+                )
         for name in active:
             if name in failures:
                 continue

@@ -4,6 +4,7 @@ One file: every check is a small function over the same :class:`Playthrough` (an
 twins, the same moves replayed from other seeds), and the failure message of each starts with
 the check's name, which callers (the kit, ``arena check``, the pytest plugin) rely on.
 """
+
 from __future__ import annotations
 
 import copy
@@ -16,8 +17,9 @@ import random
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -48,13 +50,13 @@ class Playthrough:
     def final(self) -> Position:
         return self.positions[-1]
 
-    def views(self, game: Game) -> list["View"]:
+    def views(self, game: Game) -> list[View]:
         """Every player's view at every position (computed once)."""
         if "views" not in self._cache:
             self._cache["views"] = [view_of(game, pos) for pos in self.positions]
         return self._cache["views"]
 
-    def twins(self, game: Game) -> list["Twin"]:
+    def twins(self, game: Game) -> list[Twin]:
         """The same moves replayed from other seeds (:func:`twin_seeds`), as far as they stay legal (computed once)."""
         if "twins" not in self._cache:
             self._cache["twins"] = [replay_twin(game, s, self.moves) for s in twin_seeds(self.seed)]
@@ -133,11 +135,15 @@ def play_random(game: Game, seed: int, choose: Callable[[int], int], *, max_step
     pt.obs_digests.append(observation_digest(game, pos))
     while not game.is_over(pos):
         if len(pt.moves) >= limit:
-            raise CheckFailure(f"length_bound: seed {seed} is still running after {limit} decisions (declared max_length {game.spec.max_length})")
+            raise CheckFailure(
+                f"length_bound: seed {seed} is still running after {limit} decisions (declared max_length {game.spec.max_length})"
+            )
         player = game.current_player(pos)
         legal = game.legal(pos, player)
         if not legal:
-            raise CheckFailure(f"mask_matches_legal: seed {seed} ply {pos.ply}: player {player} is to act but has no legal action")
+            raise CheckFailure(
+                f"mask_matches_legal: seed {seed} ply {pos.ply}: player {player} is to act but has no legal action"
+            )
         action = legal[choose(len(legal))]
         pos = game.act(pos, player, action)
         pt.moves.append((player, action))
@@ -192,7 +198,10 @@ def check_determinism(game: Game, pt: Playthrough, rng: np.random.Generator) -> 
                 + global_rng_hint(game, pt)
             )
     if pt.returns != again.returns:
-        raise CheckFailure(f"determinism: seed {pt.seed}: returns {pt.returns} then {again.returns} for the same seed and actions" + global_rng_hint(game, pt))
+        raise CheckFailure(
+            f"determinism: seed {pt.seed}: returns {pt.returns} then {again.returns} for the same seed and actions"
+            + global_rng_hint(game, pt)
+        )
 
 
 def check_mask_matches_legal(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -204,13 +213,19 @@ def check_mask_matches_legal(game: Game, pt: Playthrough, rng: np.random.Generat
                 raise CheckFailure(f"mask_matches_legal: ply {pos.ply} player {p}: two legal actions share an index")
             strings = [game.action_to_str(a) for a in legal]
             if len(set(strings)) != len(strings):
-                raise CheckFailure(f"mask_matches_legal: ply {pos.ply} player {p}: two legal actions share a canonical string")
+                raise CheckFailure(
+                    f"mask_matches_legal: ply {pos.ply} player {p}: two legal actions share a canonical string"
+                )
             mask = game.mask(pos, p)
             if mask.shape != (game.num_actions,) or set(np.flatnonzero(mask).tolist()) != set(ids):
-                raise CheckFailure(f"mask_matches_legal: ply {pos.ply} player {p}: the mask does not equal the legal set")
+                raise CheckFailure(
+                    f"mask_matches_legal: ply {pos.ply} player {p}: the mask does not equal the legal set"
+                )
             for a, i in zip(legal, ids):
                 if game.action_from_id(i) != a:
-                    raise CheckFailure(f"mask_matches_legal: index {i} decodes to {game.action_from_id(i)!r}, not the legal action {a!r}")
+                    raise CheckFailure(
+                        f"mask_matches_legal: index {i} decodes to {game.action_from_id(i)!r}, not the legal action {a!r}"
+                    )
             if p in game.players_to_act(pos):
                 legal_set = set(ids)
                 for i in range(game.num_actions):
@@ -219,7 +234,9 @@ def check_mask_matches_legal(game: Game, pt: Playthrough, rng: np.random.Generat
                     except (ValueError, IndexError, KeyError):
                         continue
                     if game.is_legal(pos.state, p, decoded) != (i in legal_set):
-                        raise CheckFailure(f"mask_matches_legal: ply {pos.ply} player {p}: is_legal disagrees with legal_actions on index {i}")
+                        raise CheckFailure(
+                            f"mask_matches_legal: ply {pos.ply} player {p}: is_legal disagrees with legal_actions on index {i}"
+                        )
 
 
 def check_illegal_rejected(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -229,12 +246,14 @@ def check_illegal_rejected(game: Game, pt: Playthrough, rng: np.random.Generator
         waiting = game.players_to_act(pos)
         player = waiting[0]
         illegal = np.flatnonzero(game.mask(pos, player) == 0)
-        for i in illegal[: 8]:
+        for i in illegal[:8]:
             try:
                 game.act_id(pos, player, int(i))
             except IllegalActionError:
                 continue
-            raise CheckFailure(f"illegal_rejected: ply {pos.ply}: player {player}'s illegal action index {int(i)} was accepted")
+            raise CheckFailure(
+                f"illegal_rejected: ply {pos.ply}: player {player}'s illegal action index {int(i)} was accepted"
+            )
         others = [p for p in range(game.num_players) if p not in waiting]
         if others:
             legal = game.legal(pos, player)
@@ -257,7 +276,9 @@ def check_no_step_after_end(game: Game, pt: Playthrough, rng: np.random.Generato
             except GameOverError:
                 continue
             except (IllegalActionError, NotYourTurnError) as exc:
-                raise CheckFailure(f"no_step_after_end: acting after the end raised {type(exc).__name__}, not GameOverError") from None
+                raise CheckFailure(
+                    f"no_step_after_end: acting after the end raised {type(exc).__name__}, not GameOverError"
+                ) from None
             raise CheckFailure(f"no_step_after_end: player {p}'s action index {i} was accepted after the end")
 
 
@@ -267,18 +288,24 @@ def check_returns_bounds(game: Game, pt: Playthrough, rng: np.random.Generator) 
         raise CheckFailure(f"returns_bounds: {len(pt.returns)} returns for {game.num_players} players")
     for p, r in enumerate(pt.returns):
         if not (math.isfinite(r) and lo - 1e-9 <= r <= hi + 1e-9):
-            raise CheckFailure(f"returns_bounds: seed {pt.seed}: player {p} returned {r}, outside the declared {game.spec.reward_bounds}")
+            raise CheckFailure(
+                f"returns_bounds: seed {pt.seed}: player {p} returned {r}, outside the declared {game.spec.reward_bounds}"
+            )
 
 
 def check_returns_sum(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
     total = game.spec.declared_sum
     if total is not None and abs(sum(pt.returns) - total) > 1e-6:
-        raise CheckFailure(f"returns_sum: seed {pt.seed}: returns {pt.returns} sum to {sum(pt.returns)}, declared {game.spec.utility.value} {total}")
+        raise CheckFailure(
+            f"returns_sum: seed {pt.seed}: returns {pt.returns} sum to {sum(pt.returns)}, declared {game.spec.utility.value} {total}"
+        )
 
 
 def check_length_bound(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
     if len(pt.moves) > game.spec.max_length:
-        raise CheckFailure(f"length_bound: seed {pt.seed}: {len(pt.moves)} decisions > declared max_length {game.spec.max_length}")
+        raise CheckFailure(
+            f"length_bound: seed {pt.seed}: {len(pt.moves)} decisions > declared max_length {game.spec.max_length}"
+        )
 
 
 def check_serialization(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -289,12 +316,16 @@ def check_serialization(game: Game, pt: Playthrough, rng: np.random.Generator) -
     if observation_digest(game, restored) != pt.obs_digests[k]:
         raise CheckFailure(f"serialization: ply {k}: observations differ after a JSON round trip")
     for p in range(game.num_players):
-        if [game.action_to_str(a) for a in game.legal(restored, p)] != [game.action_to_str(a) for a in game.legal(pos, p)]:
+        if [game.action_to_str(a) for a in game.legal(restored, p)] != [
+            game.action_to_str(a) for a in game.legal(pos, p)
+        ]:
             raise CheckFailure(f"serialization: ply {k}: player {p}'s legal actions differ after a JSON round trip")
     for player, action in pt.moves[k:]:
         restored = game.act(restored, player, action)
     if not game.is_over(restored) or game.final_returns(restored) != pt.returns:
-        raise CheckFailure(f"serialization: ply {k}: playing on from the restored position does not give returns {pt.returns}")
+        raise CheckFailure(
+            f"serialization: ply {k}: playing on from the restored position does not give returns {pt.returns}"
+        )
 
 
 def check_replay(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -308,7 +339,10 @@ def check_replay(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
     except ReplayDivergenceError as exc:
         raise CheckFailure(f"replay: seed {pt.seed}: {exc}" + global_rng_hint(game, pt)) from None
     except Exception as exc:
-        raise CheckFailure(f"replay: seed {pt.seed}: recording the playthrough raised {type(exc).__name__}: {exc}" + global_rng_hint(game, pt)) from None
+        raise CheckFailure(
+            f"replay: seed {pt.seed}: recording the playthrough raised {type(exc).__name__}: {exc}"
+            + global_rng_hint(game, pt)
+        ) from None
 
 
 def check_no_private_leak(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -325,16 +359,22 @@ def check_no_private_leak(game: Game, pt: Playthrough, rng: np.random.Generator)
         encoded = _encode(game, pos.state, p)
         legal = [game.action_to_str(a) for a in game.legal(pos, p)]
         for draw in range(3):
-            sampled = Position(game.sample_hidden_state(pos.state, p, make_rng(int(rng.integers(2**31)), "kit", draw)), (), pos.ply)
+            sampled = Position(
+                game.sample_hidden_state(pos.state, p, make_rng(int(rng.integers(2**31)), "kit", draw)), (), pos.ply
+            )
             if digest(game.observe(sampled, p)) != before:
-                raise CheckFailure(f"no_private_leak: ply {pos.ply}: player {p}'s observation changes when only what is hidden from it is resampled")
+                raise CheckFailure(
+                    f"no_private_leak: ply {pos.ply}: player {p}'s observation changes when only what is hidden from it is resampled"
+                )
             if _encode(game, sampled.state, p) != encoded:
                 raise CheckFailure(
                     f"no_private_leak: ply {pos.ply}: player {p}'s numeric observation (encode_observation, what PettingZoo "
                     "and Gym agents receive) changes when only what is hidden from it is resampled"
                 )
             if [game.action_to_str(a) for a in game.legal(sampled, p)] != legal:
-                raise CheckFailure(f"no_private_leak: ply {pos.ply}: player {p}'s legal actions change when only what is hidden from it is resampled")
+                raise CheckFailure(
+                    f"no_private_leak: ply {pos.ply}: player {p}'s legal actions change when only what is hidden from it is resampled"
+                )
 
 
 def check_hidden_state_sampling(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -357,7 +397,9 @@ def check_commit_reveal(game: Game, pt: Playthrough, rng: np.random.Generator) -
             continue
         for p in game.players_to_act(after):
             if digest(game.observe(after, p)) != digest(game.observe(before, p)):
-                raise CheckFailure(f"commit_reveal: ply {after.ply}: player {p} can see another player's commitment before the reveal")
+                raise CheckFailure(
+                    f"commit_reveal: ply {after.ply}: player {p} can see another player's commitment before the reveal"
+                )
 
 
 def _encode(game: Game, state: Any, player: int) -> bytes:
@@ -382,7 +424,9 @@ def _played_under(game: Game, pt: Playthrough, py_seed: int, np_seed: int) -> tu
     return seen, moved
 
 
-def global_rng_reader(game: Game, pt: Playthrough, *, salts: tuple[int, ...] = (987654321, 2**31 - 1, 20261201)) -> str | None:
+def global_rng_reader(
+    game: Game, pt: Playthrough, *, salts: tuple[int, ...] = (987654321, 2**31 - 1, 20261201)
+) -> str | None:
     """``"Python's global `random`"`` or ``"numpy's global random state"`` if reseeding it
     changes the playthrough from ``pt.seed``; None if no salt does. The global states are restored."""
     py_state, np_state = random.getstate(), np.random.get_state()
@@ -392,7 +436,11 @@ def global_rng_reader(game: Game, pt: Playthrough, *, salts: tuple[int, ...] = (
             return None
         for salt in salts:  # one salt can deal the same by chance
             if _played_under(game, pt, salt, salt)[0] != base:
-                return "Python's global `random`" if _played_under(game, pt, salt, 1)[0] != base else "numpy's global random state"
+                return (
+                    "Python's global `random`"
+                    if _played_under(game, pt, salt, 1)[0] != base
+                    else "numpy's global random state"
+                )
         return None
     finally:
         random.setstate(py_state)
@@ -423,8 +471,12 @@ def check_no_global_rng(game: Game, pt: Playthrough, rng: np.random.Generator) -
                 if game.has_hidden_state_sampler and not pos.pending:
                     game.sample_hidden_state(pos.state, p, make_rng(0))
         np_after = np.random.get_state()
-        moved = moved or random.getstate() != py_mark or not (
-            np_after[0] == np_mark[0] and np.array_equal(np_after[1], np_mark[1]) and np_after[2:] == np_mark[2:]
+        moved = (
+            moved
+            or random.getstate() != py_mark
+            or not (
+                np_after[0] == np_mark[0] and np.array_equal(np_after[1], np_mark[1]) and np_after[2:] == np_mark[2:]
+            )
         )
     finally:
         random.setstate(py_state)
@@ -536,7 +588,8 @@ def turn_shapes(game: Game, pt: Playthrough) -> set[str]:
     """``"single"`` and/or ``"several"``: the kinds of decision points seen in ``pt``."""
     return {
         "several" if len(game.to_move(pos.state)) > 1 else "single"
-        for pos in pt.positions if not pos.pending and not game.is_over(pos)
+        for pos in pt.positions
+        if not pos.pending and not game.is_over(pos)
     }
 
 
@@ -545,9 +598,13 @@ def check_turn_structure_observed(game: Game, shapes: set[str]) -> None:
     if game.spec.turn_structure is not TurnStructure.MIXED or game.num_players < 2 or not shapes:
         return
     if shapes == {"single"}:
-        raise CheckFailure("turn_structure: declared mixed, but every decision point seen had one player to act; declare TurnStructure.SEQUENTIAL")
+        raise CheckFailure(
+            "turn_structure: declared mixed, but every decision point seen had one player to act; declare TurnStructure.SEQUENTIAL"
+        )
     if shapes == {"several"}:
-        raise CheckFailure("turn_structure: declared mixed, but every decision point seen had several players to act; declare TurnStructure.SIMULTANEOUS")
+        raise CheckFailure(
+            "turn_structure: declared mixed, but every decision point seen had several players to act; declare TurnStructure.SIMULTANEOUS"
+        )
 
 
 def check_information(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
@@ -584,12 +641,16 @@ def check_encoding(game: Game, pt: Playthrough, rng: np.random.Generator) -> Non
     by_enc: dict[tuple[int, bytes], str] = {}
     shape = np.shape(game.encode_observation(pt.positions[0].state, 0))
     if shape != (game.observation_size,):
-        raise CheckFailure(f"encoding: encode_observation gives shape {shape}, not (observation_size,) = ({game.observation_size},)")
+        raise CheckFailure(
+            f"encoding: encode_observation gives shape {shape}, not (observation_size,) = ({game.observation_size},)"
+        )
     for ply, view in enumerate(pt.views(game)):
         for p in range(game.num_players):
             vec = np.frombuffer(view.enc[p], dtype=np.float32)
             if vec.size != game.observation_size:
-                raise CheckFailure(f"encoding: seed {pt.seed} ply {ply}: player {p}'s numeric observation has {vec.size} values, not observation_size {game.observation_size}")
+                raise CheckFailure(
+                    f"encoding: seed {pt.seed} ply {ply}: player {p}'s numeric observation has {vec.size} values, not observation_size {game.observation_size}"
+                )
             if not np.all(np.isfinite(vec)) or np.any(vec < lo) or np.any(vec > hi):
                 raise CheckFailure(
                     f"encoding: seed {pt.seed} ply {ply}: player {p}'s numeric observation has values in "
@@ -664,7 +725,9 @@ def game_reference(game: Game) -> dict[str, Any]:
             return ref
         path = getattr(main, "__file__", None)
         if not path or not os.path.isfile(path):
-            raise CannotRebuild(f"{cls.__qualname__} is defined in an interactive __main__ with no file to import it from")
+            raise CannotRebuild(
+                f"{cls.__qualname__} is defined in an interactive __main__ with no file to import it from"
+            )
         ref["path"] = os.path.abspath(path)
     return ref
 
@@ -699,13 +762,21 @@ def _subprocess_fingerprint(ref: dict[str, Any], seeds: list[int], hashseed: str
     env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=path, **{CHILD_ENV: "1"})
     out = subprocess.run(
         [sys.executable, "-c", code, json.dumps(ref), json.dumps(seeds)],
-        capture_output=True, text=True, env=env, timeout=600, cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=tempfile.gettempdir(),
     )
     if out.returncode != 0:
-        raise CheckFailure(f"cross_process_determinism: the game could not be rebuilt in a subprocess: {out.stderr.strip()[-800:]}")
+        raise CheckFailure(
+            f"cross_process_determinism: the game could not be rebuilt in a subprocess: {out.stderr.strip()[-800:]}"
+        )
     marked = [ln for ln in out.stdout.splitlines() if ln.startswith("ARENA-FINGERPRINT ")]
     if not marked:
-        raise CheckFailure(f"cross_process_determinism: the subprocess printed no fingerprint: {out.stdout.strip()[-400:]}")
+        raise CheckFailure(
+            f"cross_process_determinism: the subprocess printed no fingerprint: {out.stdout.strip()[-400:]}"
+        )
     return marked[-1].split(" ", 1)[1]
 
 
@@ -720,7 +791,9 @@ def check_cross_process_determinism(game: Game, seeds: list[int]) -> None:
             choice_rng = make_rng(seeds[0], "kit-choices")
             hint = global_rng_hint(game, play_random(game, seeds[0], lambda n: int(choice_rng.integers(n))))
             if hint:
-                raise CheckFailure(f"cross_process_determinism: seeds {seeds} give different games in another process{hint}")
+                raise CheckFailure(
+                    f"cross_process_determinism: seeds {seeds} give different games in another process{hint}"
+                )
             raise CheckFailure(
                 f"cross_process_determinism: seeds {seeds} give different games in a process with PYTHONHASHSEED={hashseed} "
                 "(iteration over a set or dict of strings, or id()-based ordering, are the usual causes)"

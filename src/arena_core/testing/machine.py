@@ -20,6 +20,7 @@ rejected illegal moves, clones, JSON round trips that the game then continues fr
 from the seed) and checks every invariant after each step. A failure reports the steps and the
 episode; ``$ARENA_FAILING_EPISODES`` writes it as an episode file, as for the strategies.
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,9 +45,10 @@ __all__ = ["GameStateMachine"]
 
 def _view(game: Game, pos: Position) -> str:
     """Everything every player can see and do at ``pos``, as one digest."""
-    return digest([
-        [game.observe(pos, p), [game.action_to_str(a) for a in game.legal(pos, p)]] for p in range(game.num_players)
-    ] + [list(game.players_to_act(pos)), pos.ply])
+    return digest(
+        [[game.observe(pos, p), [game.action_to_str(a) for a in game.legal(pos, p)]] for p in range(game.num_players)]
+        + [list(game.players_to_act(pos)), pos.ply]
+    )
 
 
 class GameStateMachine(RuleBasedStateMachine):
@@ -114,9 +116,13 @@ class GameStateMachine(RuleBasedStateMachine):
         except (IllegalActionError, NotYourTurnError, GameOverError):
             pass
         else:
-            raise AssertionError(f"player {seat}'s illegal action {game._describe(action)} was accepted at ply {before.ply}")
+            raise AssertionError(
+                f"player {seat}'s illegal action {game._describe(action)} was accepted at ply {before.ply}"
+            )
         if _view(game, before) != seen:
-            raise AssertionError(f"a rejected action changed the position at ply {before.ply} (act must not mutate its input)")
+            raise AssertionError(
+                f"a rejected action changed the position at ply {before.ply} (act must not mutate its input)"
+            )
 
     @precondition(lambda self: self._running())
     @rule(data=st.data())
@@ -150,7 +156,9 @@ class GameStateMachine(RuleBasedStateMachine):
         for seat, action in self.moves:
             pos = game.act(pos, seat, action)
         if _view(game, pos) != _view(game, self.position):
-            raise AssertionError(f"replaying seed {self.seed} and {len(self.moves)} moves does not reproduce the position")
+            raise AssertionError(
+                f"replaying seed {self.seed} and {len(self.moves)} moves does not reproduce the position"
+            )
 
     # ------------------------------------------------------------------ protocol invariants
     @invariant()
@@ -173,7 +181,9 @@ class GameStateMachine(RuleBasedStateMachine):
         for p in range(game.num_players):
             legal = game.legal(pos, p)
             if (p in waiting) != bool(legal):
-                raise AssertionError(f"player {p} {'is' if p in waiting else 'is not'} to act at ply {pos.ply} but has {len(legal)} legal actions")
+                raise AssertionError(
+                    f"player {p} {'is' if p in waiting else 'is not'} to act at ply {pos.ply} but has {len(legal)} legal actions"
+                )
             mask = game.mask(pos, p)
             if set(mask.nonzero()[0].tolist()) != {game.action_id(a) for a in legal}:
                 raise AssertionError(f"player {p}'s mask at ply {pos.ply} is not its legal set")
@@ -181,7 +191,9 @@ class GameStateMachine(RuleBasedStateMachine):
     def _check_returns(self, returns: tuple[float, ...]) -> None:
         spec = self.game.spec
         lo, hi = spec.reward_bounds
-        if len(returns) != self.game.num_players or not all(math.isfinite(r) and lo - 1e-9 <= r <= hi + 1e-9 for r in returns):
+        if len(returns) != self.game.num_players or not all(
+            math.isfinite(r) and lo - 1e-9 <= r <= hi + 1e-9 for r in returns
+        ):
             raise AssertionError(f"returns {returns} outside the declared bounds {spec.reward_bounds}")
         if spec.declared_sum is not None and abs(sum(returns) - spec.declared_sum) > 1e-6:
             raise AssertionError(f"returns {returns} do not sum to the declared {spec.declared_sum}")

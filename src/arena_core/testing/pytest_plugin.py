@@ -12,6 +12,7 @@ makes a registered game, ``arena_playthroughs(game_or_id, **kwargs)`` gives the
 The plugin imports only pytest and the standard library when it loads; the kit and hypothesis
 are imported when a test asks for them, with the install hint if hypothesis is absent.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,12 +25,25 @@ _ROOT = "arena-conformance"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("arena", "Arena game conformance")
-    group.addoption("--arena-conformance", action="store_true", default=False,
-                    help="run the conformance kit over every registered game (one test per game and check)")
-    group.addoption("--arena-games", default=None, metavar="IDS",
-                    help="with --arena-conformance: only these comma-separated game ids")
-    group.addoption("--arena-max-examples", type=int, default=20, metavar="N",
-                    help="with --arena-conformance: hypothesis examples per game (default 20)")
+    group.addoption(
+        "--arena-conformance",
+        action="store_true",
+        default=False,
+        help="run the conformance kit over every registered game (one test per game and check)",
+    )
+    group.addoption(
+        "--arena-games",
+        default=None,
+        metavar="IDS",
+        help="with --arena-conformance: only these comma-separated game ids",
+    )
+    group.addoption(
+        "--arena-max-examples",
+        type=int,
+        default=20,
+        metavar="N",
+        help="with --arena-conformance: hypothesis examples per game (default 20)",
+    )
 
 
 def _has_hypothesis() -> bool:
@@ -116,7 +130,9 @@ class _GameCollector(pytest.Collector):
         from ..spec import CONFORMANCE_CHECKS
 
         for check in CONFORMANCE_CHECKS:
-            yield ConformanceItem.from_parent(self, name=check, game_id=self.game_id, check=check, kit=self.kit, unavailable=self.unavailable)
+            yield ConformanceItem.from_parent(
+                self, name=check, game_id=self.game_id, check=check, kit=self.kit, unavailable=self.unavailable
+            )
 
 
 class _KitCollector(pytest.Collector):
@@ -129,7 +145,9 @@ class _KitCollector(pytest.Collector):
         infos = {p.name: p for p in list_plugins("games")}
         unknown = sorted(set(wanted or ()) - set(infos))
         if unknown:
-            raise pytest.UsageError(f"--arena-games: unknown game(s) {', '.join(unknown)}; `arena list games` shows them")
+            raise pytest.UsageError(
+                f"--arena-games: unknown game(s) {', '.join(unknown)}; `arena list games` shows them"
+            )
         kit = _KitRun(config.getoption("--arena-max-examples"))
         for name in wanted or sorted(infos):
             yield _GameCollector.from_parent(self, name=name, game_id=name, kit=kit, unavailable=infos[name].reason)

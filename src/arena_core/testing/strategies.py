@@ -21,13 +21,15 @@ What a failure shows. The falsifying example prints the episode (game, seed, eac
 the reported, shrunk playthrough is also written as an episode file that ``arena replay`` re-runs
 step by step.
 """
+
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 try:
     from hypothesis import strategies as st
@@ -60,7 +62,7 @@ class PlaythroughError(AssertionError):
     """The game failed while a playthrough was being generated; ``playthrough`` holds the moves
     up to the decision that failed (the message names that decision)."""
 
-    def __init__(self, message: str, playthrough: "Playthrough | None" = None):
+    def __init__(self, message: str, playthrough: Playthrough | None = None):
         super().__init__(message)
         self.playthrough = playthrough
 
@@ -193,7 +195,9 @@ def _report(pt: Playthrough, save_failing_to: str | os.PathLike | None) -> None:
 
 
 @st.composite
-def _playthroughs(draw, game, seed_strategy, policies, max_decisions, complete, save_failing_to, report=True) -> Playthrough:
+def _playthroughs(
+    draw, game, seed_strategy, policies, max_decisions, complete, save_failing_to, report=True
+) -> Playthrough:
     seed = draw(seed_strategy)
     limit = game.spec.max_length if max_decisions is None else max_decisions
     pos = game.start(seed)
@@ -221,7 +225,11 @@ def _playthroughs(draw, game, seed_strategy, policies, max_decisions, complete, 
             legal = game.legal(pos, seat)
             if not legal:
                 raise PlaythroughError(f"player {seat} is to act but has no legal action")
-            action = _policy_action(policies[seat], game, pos, seat, seed) if seat in policies else legal[(v - 1) % len(legal)]
+            action = (
+                _policy_action(policies[seat], game, pos, seat, seed)
+                if seat in policies
+                else legal[(v - 1) % len(legal)]
+            )
             pos = game.act(pos, seat, action)
         except PlaythroughError as exc:
             done = Playthrough(game, seed, tuple(moves), tuple(positions))
@@ -240,7 +248,10 @@ def _playthroughs(draw, game, seed_strategy, policies, max_decisions, complete, 
     if complete and not pt.complete:
         _report(pt, save_failing_to)
         what = "length_bound: " if limit >= game.spec.max_length else f"max_decisions={limit}: "
-        raise PlaythroughError(f"{what}still running after {limit} decisions (declared max_length {game.spec.max_length}): {pt.describe()}", pt)
+        raise PlaythroughError(
+            f"{what}still running after {limit} decisions (declared max_length {game.spec.max_length}): {pt.describe()}",
+            pt,
+        )
     if report:
         _report(pt, save_failing_to)
     return pt
@@ -275,8 +286,9 @@ def _build(game, seeds, policies, max_decisions, complete, save_failing_to, *, r
     bad = [s for s in policies if not (isinstance(s, int) and 0 <= s < game.num_players)]
     if bad:
         raise ValueError(f"policies name seats {bad}; {game.spec.id} here has seats 0..{game.num_players - 1}")
-    return _playthroughs(game, _seeds() if seeds is None else seeds, policies, max_decisions, complete, save_failing_to, report)
-
+    return _playthroughs(
+        game, _seeds() if seeds is None else seeds, policies, max_decisions, complete, save_failing_to, report
+    )
 
 
 @st.composite

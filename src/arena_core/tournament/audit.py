@@ -16,10 +16,12 @@ fault; above ``max_fault_rate`` the entrant is flagged. ``mode`` says whether th
 answered in free text (read by the game's parser) or with actions (legality-constrained): the
 two are not comparable without saying so.
 """
+
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..faults import FaultKind
 from .results import UNPLAYED, GameResult
@@ -45,7 +47,9 @@ def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | N
     games = list(games)
     names = [e.name for e in header.schedule.entrants]
     if max_fault_rate is None:
-        max_fault_rate = header.max_fault_rate if getattr(header, "max_fault_rate", None) is not None else DEFAULT_MAX_FAULT_RATE
+        max_fault_rate = (
+            header.max_fault_rate if getattr(header, "max_fault_rate", None) is not None else DEFAULT_MAX_FAULT_RATE
+        )
     identities = getattr(header, "identities", {}) or {}
     decisions = {n: 0 for n in names}
     counts = {n: {k: 0 for k in KINDS} for n in names}
@@ -118,7 +122,9 @@ def attach_faults(summary: dict, header, games: Iterable[GameResult], max_fault_
     for row in summary.get("leaderboard", []):
         info = faults["entrants"].get(row["name"])
         if info is not None:
-            row.update(mode=info["mode"], fault_rate=info["fault_rate"], fault_rates=info["rates"], flagged=info["flagged"])
+            row.update(
+                mode=info["mode"], fault_rate=info["fault_rate"], fault_rates=info["rates"], flagged=info["flagged"]
+            )
     return summary
 
 
@@ -136,12 +142,18 @@ def fault_lines(summary: dict) -> list[str]:
             flag = "  FLAGGED" if r["flagged"] else ""
             extra = f", {r['unplayed_games']} games unplayed" if r["unplayed_games"] else ""
             rates = f" ({rates})" if rates else ""
-            lines.append(f"  {n} [{r['mode'] or '?'}]: {r['fault_rate']:.1%} of {r['decisions']} decisions faulted{rates}{extra}{flag}")
+            lines.append(
+                f"  {n} [{r['mode'] or '?'}]: {r['fault_rate']:.1%} of {r['decisions']} decisions faulted{rates}{extra}{flag}"
+            )
     if faults["mixed_modes"]:
         modes = ", ".join(f"{n}={r['mode']}" for n, r in faults["entrants"].items() if r["mode"])
-        lines.append(f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so")
+        lines.append(
+            f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so"
+        )
     if faults["games_unplayed"]:
-        lines.append(f"{faults['games_unplayed']} scheduled games were not played (listed in the summary with their reason)")
+        lines.append(
+            f"{faults['games_unplayed']} scheduled games were not played (listed in the summary with their reason)"
+        )
     return lines
 
 

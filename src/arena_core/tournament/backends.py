@@ -6,6 +6,7 @@ isolation: one game per worker at a time, a shared-memory marker naming the seat
 runs, a replacement for a worker that dies (its game is a ``crash`` of that entrant) and a
 watchdog that kills a worker hung where its own decision timer cannot reach (a ``timeout``).
 """
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from ..errors import ConfigError
 from ..faults import FaultKind
@@ -78,7 +80,10 @@ class _Worker:
         self.marker = context.RawArray("d", [-1.0, 0.0])  # [seat whose code runs, since (monotonic)]
         self.conn, child = context.Pipe()
         self.proc = context.Process(
-            target=_worker_main, args=(child, ctx, list(sys.path), os.getpid(), self.marker), daemon=True, name="arena-worker"
+            target=_worker_main,
+            args=(child, ctx, list(sys.path), os.getpid(), self.marker),
+            daemon=True,
+            name="arena-worker",
         )
         self.proc.start()
         child.close()
@@ -100,7 +105,7 @@ class _Worker:
         self.conn.close()
 
 
-def _stuck(w: "_Worker", limit: float | None, game_limit: float | None) -> str | None:
+def _stuck(w: _Worker, limit: float | None, game_limit: float | None) -> str | None:
     """Why worker ``w`` is past all patience, or None. The worker's own timer handles ordinary
     hangs; this catches a player stuck where no signal reaches (a long C call, SIGALRM
     blocked): a decision over its limit by half as much again plus 2 s, a game likewise."""
@@ -113,17 +118,30 @@ def _stuck(w: "_Worker", limit: float | None, game_limit: float | None) -> str |
     return None
 
 
-def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str, *, kind: FaultKind = FaultKind.CRASH) -> GameResult:
+def crash_result(
+    ctx: GameContext, sg: ScheduledGame, seat: int, why: str, *, kind: FaultKind = FaultKind.CRASH
+) -> GameResult:
     """The line of a game whose worker died (or was killed, hung: ``kind`` TIMEOUT): a forfeit
     of ``seat``'s entrant (it counts as a loss, last place), or, when no player code was running
     (``seat`` -1), a game with no result (``game_error``)."""
     if seat < 0:
         return GameResult(
-            key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-            seats=list(sg.seats), reason="game_error" if kind is FaultKind.CRASH else "time_cap", returns=None, plies=0,
+            key=sg.key,
+            cluster=sg.cluster,
+            table=sg.table,
+            deal=sg.deal,
+            seed=sg.seed,
+            rotation=sg.rotation,
+            seats=list(sg.seats),
+            reason="game_error" if kind is FaultKind.CRASH else "time_cap",
+            returns=None,
+            plies=0,
             decisions=[0] * len(sg.seats),
-            detail=(f"the worker process died outside any player's code, or whose is not known ({why}); the game has no result"
-                    if kind is FaultKind.CRASH else f"{why}; the game has no result"),
+            detail=(
+                f"the worker process died outside any player's code, or whose is not known ({why}); the game has no result"
+                if kind is FaultKind.CRASH
+                else f"{why}; the game has no result"
+            ),
         )
     from ..policy import IllegalActionPolicy
     from .play import rank_offender_last
@@ -136,9 +154,18 @@ def crash_result(ctx: GameContext, sg: ScheduledGame, seat: int, why: str, *, ki
     else:
         detail = f"{sg.seats[seat]!r} (seat {seat}) hung: {why}"
     return GameResult(
-        key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-        seats=list(sg.seats), reason="crash" if kind is FaultKind.CRASH else "player_error", returns=returns, offender=seat,
-        plies=0, decisions=[0] * len(sg.seats),
+        key=sg.key,
+        cluster=sg.cluster,
+        table=sg.table,
+        deal=sg.deal,
+        seed=sg.seed,
+        rotation=sg.rotation,
+        seats=list(sg.seats),
+        reason="crash" if kind is FaultKind.CRASH else "player_error",
+        returns=returns,
+        offender=seat,
+        plies=0,
+        decisions=[0] * len(sg.seats),
         faults=[PlayerFault(seat=seat, player=sg.seats[seat], verdict="forfeit", kind=kind, detail=detail)],
         detail=detail,
     )
@@ -311,7 +338,12 @@ def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOption
                     seat = _read_marker(marker_dir, sg.key)
                     why = f"the Ray worker died ({type(exc).__name__})"
                     if seat is None:  # a remote cluster: whose code ran is not known here
-                        yield crash_result(ctx, sg, -1, why + "; which player was deciding is not known on a remote cluster"), None
+                        yield (
+                            crash_result(
+                                ctx, sg, -1, why + "; which player was deciding is not known on a remote cluster"
+                            ),
+                            None,
+                        )
                     else:
                         yield crash_result(ctx, sg, seat, why), None
                 else:

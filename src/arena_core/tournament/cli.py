@@ -3,20 +3,31 @@
 Each ``main_*`` takes argv (without the sub-command) and returns an exit status;
 :func:`cli` dispatches on the first word. Also runnable as ``python -m arena_core.tournament.cli``.
 """
+
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
 
 
 def _rating_args(p: OneLineArgumentParser) -> None:
-    p.add_argument("--bootstrap", type=non_negative_int, default=None, help="cluster-bootstrap resamples (default: the config's, or 1000)")
+    p.add_argument(
+        "--bootstrap",
+        type=non_negative_int,
+        default=None,
+        help="cluster-bootstrap resamples (default: the config's, or 1000)",
+    )
     p.add_argument("--seed", type=non_negative_int, default=None, help="seed of the bootstrap draws")
-    p.add_argument("--regularization", type=non_negative_float, default=None, help="virtual win and loss against an anchor (default 0.1)")
+    p.add_argument(
+        "--regularization",
+        type=non_negative_float,
+        default=None,
+        help="virtual win and loss against an anchor (default 0.1)",
+    )
 
 
 def _summary(results: str, args, defaults=None) -> dict:
@@ -28,15 +39,19 @@ def _summary(results: str, args, defaults=None) -> dict:
     header, games = load_results(results)
     from .audit import attach_faults
 
-    return attach_faults(summarize(
+    return attach_faults(
+        summarize(
+            header,
+            games,
+            resamples=opts.bootstrap if args.bootstrap is None else args.bootstrap,
+            regularization=opts.regularization if args.regularization is None else args.regularization,
+            base=opts.base,
+            seed=opts.seed if args.seed is None else args.seed,
+            min_pair_games=opts.min_pair_games,
+        ),
         header,
         games,
-        resamples=opts.bootstrap if args.bootstrap is None else args.bootstrap,
-        regularization=opts.regularization if args.regularization is None else args.regularization,
-        base=opts.base,
-        seed=opts.seed if args.seed is None else args.seed,
-        min_pair_games=opts.min_pair_games,
-    ), header, games)
+    )
 
 
 def _results_dir(results: str) -> Path:
@@ -54,7 +69,9 @@ def tournament_parser() -> OneLineArgumentParser:
     p.add_argument("--max-games", type=non_negative_int, help="stop after this many new games (resume later)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or leaderboard; for scripts")
     p.add_argument("--no-report", action="store_true", help="only play; rate later with `arena ratings`")
-    p.add_argument("--no-preflight", action="store_true", help="skip the entrants' preflight checks (run.preflight = false)")
+    p.add_argument(
+        "--no-preflight", action="store_true", help="skip the entrants' preflight checks (run.preflight = false)"
+    )
     _rating_args(p)
     return p
 
@@ -71,16 +88,30 @@ def _tournament(argv: Sequence[str] | None) -> int:
     from .runner import RunInterrupted, load_results, run_tournament
 
     config = load_config(args.config)
-    changes = {k: v for k, v in {"backend": "ray" if args.ray_address else args.backend, "workers": args.workers, "ray_address": args.ray_address, "preflight": False if args.no_preflight else None}.items() if v is not None}
+    changes = {
+        k: v
+        for k, v in {
+            "backend": "ray" if args.ray_address else args.backend,
+            "workers": args.workers,
+            "ray_address": args.ray_address,
+            "preflight": False if args.no_preflight else None,
+        }.items()
+        if v is not None
+    }
     options = config.run.model_validate({**config.run.model_dump(), **changes}) if changes else config.run
     out = Path(args.out or config.output)
     try:
-        report = run_tournament(config, results_path=out / "results.jsonl", quiet=args.quiet, options=options, max_games=args.max_games)
+        report = run_tournament(
+            config, results_path=out / "results.jsonl", quiet=args.quiet, options=options, max_games=args.max_games
+        )
     except RunInterrupted as exc:  # a real Ctrl-C: one line, resumable
         print(f"arena tournament: {exc}", file=sys.stderr)
         return 130
     if not args.quiet:
-        print(f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}", file=sys.stderr)
+        print(
+            f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}",
+            file=sys.stderr,
+        )
     from .audit import fault_summary, finish_status, print_faults
 
     faults = {"faults": fault_summary(*load_results(report.path), options.max_fault_rate)}

@@ -16,15 +16,15 @@ difference A − B the shared luck cancels already; there the control is fitted 
 Results are written in the tournament format (``results.jsonl``), so ``--results`` can
 re-analyse them, or analyse any tournament's results where both players played.
 """
+
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -46,8 +46,19 @@ def _entrant(name: str, spec: str, seed: int) -> Entrant:
     return Entrant(name=name, player=parsed.name, options=dict(parsed.options), seed=seed)
 
 
-def compare_schedule(game: str, a: str, b: str, opponents: Sequence[str], deals: Sequence[int], *, reference: str | None = None,
-                     num_players: int, params: dict | None = None, rotations: str = "cyclic", seed: int = 0) -> Schedule:
+def compare_schedule(
+    game: str,
+    a: str,
+    b: str,
+    opponents: Sequence[str],
+    deals: Sequence[int],
+    *,
+    reference: str | None = None,
+    num_players: int,
+    params: dict | None = None,
+    rotations: str = "cyclic",
+    seed: int = 0,
+) -> Schedule:
     """The tables of a comparison: every compared player (and the reference) with every choice
     of ``num_players - 1`` of the opponents, on every deal, in every rotation."""
     if num_players < 2:
@@ -63,8 +74,16 @@ def compare_schedule(game: str, a: str, b: str, opponents: Sequence[str], deals:
     entrants = focal + opps
     combos = list(itertools.combinations(range(len(focal), len(entrants)), num_players - 1))
     tables = [(f,) + c for f in range(len(focal)) for c in combos]
-    return Schedule(game=game, params=dict(params or {}), num_players=num_players, entrants=tuple(entrants), tables=tuple(tables),
-                    deals=tuple(deals), rotations=rotations, design="compare")
+    return Schedule(
+        game=game,
+        params=dict(params or {}),
+        num_players=num_players,
+        entrants=tuple(entrants),
+        tables=tuple(tables),
+        deals=tuple(deals),
+        rotations=rotations,
+        design="compare",
+    )
 
 
 def play(schedule: Schedule, settings, *, quiet: bool = False, out: Path | None = None) -> list:
@@ -133,19 +152,37 @@ def _mean_interval(x: np.ndarray, level: float) -> tuple[float, float, float]:
     return mean, lo, hi
 
 
-def analyse(games, a: str, b: str, *, reference: str | None = None, effect: float | None = None, level: float = 0.95,
-            power: float = 0.8, seed: int = 0, resamples: int = 2000) -> dict:
+def analyse(
+    games,
+    a: str,
+    b: str,
+    *,
+    reference: str | None = None,
+    effect: float | None = None,
+    level: float = 0.95,
+    power: float = 0.8,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> dict:
     """The comparison of ``a`` and ``b`` (entrant names) over the deals both played."""
     ma, mb = per_deal_margins(games, a), per_deal_margins(games, b)
     deals = sorted(set(ma) & set(mb))
     if len(deals) < 2:
-        raise ConfigError(f"{a!r} and {b!r} share {len(deals)} scored deal(s); a paired comparison needs at least 2 (more for intervals that mean much)")
+        raise ConfigError(
+            f"{a!r} and {b!r} share {len(deals)} scored deal(s); a paired comparison needs at least 2 (more for intervals that mean much)"
+        )
     xa, xb = np.array([ma[d] for d in deals]), np.array([mb[d] for d in deals])
     d = xa - xb
     battery = paired_battery(d, seed=seed, resamples=resamples, level=level)
     out: dict = {
-        "a": a, "b": b, "deals": len(deals), "level": level,
-        "games": {a: sum(1 for g in games if g.returns is not None and a in g.seats), b: sum(1 for g in games if g.returns is not None and b in g.seats)},
+        "a": a,
+        "b": b,
+        "deals": len(deals),
+        "level": level,
+        "games": {
+            a: sum(1 for g in games if g.returns is not None and a in g.seats),
+            b: sum(1 for g in games if g.returns is not None and b in g.seats),
+        },
         "mean_margin": {a: float(xa.mean()), b: float(xb.mean())},
         "difference": battery.__dict__,
         "reference": None,
@@ -157,8 +194,11 @@ def analyse(games, a: str, b: str, *, reference: str | None = None, effect: floa
     if reference is not None:
         ra, rb = reference_margins(games, a, reference), reference_margins(games, b, reference)
         if ra is None or rb is None or any(x not in ra or x not in rb for x in deals):
-            out["reference"] = {"name": reference, "available": False,
-                                "why": "the reference did not play every deal, seat and opponent set the compared players played"}
+            out["reference"] = {
+                "name": reference,
+                "available": False,
+                "why": "the reference did not play every deal, seat and opponent set the compared players played",
+            }
         else:
             ca, cb = np.array([ra[x] for x in deals]), np.array([rb[x] for x in deals])
             per_player = {}
@@ -166,7 +206,8 @@ def analyse(games, a: str, b: str, *, reference: str | None = None, effect: floa
                 adj = x - c
                 raw_var, adj_var = float(np.var(x, ddof=1)), float(np.var(adj, ddof=1))
                 per_player[name] = {
-                    "raw": _mean_interval(x, level), "controlled": _mean_interval(adj, level),
+                    "raw": _mean_interval(x, level),
+                    "controlled": _mean_interval(adj, level),
                     "variance_reduction": 1.0 - adj_var / raw_var if raw_var > 0 else None,
                 }
             c = (ca + cb) / 2
@@ -178,9 +219,15 @@ def analyse(games, a: str, b: str, *, reference: str | None = None, effect: floa
                 se = resid_sd / math.sqrt(n)
                 tq = t_quantile(0.5 + level / 2, n - 2)
                 p = 2 * t_sf(abs(float(adj.mean())) / se, n - 2) if se > 0 else (0.0 if adj.mean() else 1.0)
-                diff = {"beta": beta, "mean": float(adj.mean()), "low": float(adj.mean() - tq * se), "high": float(adj.mean() + tq * se),
-                        "p": p, "variance_reduction": 1.0 - resid_sd**2 / sd**2 if sd > 0 else None,
-                        "deals_needed": deals_needed(size, resid_sd, level, power) if size > 0 and resid_sd > 0 else None}
+                diff = {
+                    "beta": beta,
+                    "mean": float(adj.mean()),
+                    "low": float(adj.mean() - tq * se),
+                    "high": float(adj.mean() + tq * se),
+                    "p": p,
+                    "variance_reduction": 1.0 - resid_sd**2 / sd**2 if sd > 0 else None,
+                    "deals_needed": deals_needed(size, resid_sd, level, power) if size > 0 and resid_sd > 0 else None,
+                }
             else:
                 diff = None
             out["reference"] = {"name": reference, "available": True, "per_player": per_player, "difference": diff}
@@ -208,26 +255,36 @@ def format_report(r: dict) -> str:
     ]
     ref = r.get("reference")
     if ref is None:
-        lines.append("luck control: none (give --reference, e.g. megagem_expert, to play the same deals and seats with a reference policy)")
+        lines.append(
+            "luck control: none (give --reference, e.g. megagem_expert, to play the same deals and seats with a reference policy)"
+        )
     elif not ref["available"]:
         lines.append(f"luck control ({ref['name']}): not available: {ref['why']}")
     else:
         lines.append("")
-        lines.append(f"luck control: {ref['name']} played the same deals, seats and opponents; its margin is subtracted")
+        lines.append(
+            f"luck control: {ref['name']} played the same deals, seats and opponents; its margin is subtracted"
+        )
         for name, p in ref["per_player"].items():
             raw, ctl = p["raw"], p["controlled"]
             red = "-" if p["variance_reduction"] is None else f"{p['variance_reduction']:.0%}"
-            lines.append(f"  {name}: margin {raw[0]:+.3f} {_iv(raw[1], raw[2])}; minus reference {ctl[0]:+.3f} {_iv(ctl[1], ctl[2])}; variance reduction {red}")
+            lines.append(
+                f"  {name}: margin {raw[0]:+.3f} {_iv(raw[1], raw[2])}; minus reference {ctl[0]:+.3f} {_iv(ctl[1], ctl[2])}; variance reduction {red}"
+            )
         diff = ref["difference"]
         if diff is not None:
             red = "-" if diff["variance_reduction"] is None else f"{diff['variance_reduction']:.0%}"
-            lines.append(f"  difference A-B with the fitted control (beta {diff['beta']:+.2f}): {diff['mean']:+.3f} {_iv(diff['low'], diff['high'])}, "
-                         f"p {diff['p']:.4f}; variance reduction {red} (the shared luck already cancels in the pairing)")
+            lines.append(
+                f"  difference A-B with the fitted control (beta {diff['beta']:+.2f}): {diff['mean']:+.3f} {_iv(diff['low'], diff['high'])}, "
+                f"p {diff['p']:.4f}; variance reduction {red} (the shared luck already cancels in the pairing)"
+            )
     if r.get("deals_needed"):
         extra = ""
         if ref and ref.get("available") and ref.get("difference") and ref["difference"].get("deals_needed"):
             extra = f" ({ref['difference']['deals_needed']} with the luck control)"
-        lines.append(f"deals needed to resolve a difference of {r['effect']:.3f} (two-sided {pct}, 80% power): {r['deals_needed']}{extra}; played {r['deals']}")
+        lines.append(
+            f"deals needed to resolve a difference of {r['effect']:.3f} (two-sided {pct}, 80% power): {r['deals_needed']}{extra}; played {r['deals']}"
+        )
     return "\n".join(lines)
 
 
@@ -243,18 +300,25 @@ def _main(argv: Sequence[str] | None) -> int:
     from ..clierrors import OneLineArgumentParser
 
     p = OneLineArgumentParser(prog="arena compare", description=main.__doc__)
-    p.add_argument("a", help="player A: a player spec, 'name' or 'name{key=value, ...}' (see arena_core.playerspec; with --results: an entrant name)")
+    p.add_argument(
+        "a",
+        help="player A: a player spec, 'name' or 'name{key=value, ...}' (see arena_core.playerspec; with --results: an entrant name)",
+    )
     p.add_argument("b", help="player B, as A")
     p.add_argument("--game", help="registered game id (not with --results)")
     p.add_argument("--params", default="{}", help="game parameters as JSON")
     p.add_argument("--num-players", type=int, help="seats per table (default: the game's default)")
-    p.add_argument("--opponents", nargs="+", default=["random"], help="the fixed opponents' player specs (default: random)")
+    p.add_argument(
+        "--opponents", nargs="+", default=["random"], help="the fixed opponents' player specs (default: random)"
+    )
     p.add_argument("--reference", help="a reference policy for the luck control variate, e.g. megagem_expert")
     p.add_argument("--deals", type=int, default=40, help="number of shared deals (seeds seed..seed+deals-1)")
     p.add_argument("--seed", type=int, default=0, help="first deal seed; also seeds the players")
     p.add_argument("--rotations", choices=["cyclic", "all"], default="cyclic")
     p.add_argument("--policy", default="default", help="illegal-action policy (as in tournaments)")
-    p.add_argument("--effect", type=float, help="difference in margin to size the deals for (default: the observed one)")
+    p.add_argument(
+        "--effect", type=float, help="difference in margin to size the deals for (default: the observed one)"
+    )
     p.add_argument("--results", help="analyse an existing results file (tournament or compare) instead of playing")
     p.add_argument("--out", help="directory for results.jsonl and compare.json")
     p.add_argument("--json", action="store_true", help="print the analysis as JSON")
@@ -279,16 +343,30 @@ def _main(argv: Sequence[str] | None) -> int:
             try:
                 params = json.loads(args.params)
             except json.JSONDecodeError as exc:
-                raise ConfigError(f"--params is not JSON ({exc}); write e.g. --params '{{\"value_chart\": \"A\"}}'") from None
+                raise ConfigError(
+                    f'--params is not JSON ({exc}); write e.g. --params \'{{"value_chart": "A"}}\''
+                ) from None
             if args.deals < 2:
                 raise ConfigError("--deals must be at least 2 (4 or more for intervals that mean much)")
             k = args.num_players or make_game(args.game, params).num_players
-            schedule = compare_schedule(args.game, args.a, args.b, args.opponents, range(args.seed, args.seed + args.deals),
-                                        reference=args.reference, num_players=k, params=params, rotations=args.rotations, seed=args.seed)
+            schedule = compare_schedule(
+                args.game,
+                args.a,
+                args.b,
+                args.opponents,
+                range(args.seed, args.seed + args.deals),
+                reference=args.reference,
+                num_players=k,
+                params=params,
+                rotations=args.rotations,
+                seed=args.seed,
+            )
             from .runner import check_entrants
 
             check_entrants(schedule)
-            games = play(schedule, Settings(policy=args.policy), quiet=args.quiet, out=Path(args.out) if args.out else None)
+            games = play(
+                schedule, Settings(policy=args.policy), quiet=args.quiet, out=Path(args.out) if args.out else None
+            )
             names = [e.name for e in schedule.entrants]
             a, b = names[0], names[1]
             ref = names[2] if args.reference else None

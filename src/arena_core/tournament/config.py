@@ -1,11 +1,13 @@
 """Tournament configuration (TOML or YAML), validated with errors that name the fix."""
+
 from __future__ import annotations
 
 import difflib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -45,24 +47,46 @@ class RunOptions(_Strict):
     backend: Backend = "sequential"
     workers: int | None = Field(default=None, ge=1, description="process pool / Ray parallelism (default: CPU count)")
     start_method: Literal["auto", "spawn", "forkserver", "fork"] = Field(
-        default="auto", description="process-pool workers: auto = fork on Linux when this process has no other threads, else spawn"
+        default="auto",
+        description="process-pool workers: auto = fork on Linux when this process has no other threads, else spawn",
     )
     ray_address: str | None = Field(default=None, description="Ray cluster address; None starts Ray on this machine")
-    policy: str = Field(default="penalize", description="illegal-action policy: penalize, default, retry:K, retry:K:default")
+    policy: str = Field(
+        default="penalize", description="illegal-action policy: penalize, default, retry:K, retry:K:default"
+    )
     turn_cap: int | None = Field(default=None, ge=1, description="decisions after which a game is truncated")
-    game_time_limit_s: float | None = Field(default=None, gt=0, description="wall clock per game; over it the game is truncated")
-    decision_time_limit_s: float | None = Field(default=None, gt=0, description="wall clock per decision; over it the player has failed")
-    fresh_players: bool = Field(default=True, description="build new player objects for every game (set false for players that are slow to load)")
-    preflight: bool = Field(default=True, description="before the first game, run each player's preflight check (an HTTP player: key present, endpoint answers)")
-    max_fault_rate: float | None = Field(default=0.25, ge=0, le=1, description="flag an entrant whose share of faulted decisions is above this; the run then exits non-zero (None: never)")
-    stop_at_cap: bool = Field(default=True, description="an entrant whose spending cap runs out plays no further games (listed as unplayed)")
+    game_time_limit_s: float | None = Field(
+        default=None, gt=0, description="wall clock per game; over it the game is truncated"
+    )
+    decision_time_limit_s: float | None = Field(
+        default=None, gt=0, description="wall clock per decision; over it the player has failed"
+    )
+    fresh_players: bool = Field(
+        default=True,
+        description="build new player objects for every game (set false for players that are slow to load)",
+    )
+    preflight: bool = Field(
+        default=True,
+        description="before the first game, run each player's preflight check (an HTTP player: key present, endpoint answers)",
+    )
+    max_fault_rate: float | None = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="flag an entrant whose share of faulted decisions is above this; the run then exits non-zero (None: never)",
+    )
+    stop_at_cap: bool = Field(
+        default=True, description="an entrant whose spending cap runs out plays no further games (listed as unplayed)"
+    )
 
     @field_validator("policy")
     @classmethod
     def _policy_parses(cls, text: str) -> str:
         policy = parse_policy(text)
         if policy.mode == "raise":
-            raise ValueError("a tournament cannot use policy 'raise' (one bad move would stop it); use penalize, default or retry:K")
+            raise ValueError(
+                "a tournament cannot use policy 'raise' (one bad move would stop it); use penalize, default or retry:K"
+            )
         return text
 
     def illegal_action_policy(self) -> IllegalActionPolicy:
@@ -72,8 +96,10 @@ class RunOptions(_Strict):
 def parse_policy(text: str) -> IllegalActionPolicy:
     try:
         return IllegalActionPolicy.parse(text)
-    except (ValidationError, ValueError, IndexError) as exc:
-        raise ValueError(f"policy {text!r} is not one of penalize, default, retry:K, retry:K:default (K >= 1)") from None
+    except (ValidationError, ValueError, IndexError):
+        raise ValueError(
+            f"policy {text!r} is not one of penalize, default, retry:K, retry:K:default (K >= 1)"
+        ) from None
 
 
 class RatingOptions(_Strict):
@@ -83,7 +109,9 @@ class RatingOptions(_Strict):
     regularization: float = Field(default=0.1, ge=0, description="virtual win and loss against an anchor of strength 1")
     base: float = Field(default=1000.0, description="the centre of the rating scale")
     seed: int = Field(default=0, ge=0, description="seed of the bootstrap draws")
-    min_pair_games: int = Field(default=5, ge=1, description="head-to-head pairs with fewer shared games are not resolved")
+    min_pair_games: int = Field(
+        default=5, ge=1, description="head-to-head pairs with fewer shared games are not resolved"
+    )
 
 
 class TournamentConfig(_Strict):
@@ -98,7 +126,9 @@ class TournamentConfig(_Strict):
     design: Design = "auto"
     tables: int | None = Field(default=None, ge=1, le=MAX_DEALS, description="number of tables for design 'sampled'")
     rotations: Rotations = "cyclic"
-    deals: int | list[int] = Field(default=8, description="a number of deals (seeds seed, seed+1, ...) or the seeds themselves")
+    deals: int | list[int] = Field(
+        default=8, description="a number of deals (seeds seed, seed+1, ...) or the seeds themselves"
+    )
     seed: int = Field(default=0, ge=0)
     output: str = Field(default="runs/tournament", description="directory for results.jsonl and the report")
     run: RunOptions = Field(default_factory=RunOptions)
@@ -108,7 +138,9 @@ class TournamentConfig(_Strict):
     @classmethod
     def _short_entrants(cls, value: Any) -> Any:
         if isinstance(value, list):
-            return [{"name": v.split(":")[0] if ":" in v else v, "player": v} if isinstance(v, str) else v for v in value]
+            return [
+                {"name": v.split(":")[0] if ":" in v else v, "player": v} if isinstance(v, str) else v for v in value
+            ]
         return value
 
     @field_validator("deals", mode="before")
@@ -124,17 +156,21 @@ class TournamentConfig(_Strict):
         if isinstance(value, int) and value < 1:
             raise ValueError("deals must be >= 1")
         if isinstance(value, int) and value > MAX_DEALS:
-            raise ValueError(f"deals = {value} is more than {MAX_DEALS} deals; a tournament that large is a mistake (or split it into several runs)")
+            raise ValueError(
+                f"deals = {value} is more than {MAX_DEALS} deals; a tournament that large is a mistake (or split it into several runs)"
+            )
         if isinstance(value, list) and (not value or len(set(value)) != len(value) or min(value) < 0):
             raise ValueError("deals must be distinct non-negative seeds")
         return value
 
     @model_validator(mode="after")
-    def _entrant_names_unique(self) -> "TournamentConfig":
+    def _entrant_names_unique(self) -> TournamentConfig:
         names = [e.name for e in self.entrants]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise ValueError(f"entrant names must be unique, repeated: {dup}; give each a 'name' (e.g. name = \"random-2\")")
+            raise ValueError(
+                f"entrant names must be unique, repeated: {dup}; give each a 'name' (e.g. name = \"random-2\")"
+            )
         return self
 
     def deal_seeds(self) -> list[int]:
@@ -183,7 +219,9 @@ def load_config(path: str | os.PathLike) -> TournamentConfig:
         try:
             import yaml
         except ImportError:
-            raise ConfigError(f"{path}: YAML configs need PyYAML; fix: pip install pyyaml (or write the config as TOML)") from None
+            raise ConfigError(
+                f"{path}: YAML configs need PyYAML; fix: pip install pyyaml (or write the config as TOML)"
+            ) from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -227,7 +265,9 @@ def config_from_dict(data: Any, *, source: str = "config") -> TournamentConfig:
     try:
         return TournamentConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: invalid tournament config: " + "; ".join(_explain(err) for err in exc.errors(include_url=False))) from None
+        raise ConfigError(
+            f"{source}: invalid tournament config: " + "; ".join(_explain(err) for err in exc.errors(include_url=False))
+        ) from None
 
 
 def _explain(err: dict) -> str:
@@ -253,7 +293,9 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         if field is None:
             return None
         ann = field.annotation
-        nested = next((a for a in (ann, *getattr(ann, "__args__", ())) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        nested = next(
+            (a for a in (ann, *getattr(ann, "__args__", ())) if isinstance(a, type) and issubclass(a, BaseModel)), None
+        )
         if nested is None:
             return None
         model = nested

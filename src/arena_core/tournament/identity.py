@@ -10,6 +10,7 @@ identities changed is refused: an upgrade must not mix two different experts und
 Secrets never enter a config: keys come from the environment (options such as ``api_key_env``
 name the variable). A literal key in an entrant's options or spec is refused with one line.
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,7 +34,12 @@ def _secret_paths(value: Any, path: str = "") -> list[str]:
     if isinstance(value, dict):
         for k, v in value.items():
             sub = f"{path}.{k}" if path else str(k)
-            if isinstance(v, str) and v and _SECRET_KEY.search(str(k)) and not str(k).lower().endswith(("_env", "_var", "_file", "_path")):
+            if (
+                isinstance(v, str)
+                and v
+                and _SECRET_KEY.search(str(k))
+                and not str(k).lower().endswith(("_env", "_var", "_file", "_path"))
+            ):
                 found.append(sub)
             else:
                 found.extend(_secret_paths(v, sub))
@@ -57,7 +63,7 @@ def check_no_literal_secrets(entrant: Entrant) -> None:
     if bad:
         raise ConfigError(
             f"entrant {entrant.name!r}: option {bad[0]!r} holds a literal secret, which would be written to the results; "
-            "put the key in an environment variable and name it (e.g. api_key_env = \"OPENAI_API_KEY\")"
+            'put the key in an environment variable and name it (e.g. api_key_env = "OPENAI_API_KEY")'
         )
 
 

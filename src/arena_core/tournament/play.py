@@ -9,6 +9,7 @@ runner's SIGINT handler raises :class:`UserInterrupt`) stops the game.
 A ``marker(seat)`` callback is told whose code is about to run (-1: none); the process
 backend keeps it in shared memory, so when a worker dies the parent knows whom to blame.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,14 +18,15 @@ import queue
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..episode import EndReason, PolicyEvent
 from ..errors import ConfigError
 from ..faults import CapExhausted, FaultKind
-from ..outputs import scrub_and_cut
 from ..match import Match
+from ..outputs import scrub_and_cut
 from ..players import Decision, Move
 from ..runner import submit_answer
 from .results import GameResult, PlayerFault, Settings
@@ -69,7 +71,9 @@ def import_object(path: str) -> Any:
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot import {path!r}: {exc}; check the module is importable (installed or on PYTHONPATH)") from None
+        raise ConfigError(
+            f"cannot import {path!r}: {exc}; check the module is importable (installed or on PYTHONPATH)"
+        ) from None
     return obj
 
 
@@ -203,7 +207,9 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
     return play_game(ctx, sg)[0]
 
 
-def play_game(ctx: GameContext, sg: ScheduledGame, *, marker: Callable[[int], None] = _no_marker, record: bool = True) -> tuple[GameResult, str | None]:
+def play_game(
+    ctx: GameContext, sg: ScheduledGame, *, marker: Callable[[int], None] = _no_marker, record: bool = True
+) -> tuple[GameResult, str | None]:
     """Play one scheduled game: its result, and (``record``) its episode record as the
     compact JSON text :mod:`.records` stores. ``marker(seat)`` is called before code of
     ``seat``'s player runs and ``marker(-1)`` after."""
@@ -284,13 +290,19 @@ def play_game(ctx: GameContext, sg: ScheduledGame, *, marker: Callable[[int], No
             e.telemetry.setdefault("fault", fault_kind(e).value)
     faults = [
         PlayerFault(
-            seat=e.player, player=sg.seats[e.player], verdict=e.verdict, kind=fault_kind(e),
-            detail=scrub_and_cut(e.detail, DETAIL_CHARS), ply=e.ply,
+            seat=e.player,
+            player=sg.seats[e.player],
+            verdict=e.verdict,
+            kind=fault_kind(e),
+            detail=scrub_and_cut(e.detail, DETAIL_CHARS),
+            ply=e.ply,
         )
         for e in match.record.events
         if isinstance(e, PolicyEvent)
     ]
-    returns = None if end.returns is None else rank_offender_last([float(x) for x in end.returns], end.offender, end.reason)
+    returns = (
+        None if end.returns is None else rank_offender_last([float(x) for x in end.returns], end.offender, end.reason)
+    )
     result = GameResult(
         key=sg.key,
         cluster=sg.cluster,
@@ -387,14 +399,26 @@ class _Tally:
         return out
 
 
-def _decide(match: Match, seat: int, player: Any, caller, limit, game_bound: bool, broken: dict, settings: Settings, tally: _Tally) -> None:
+def _decide(
+    match: Match,
+    seat: int,
+    player: Any,
+    caller,
+    limit,
+    game_bound: bool,
+    broken: dict,
+    settings: Settings,
+    tally: _Tally,
+) -> None:
     game, pos = match.game, match.position
     decision = Decision.at(game, pos, seat, match.seed)
     try:
         answer = caller.call(player.act, (decision,), limit)
     except TimeoutError:
         if game_bound:
-            match.truncate(EndReason.TIME_CAP, f"wall clock over {settings.game_time_limit_s} s (player {seat} was deciding)")
+            match.truncate(
+                EndReason.TIME_CAP, f"wall clock over {settings.game_time_limit_s} s (player {seat} was deciding)"
+            )
             return
         detail = f"player hung: no answer within {limit:g} s (decision time limit)"
         broken[seat] = (FaultKind.TIMEOUT, detail)
@@ -411,6 +435,12 @@ def _decide(match: Match, seat: int, player: Any, caller, limit, game_bound: boo
         return
     tally.answered(seat, answer)
     if answer is None or (isinstance(answer, Move) and answer.action is None):
-        match.fail(seat, "answer is not an action: None", attempted="None", telemetry={"fault": FaultKind.UNPARSEABLE.value}, illegal=True)
+        match.fail(
+            seat,
+            "answer is not an action: None",
+            attempted="None",
+            telemetry={"fault": FaultKind.UNPARSEABLE.value},
+            illegal=True,
+        )
         return
     submit_answer(match, decision, answer)

@@ -23,12 +23,13 @@
 One file (over 500 lines) because every part reads the same per-deal stage statistics and the
 summary is their one consumer; the generic statistics live in :mod:`arena_core.stats`.
 """
+
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -324,12 +325,27 @@ def plackett_luce_ratings(
     for (i, j), v in zip(iu, verdicts):
         resolved[i, j] = resolved[j, i] = v
     sizes = np.array([len(groups[g]) for g in gid])
-    rank_iv = np.stack([1 + (resolved & above).sum(axis=1), sizes - (resolved & ~above & same & ~np.eye(n, dtype=bool)).sum(axis=1)], axis=1).astype(float)
+    rank_iv = np.stack(
+        [1 + (resolved & above).sum(axis=1), sizes - (resolved & ~above & same & ~np.eye(n, dtype=bool)).sum(axis=1)],
+        axis=1,
+    ).astype(float)
     scale = ELO_PER_LOGIT
     nan_across = np.where(same, 1.0, np.nan)
     return RatingFit(
-        names, theta, rating, rank, rating_iv, rank_iv, resamples, m, groups,
-        scale * diff * nan_across, scale * d_lo * nan_across, scale * d_hi * nan_across, pvals, resolved,
+        names,
+        theta,
+        rating,
+        rank,
+        rating_iv,
+        rank_iv,
+        resamples,
+        m,
+        groups,
+        scale * diff * nan_across,
+        scale * d_lo * nan_across,
+        scale * d_hi * nan_across,
+        pvals,
+        resolved,
         scale * d_se * math.sqrt(m) * nan_across,
     )
 
@@ -470,7 +486,9 @@ def seat_table(outcomes: Sequence[Outcome], num_seats: int) -> list[dict]:
     ]
 
 
-def player_seat_positions(outcomes: Sequence[Outcome], names: Sequence[str], num_seats: int) -> dict[str, list[float | None]]:
+def player_seat_positions(
+    outcomes: Sequence[Outcome], names: Sequence[str], num_seats: int
+) -> dict[str, list[float | None]]:
     """Mean finishing position of each entrant in each seat."""
     total = {n: [0.0] * num_seats for n in names}
     count = {n: [0] * num_seats for n in names}
@@ -493,7 +511,9 @@ def deal_clusters(games) -> dict[str, str]:
     return {g.key: (f"deal {g.seed}" if shared else g.cluster) for g in games}
 
 
-def few_games_note(fit: RatingFit, num_deals: int, *, gap: float = 100.0, level: float = 0.95, power: float = 0.8) -> str | None:
+def few_games_note(
+    fit: RatingFit, num_deals: int, *, gap: float = 100.0, level: float = 0.95, power: float = 0.8
+) -> str | None:
     """One line when the games are too few to order the leaderboard, with the deals that would
     resolve a ``gap``-point difference (Bonferroni over all pairs, so Holm does at least as well)."""
     n = len(fit.names)
@@ -502,11 +522,17 @@ def few_games_note(fit: RatingFit, num_deals: int, *, gap: float = 100.0, level:
         return None
     if fit.pair_resolved is None:
         if num_deals < MIN_CLUSTERS:
-            return (f"Too few deals for intervals ({num_deals} < {MIN_CLUSTERS}: no deal-to-deal spread to estimate); "
-                    f"play at least {MIN_CLUSTERS} deals, more to resolve close entrants.")
+            return (
+                f"Too few deals for intervals ({num_deals} < {MIN_CLUSTERS}: no deal-to-deal spread to estimate); "
+                f"play at least {MIN_CLUSTERS} deals, more to resolve close entrants."
+            )
         return None
     order = np.argsort(fit.rank + 1000 * np.array([_group_index(fit, nm) for nm in fit.names]))
-    adjacent = [(order[k], order[k + 1]) for k in range(n - 1) if _group_index(fit, fit.names[order[k]]) == _group_index(fit, fit.names[order[k + 1]])]
+    adjacent = [
+        (order[k], order[k + 1])
+        for k in range(n - 1)
+        if _group_index(fit, fit.names[order[k]]) == _group_index(fit, fit.names[order[k + 1]])
+    ]
     open_pairs = [(i, j) for i, j in adjacent if not fit.pair_resolved[i, j]]
     if not open_pairs:
         return None
@@ -514,8 +540,10 @@ def few_games_note(fit: RatingFit, num_deals: int, *, gap: float = 100.0, level:
     if not math.isfinite(sd) or sd <= 0:
         return None
     need = deals_needed(gap, sd, level, power, comparisons=pairs)
-    return (f"Too few games to order {len(open_pairs)} of {len(adjacent)} neighbouring pairs; about {need} deals "
-            f"(now {num_deals}) would resolve a {gap:g}-point gap with {power:.0%} power (Holm over {pairs} pairs).")
+    return (
+        f"Too few games to order {len(open_pairs)} of {len(adjacent)} neighbouring pairs; about {need} deals "
+        f"(now {num_deals}) would resolve a {gap:g}-point gap with {power:.0%} power (Holm over {pairs} pairs)."
+    )
 
 
 def _group_index(fit: RatingFit, name: str) -> int:
@@ -525,7 +553,17 @@ def _group_index(fit: RatingFit, name: str) -> int:
     return 0
 
 
-def summarize(header, games, *, resamples: int | None = None, regularization: float = 0.1, base: float = 1000.0, seed: int = 0, min_pair_games: int = 5, note_gap: float = 100.0) -> dict:
+def summarize(
+    header,
+    games,
+    *,
+    resamples: int | None = None,
+    regularization: float = 0.1,
+    base: float = 1000.0,
+    seed: int = 0,
+    min_pair_games: int = 5,
+    note_gap: float = 100.0,
+) -> dict:
     """Everything the leaderboard and the report show, as JSON-able data.
 
     ``header`` is the results file's schedule line, ``games`` its game lines.
@@ -535,8 +573,12 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
     resamples = 1000 if resamples is None else resamples
     scored = [g for g in games if g.returns is not None]
     cluster_of = deal_clusters(scored)
-    outcomes = [Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns)) for g in sorted(scored, key=lambda g: g.key)]
-    fit = plackett_luce_ratings(outcomes, names, resamples=resamples, regularization=regularization, base=base, seed=seed)
+    outcomes = [
+        Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns)) for g in sorted(scored, key=lambda g: g.key)
+    ]
+    fit = plackett_luce_ratings(
+        outcomes, names, resamples=resamples, regularization=regularization, base=base, seed=seed
+    )
     pairs = head_to_head(outcomes, names, resamples=resamples, seed=seed, min_games=min_pair_games)
     skill = openskill_ratings(outcomes, names)
     table = player_table(outcomes, names)
@@ -571,14 +613,24 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
             if group_of[names[i]] != group_of[names[j]]:
                 continue
             a, b = (i, j) if fit.theta[i] >= fit.theta[j] else (j, i)
-            rating_pairs.append({
-                "a": names[a], "b": names[b], "diff": float(fit.pair_diff[a, b]),
-                "low": float(fit.pair_low[a, b]), "high": float(fit.pair_high[a, b]),
-                "p": float(fit.pair_p[a, b]), "resolved": bool(fit.pair_resolved[a, b]),
-            })
+            rating_pairs.append(
+                {
+                    "a": names[a],
+                    "b": names[b],
+                    "diff": float(fit.pair_diff[a, b]),
+                    "low": float(fit.pair_low[a, b]),
+                    "high": float(fit.pair_high[a, b]),
+                    "p": float(fit.pair_p[a, b]),
+                    "resolved": bool(fit.pair_resolved[a, b]),
+                }
+            )
     num_deals = len({g.seed for g in scored})
     expected = len(schedule.games())
-    unit = "one deal (all its tables and seat rotations)" if any(c.startswith("deal ") for c in cluster_of.values()) else "one table on one deal"
+    unit = (
+        "one deal (all its tables and seat rotations)"
+        if any(c.startswith("deal ") for c in cluster_of.values())
+        else "one table on one deal"
+    )
     return {
         "name": header.name,
         "game": schedule.game,
@@ -612,7 +664,10 @@ def summarize(header, games, *, resamples: int | None = None, regularization: fl
         "rating_pairs": rating_pairs,
         "head_to_head": [
             {
-                "a": p.a, "b": p.b, "games": p.games, "clusters": p.clusters,
+                "a": p.a,
+                "b": p.b,
+                "games": p.games,
+                "clusters": p.clusters,
                 "a_above_b": p.a_above_b,
                 "low": None if p.interval is None else p.interval[0],
                 "high": None if p.interval is None else p.interval[1],

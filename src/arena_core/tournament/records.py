@@ -22,14 +22,15 @@ only: a torn last member (a kill during a write) is discarded, and a record whos
 results line (a kill between the two writes; the game is played again on resume) is ignored;
 when a key has two records the last one counts.
 """
+
 from __future__ import annotations
 
 import gzip
 import json
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..episode import End, EpisodeRecord, Header, PolicyEvent, Step
 from ..errors import ConfigError
@@ -38,7 +39,15 @@ from ..outputs import scrub_secrets
 FORMAT = "arena.records/1"
 RECORDS_NAME = "records.jsonl.gz"
 
-__all__ = ["FORMAT", "RECORDS_NAME", "RecordsFile", "decode_record", "encode_record", "game_record", "read_game_records"]
+__all__ = [
+    "FORMAT",
+    "RECORDS_NAME",
+    "RecordsFile",
+    "decode_record",
+    "encode_record",
+    "game_record",
+    "read_game_records",
+]
 
 
 def _compact(line) -> dict:
@@ -61,7 +70,9 @@ def encode_record(key: str, record: EpisodeRecord) -> str:
 
 def decode_record(data: dict) -> EpisodeRecord:
     """The :class:`EpisodeRecord` of one stored member."""
-    events = [Step.model_validate(e) if e.get("type") == "step" else PolicyEvent.model_validate(e) for e in data["events"]]
+    events = [
+        Step.model_validate(e) if e.get("type") == "step" else PolicyEvent.model_validate(e) for e in data["events"]
+    ]
     end = None if data.get("end") is None else End.model_validate(data["end"])
     return EpisodeRecord(header=Header.model_validate(data["header"]), events=events, end=end)
 
@@ -149,7 +160,10 @@ def game_record(results_dir: str | os.PathLike, key: str) -> EpisodeRecord:
     records = read_game_records(results_dir)
     if key not in records:
         close = sorted(records)[:3]
-        raise ConfigError(f"no record of game {key!r} in {_records_path(results_dir)[0]}" + (f" (e.g. {', '.join(close)})" if close else ""))
+        raise ConfigError(
+            f"no record of game {key!r} in {_records_path(results_dir)[0]}"
+            + (f" (e.g. {', '.join(close)})" if close else "")
+        )
     return records[key]
 
 

@@ -1,4 +1,5 @@
 """Reports of a tournament summary: terminal leaderboard, JSON, PNG plot, self-contained HTML."""
+
 from __future__ import annotations
 
 import base64
@@ -27,23 +28,37 @@ def leaderboard_rows(summary: dict) -> list[list[str]]:
     rows = []
     for r in summary["leaderboard"]:
         skill = "-" if r.get("openskill_mu") is None else f"{r['openskill_mu']:.1f}±{r['openskill_sigma']:.1f}"
-        rows.append([
-            str(r["rank"]),
-            r["name"],
-            f"{r['rating']:.0f} " + _interval(r["rating_low"], r["rating_high"]),
-            _interval(r["rank_low"], r["rank_high"]),
-            skill,
-            str(r["games"]),
-            _fmt(r["mean_score"], 2),
-            _fmt(r["mean_margin"], 2),
-            _fmt(r["mean_position"], 2),
-            _fmt(r["win_share"], 2),
-            str(r["faults"]),
-        ])
+        rows.append(
+            [
+                str(r["rank"]),
+                r["name"],
+                f"{r['rating']:.0f} " + _interval(r["rating_low"], r["rating_high"]),
+                _interval(r["rank_low"], r["rank_high"]),
+                skill,
+                str(r["games"]),
+                _fmt(r["mean_score"], 2),
+                _fmt(r["mean_margin"], 2),
+                _fmt(r["mean_position"], 2),
+                _fmt(r["win_share"], 2),
+                str(r["faults"]),
+            ]
+        )
     return rows
 
 
-HEADERS = ["#", "entrant", "rating [95%]", "rank [95%]", "openskill", "games", "score", "margin", "place", "wins", "faults"]
+HEADERS = [
+    "#",
+    "entrant",
+    "rating [95%]",
+    "rank [95%]",
+    "openskill",
+    "games",
+    "score",
+    "margin",
+    "place",
+    "wins",
+    "faults",
+]
 
 
 def leaderboard_notes(summary: dict, *, max_pairs: int = 15) -> list[str]:
@@ -52,9 +67,11 @@ def leaderboard_notes(summary: dict, *, max_pairs: int = 15) -> list[str]:
     lines = []
     groups = summary.get("groups") or []
     if len(groups) > 1:
-        lines.append(f"Entrants form {len(groups)} groups that never met (directly or through others): "
-                     + " | ".join("{" + ", ".join(g) + "}" for g in groups)
-                     + "; ratings and ranks compare only within a group.")
+        lines.append(
+            f"Entrants form {len(groups)} groups that never met (directly or through others): "
+            + " | ".join("{" + ", ".join(g) + "}" for g in groups)
+            + "; ratings and ranks compare only within a group."
+        )
     pairs = summary.get("rating_pairs") or []
     if pairs:
         wins: dict[str, list[str]] = {}
@@ -62,12 +79,23 @@ def leaderboard_notes(summary: dict, *, max_pairs: int = 15) -> list[str]:
             if p["resolved"]:
                 wins.setdefault(p["a"], []).append(p["b"])
         order = [r["name"] for r in summary["leaderboard"]]
-        done = [f"{a} > {', '.join(sorted(bs, key=order.index))}" for a, bs in sorted(wins.items(), key=lambda kv: order.index(kv[0]))]
-        lines.append(f"Resolved orderings (95%, Holm over {len(pairs)} pairs): " + ("; ".join(done) if done else "none"))
-        open_pairs = [f"{p['a']} ~ {p['b']}" for p in sorted(pairs, key=lambda p: (order.index(p["a"]), order.index(p["b"]))) if not p["resolved"]]
+        done = [
+            f"{a} > {', '.join(sorted(bs, key=order.index))}"
+            for a, bs in sorted(wins.items(), key=lambda kv: order.index(kv[0]))
+        ]
+        lines.append(
+            f"Resolved orderings (95%, Holm over {len(pairs)} pairs): " + ("; ".join(done) if done else "none")
+        )
+        open_pairs = [
+            f"{p['a']} ~ {p['b']}"
+            for p in sorted(pairs, key=lambda p: (order.index(p["a"]), order.index(p["b"])))
+            if not p["resolved"]
+        ]
         if open_pairs:
             more = f", and {len(open_pairs) - max_pairs} more" if len(open_pairs) > max_pairs else ""
-            lines.append(f"Not resolved ({len(open_pairs)} of {len(pairs)}): " + ", ".join(open_pairs[:max_pairs]) + more)
+            lines.append(
+                f"Not resolved ({len(open_pairs)} of {len(pairs)}): " + ", ".join(open_pairs[:max_pairs]) + more
+            )
     if summary.get("note"):
         lines.append(summary["note"])
     return lines
@@ -164,12 +192,19 @@ def _h2h_matrix(summary: dict) -> str:
     names = [r["name"] for r in summary["leaderboard"]]
     cell: dict[tuple[str, str], dict] = {}
     for p in summary["head_to_head"]:
-        cell[(p["a"], p["b"])] = {"p": p["a_above_b"], "lo": p["low"], "hi": p["high"], "resolved": p["resolved"], "n": p["games"]}
+        cell[(p["a"], p["b"])] = {
+            "p": p["a_above_b"],
+            "lo": p["low"],
+            "hi": p["high"],
+            "resolved": p["resolved"],
+            "n": p["games"],
+        }
         cell[(p["b"], p["a"])] = {
             "p": 1 - p["a_above_b"],
             "lo": None if p["high"] is None else 1 - p["high"],
             "hi": None if p["low"] is None else 1 - p["low"],
-            "resolved": p["resolved"], "n": p["games"],
+            "resolved": p["resolved"],
+            "n": p["games"],
         }
     rows = []
     for a in names:
@@ -183,7 +218,9 @@ def _h2h_matrix(summary: dict) -> str:
             color = f"rgb({shade},255,{shade})" if c["p"] > 0.5 else f"rgb(255,{shade},{shade})"
             iv = "" if c["lo"] is None else f"<br><small>[{c['lo']:.2f}, {c['hi']:.2f}]</small>"
             mark = " ✓" if c["resolved"] else ""
-            row.append(f'<div class="h2h" style="background:{color}" title="{html.escape(a)} above {html.escape(b)} in {c["n"]} games">{c["p"]:.2f}{mark}{iv}</div>')
+            row.append(
+                f'<div class="h2h" style="background:{color}" title="{html.escape(a)} above {html.escape(b)} in {c["n"]} games">{c["p"]:.2f}{mark}{iv}</div>'
+            )
         rows.append(row)
     return _table(["row above column"] + [html.escape(n) for n in names], rows, "matrix")
 
@@ -199,13 +236,26 @@ def html_report(summary: dict, *, results: str | os.PathLike | None = None) -> s
 
         drilldown, drill_css = drilldown_for(summary, results), CSS
     try:
-        plot = '<img alt="ratings with 95% intervals" src="data:image/png;base64,' + base64.b64encode(ratings_png(summary)).decode() + '">'
+        plot = (
+            '<img alt="ratings with 95% intervals" src="data:image/png;base64,'
+            + base64.b64encode(ratings_png(summary)).decode()
+            + '">'
+        )
     except ImportError:
         plot = "<p>(install matplotlib for the ratings plot)</p>"
     board = _table(HEADERS, [[esc(c) for c in row] for row in leaderboard_rows(summary)], "board")
     seats = _table(
         ["seat", "games", "mean score", "mean position", "first-place share"],
-        [[str(s["seat"]), str(s["games"]), _fmt(s["mean_score"], 2), _fmt(s["mean_position"], 2), _fmt(s["win_share"], 3)] for s in summary["seats"]],
+        [
+            [
+                str(s["seat"]),
+                str(s["games"]),
+                _fmt(s["mean_score"], 2),
+                _fmt(s["mean_position"], 2),
+                _fmt(s["win_share"], 3),
+            ]
+            for s in summary["seats"]
+        ],
         "seats",
     )
     seat_cols = [f"seat {i}" for i in range(summary["num_players"])]
@@ -217,8 +267,16 @@ def html_report(summary: dict, *, results: str | os.PathLike | None = None) -> s
     pairs = _table(
         ["A", "B", "games", "A above B", "95% interval", "mean score A−B", "95% interval", "resolved"],
         [
-            [esc(p["a"]), esc(p["b"]), str(p["games"]), f"{p['a_above_b']:.3f}", _interval(p["low"], p["high"], 3),
-             f"{p['mean_score_diff']:.2f}", _interval(p["diff_low"], p["diff_high"], 2), "yes" if p["resolved"] else "no"]
+            [
+                esc(p["a"]),
+                esc(p["b"]),
+                str(p["games"]),
+                f"{p['a_above_b']:.3f}",
+                _interval(p["low"], p["high"], 3),
+                f"{p['mean_score_diff']:.2f}",
+                _interval(p["diff_low"], p["diff_high"], 2),
+                "yes" if p["resolved"] else "no",
+            ]
             for p in summary["head_to_head"]
         ],
         "pairs",
@@ -232,7 +290,7 @@ def html_report(summary: dict, *, results: str | os.PathLike | None = None) -> s
     method = summary["method"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{esc(summary['name'])} – Arena tournament report</title>
+<title>{esc(summary["name"])} – Arena tournament report</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}
@@ -246,10 +304,10 @@ small {{ color: #555; }}
 {drill_css}
 </style></head>
 <body>
-<h1 id="title">{esc(summary['name'])}</h1>
+<h1 id="title">{esc(summary["name"])}</h1>
 <p id="meta">{meta}</p>
 <h2>Leaderboard</h2>
-<p>Ratings: {esc(method['model'])}; {esc(method['scale'])}; {esc(method['intervals'])}.</p>
+<p>Ratings: {esc(method["model"])}; {esc(method["scale"])}; {esc(method["intervals"])}.</p>
 <div id="leaderboard">{board}</div>
 <h2>Ratings plot</h2>
 <div id="plot">{plot}</div>
@@ -282,11 +340,16 @@ def write_html(summary: dict, path: str | os.PathLike, *, results: str | os.Path
     return path
 
 
-def write_all(summary: dict, directory: str | os.PathLike, *, results: str | os.PathLike | None = None) -> dict[str, Path]:
+def write_all(
+    summary: dict, directory: str | os.PathLike, *, results: str | os.PathLike | None = None
+) -> dict[str, Path]:
     """summary.json, ratings.png and report.html in ``directory``; ``results`` (the results file)
     adds the entrants, the game list and the decision viewer to the page."""
     directory = Path(directory)
-    out = {"json": write_json(summary, directory / "summary.json"), "html": write_html(summary, directory / "report.html", results=results)}
+    out = {
+        "json": write_json(summary, directory / "summary.json"),
+        "html": write_html(summary, directory / "report.html", results=results),
+    }
     try:
         out["png"] = write_png(summary, directory / "ratings.png")
     except ImportError:

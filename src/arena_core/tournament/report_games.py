@@ -4,14 +4,16 @@ viewer of any recorded game's decisions (prompt, answer, action), all inside the
 The game list comes from the results file; the decisions from the per-game episode records kept
 beside it (when the run kept them). Text shown in the page is scrubbed of secrets, then cut.
 """
+
 from __future__ import annotations
 
 import html
 import json
 import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..outputs import scrub_secrets
 
@@ -56,7 +58,9 @@ def _spec_without_secrets(spec: str | None) -> str | None:
     parts = []
     for item in opts.split(","):
         key, eq, value = item.partition("=")
-        parts.append(f"{key}=***" if eq and _SECRET_KEY.search(key) and not key.strip().endswith("_env") else scrub_secrets(item))
+        parts.append(
+            f"{key}=***" if eq and _SECRET_KEY.search(key) and not key.strip().endswith("_env") else scrub_secrets(item)
+        )
     return name + ":" + ",".join(parts)
 
 
@@ -72,7 +76,9 @@ def _dump(obj: Any) -> Any:
     return obj
 
 
-def entrant_rows(entrants: Iterable[Any], modes: Mapping[str, str], identities: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def entrant_rows(
+    entrants: Iterable[Any], modes: Mapping[str, str], identities: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Name, player (or factory), options without secrets, seed and mode of each entrant, and
     its resolved identity where the results keep one (class, every parameter after defaults,
     distribution versions, digest)."""
@@ -80,19 +86,23 @@ def entrant_rows(entrants: Iterable[Any], modes: Mapping[str, str], identities: 
     for e in entrants:
         e = _dump(e)
         ident = dict((identities or {}).get(e["name"]) or {})
-        rows.append({
-            "name": e["name"],
-            "player": _spec_without_secrets(e.get("player")) or e.get("factory"),
-            "options": public_options(e.get("options") or {}),
-            "seed": e.get("seed", 0),
-            "mode": modes.get(e["name"], "-"),
-            "identity": {
-                "class": ident.get("class"),
-                "params": public_options(ident.get("params") or {}),
-                "versions": ident.get("versions") or {},
-                "digest": ident.get("digest"),
-            } if ident else None,
-        })
+        rows.append(
+            {
+                "name": e["name"],
+                "player": _spec_without_secrets(e.get("player")) or e.get("factory"),
+                "options": public_options(e.get("options") or {}),
+                "seed": e.get("seed", 0),
+                "mode": modes.get(e["name"], "-"),
+                "identity": {
+                    "class": ident.get("class"),
+                    "params": public_options(ident.get("params") or {}),
+                    "versions": ident.get("versions") or {},
+                    "digest": ident.get("digest"),
+                }
+                if ident
+                else None,
+            }
+        )
     return rows
 
 
@@ -137,8 +147,13 @@ def decisions_of(record: Any, seats: list[str]) -> list[dict[str, Any]]:
         if ev.get("type") == "step":
             item.update(action=ev.get("action"), substituted=bool(ev.get("substituted")))
         else:
-            item.update(action=None, verdict=ev.get("verdict"), fault=ev.get("kind") or tel.get("fault") or tel.get("error_type"),
-                        attempted=_cut(ev.get("attempted"), 500), detail=_cut(ev.get("detail"), 1000))
+            item.update(
+                action=None,
+                verdict=ev.get("verdict"),
+                fault=ev.get("kind") or tel.get("fault") or tel.get("error_type"),
+                attempted=_cut(ev.get("attempted"), 500),
+                detail=_cut(ev.get("detail"), 1000),
+            )
         out.append(item)
     return out
 
@@ -153,13 +168,27 @@ def game_rows(games: Iterable[Any], records: Mapping[str, Any] | None) -> list[d
         g = _dump(g)
         seats = list(g.get("seats") or [])
         faults = [
-            {"seat": f.get("seat"), "entrant": f.get("player"), "kind": f.get("kind") or f.get("verdict"), "detail": _cut(f.get("detail"), 300)}
+            {
+                "seat": f.get("seat"),
+                "entrant": f.get("player"),
+                "kind": f.get("kind") or f.get("verdict"),
+                "detail": _cut(f.get("detail"), 300),
+            }
             for f in (_dump(x) for x in g.get("faults") or [])
         ]
         row = {
-            "key": g.get("key"), "deal": g.get("deal"), "table": g.get("table"), "rotation": g.get("rotation"),
-            "seats": seats, "returns": g.get("returns"), "reason": g.get("reason"), "offender": g.get("offender"),
-            "plies": g.get("plies"), "faults": faults, "decisions": None, "detail": _cut(g.get("detail"), 300) or "",
+            "key": g.get("key"),
+            "deal": g.get("deal"),
+            "table": g.get("table"),
+            "rotation": g.get("rotation"),
+            "seats": seats,
+            "returns": g.get("returns"),
+            "reason": g.get("reason"),
+            "offender": g.get("offender"),
+            "plies": g.get("plies"),
+            "faults": faults,
+            "decisions": None,
+            "detail": _cut(g.get("detail"), 300) or "",
         }
         rec = records.get(g.get("key"))
         if rec is not None and budget > 0:
@@ -252,8 +281,10 @@ def entrants_html(rows: list[dict[str, Any]]) -> str:
         "</tr>"
         for r in rows
     )
-    return ('<table class="entrants"><thead><tr><th>entrant</th><th>player</th><th>options (secrets removed)</th>'
-            f"<th>seed</th><th>mode</th><th>resolved identity</th></tr></thead><tbody>{body}</tbody></table>")
+    return (
+        '<table class="entrants"><thead><tr><th>entrant</th><th>player</th><th>options (secrets removed)</th>'
+        f"<th>seed</th><th>mode</th><th>resolved identity</th></tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def games_html(rows: list[dict[str, Any]]) -> str:
@@ -261,14 +292,19 @@ def games_html(rows: list[dict[str, Any]]) -> str:
     out = []
     for i, r in enumerate(rows):
         seats = ", ".join(f"{s}: {esc(name)}" for s, name in enumerate(r["seats"]))
-        faults = "; ".join(
-            f'<span class="fault" title="{esc(f["detail"] or "")}">seat {f["seat"]} ({esc(str(f["entrant"]))}) {esc(str(f["kind"]))}</span>'
-            for f in r["faults"]
-        ) or "-"
+        faults = (
+            "; ".join(
+                f'<span class="fault" title="{esc(f["detail"] or "")}">seat {f["seat"]} ({esc(str(f["entrant"]))}) {esc(str(f["kind"]))}</span>'
+                for f in r["faults"]
+            )
+            or "-"
+        )
         unplayed = r["reason"] == "unplayed"
-        view = (f'<button type="button" class="view" data-game="{i}">decisions ({len(r["decisions"])})</button>'
-                if r["decisions"] is not None
-                else f'<span class="na">{"not played" if unplayed else "not embedded (page size)" if r.get("omitted") else "no record"}</span>')
+        view = (
+            f'<button type="button" class="view" data-game="{i}">decisions ({len(r["decisions"])})</button>'
+            if r["decisions"] is not None
+            else f'<span class="na">{"not played" if unplayed else "not embedded (page size)" if r.get("omitted") else "no record"}</span>'
+        )
         reason = esc(str(r["reason"])) + (f" (offender seat {r['offender']})" if r["offender"] is not None else "")
         if unplayed and r["detail"]:
             reason += f": {esc(r['detail'])}"
@@ -277,13 +313,17 @@ def games_html(rows: list[dict[str, Any]]) -> str:
             f"<td>{esc(str(r['key']))}</td><td>{r['deal']}</td><td>{seats}</td><td>{esc(_scores(r['returns']))}</td>"
             f"<td>{reason}</td><td>{r['plies']}</td><td>{faults}</td><td>{view}</td></tr>"
         )
-    return ('<table class="games"><thead><tr><th>game</th><th>deal</th><th>seats</th><th>scores</th><th>end</th>'
-            f"<th>decisions</th><th>faults</th><th>view</th></tr></thead><tbody>{''.join(out)}</tbody></table>")
+    return (
+        '<table class="games"><thead><tr><th>game</th><th>deal</th><th>seats</th><th>scores</th><th>end</th>'
+        f"<th>decisions</th><th>faults</th><th>view</th></tr></thead><tbody>{''.join(out)}</tbody></table>"
+    )
 
 
 def _json_for_script(data: Any) -> str:
     """JSON safe inside <script>: no '</script>' or '<!--' can close or confuse the element."""
-    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (
+        json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    )
 
 
 VIEWER_JS = r"""
@@ -353,11 +393,17 @@ button.view { font-size: 12px; }
 def drilldown_html(entrants: list[dict[str, Any]], games: list[dict[str, Any]], *, note: str = "") -> str:
     """Entrants, the game list and the decision viewer (HTML + its inline script)."""
     viewable = sum(1 for g in games if g["decisions"] is not None)
-    note = (f"{len(games)} games; {viewable} with decision records"
-            + ("" if viewable == len(games) else " (the others were not played, were played before records were kept, or are past "
-               "the page's size limit: `arena replay DIR --game KEY` re-runs any recorded game)")
-            + f". Prompts and answers are shown up to {TEXT_LIMIT} characters, with secrets removed."
-            + (f" Note: {scrub_secrets(note)}" if note else ""))
+    note = (
+        f"{len(games)} games; {viewable} with decision records"
+        + (
+            ""
+            if viewable == len(games)
+            else " (the others were not played, were played before records were kept, or are past "
+            "the page's size limit: `arena replay DIR --game KEY` re-runs any recorded game)"
+        )
+        + f". Prompts and answers are shown up to {TEXT_LIMIT} characters, with secrets removed."
+        + (f" Note: {scrub_secrets(note)}" if note else "")
+    )
     data = [{k: v for k, v in g.items()} for g in games]
     return f"""
 <h2>Entrants</h2>

@@ -11,6 +11,7 @@ played (its entrant's spending cap ran out) is a game line with reason ``unplaye
 returns and the reason in ``detail``. A game key appears at most once: readers refuse a file
 with a repeated key (two runs wrote it).
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,12 @@ class ScheduleLine(BaseModel):
     name: str = "tournament"
     schedule: Schedule
     settings: Settings
-    identities: dict[str, dict[str, Any]] = Field(default_factory=dict, description="entrant -> resolved identity (format 2)")
-    max_fault_rate: float | None = Field(default=None, description="entrants above this share of faulted decisions are flagged")
+    identities: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="entrant -> resolved identity (format 2)"
+    )
+    max_fault_rate: float | None = Field(
+        default=None, description="entrants above this share of faulted decisions are flagged"
+    )
 
 
 class PlayerFault(BaseModel):
@@ -126,9 +131,13 @@ class ResultsFile:
             try:
                 if kind == "schedule":
                     if header is not None:
-                        raise ConfigError(f"{self.path}:{n}: a second schedule line; one results file holds one tournament (two runs wrote it?)")
+                        raise ConfigError(
+                            f"{self.path}:{n}: a second schedule line; one results file holds one tournament (two runs wrote it?)"
+                        )
                     if data.get("format", FORMAT) not in READABLE_FORMATS:
-                        raise ConfigError(f"{self.path}:{n}: results format {data.get('format')!r} is not one this arena reads ({', '.join(READABLE_FORMATS)}); upgrade arena")
+                        raise ConfigError(
+                            f"{self.path}:{n}: results format {data.get('format')!r} is not one this arena reads ({', '.join(READABLE_FORMATS)}); upgrade arena"
+                        )
                     header = ScheduleLine.model_validate(data)
                 elif kind == "game":
                     game = GameResult.model_validate(data)
@@ -144,7 +153,9 @@ class ResultsFile:
             except ValidationError as exc:
                 err = exc.errors(include_url=False)[0]
                 where = ".".join(str(x) for x in err["loc"]) or "(line)"
-                raise ConfigError(f"{self.path}:{n}: not a valid {kind} line: {where}: {err['msg']}; the file is damaged") from None
+                raise ConfigError(
+                    f"{self.path}:{n}: not a valid {kind} line: {where}: {err['msg']}; the file is damaged"
+                ) from None
         return header, games
 
     def drop_torn_tail(self) -> None:

@@ -17,6 +17,7 @@ as ``unplayed`` with the reason. Before the first game every entrant is built an
 ``run.preflight = false``, preflighted (an HTTP player checks its key and endpoint). A real
 Ctrl-C stops the run cleanly; rerun the same command to resume.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,9 +25,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..errors import ArenaError, ConfigError
 from ..faults import FaultKind
@@ -40,9 +41,23 @@ from .results import UNPLAYED, GameResult, ResultsFile, ScheduleLine, Settings, 
 from .schedule import Schedule, ScheduledGame
 
 __all__ = [
-    "BACKENDS", "GameContext", "GameResult", "ResultsFile", "RunInterrupted", "RunReport", "ScheduleLine", "Settings",
-    "check_entrants", "load_results", "play_scheduled", "preflight_entrants", "resolve_schedule", "run_tournament", "settings_of",
+    "BACKENDS",
+    "GameContext",
+    "GameResult",
+    "ResultsFile",
+    "RunInterrupted",
+    "RunReport",
+    "ScheduleLine",
+    "Settings",
+    "check_entrants",
+    "load_results",
+    "play_scheduled",
+    "preflight_entrants",
+    "resolve_schedule",
+    "run_tournament",
+    "settings_of",
 ]
+
 
 class RunInterrupted(ArenaError):
     """The user stopped the run (Ctrl-C); everything recorded so far stays, resume continues."""
@@ -60,7 +75,14 @@ class _Progress:
         if quiet:
             return
         try:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
         except ImportError:
             print(f"{label}: {done}/{total} games already recorded", file=sys.stderr)
             return
@@ -163,7 +185,9 @@ def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool
         except ArenaError as exc:
             raise ConfigError(f"entrant {e.name!r} cannot be built: {_one_line(str(exc))}") from None
         except Exception as exc:
-            raise ConfigError(f"entrant {e.name!r} cannot be built: {type(exc).__name__}: {_one_line(str(exc))}") from None
+            raise ConfigError(
+                f"entrant {e.name!r} cannot be built: {type(exc).__name__}: {_one_line(str(exc))}"
+            ) from None
         if preflight:
             try:
                 preflight_player(e.name, player)
@@ -187,6 +211,7 @@ class _SigintGuard:
         INTERRUPTED.clear()
         self._previous = None
         if threading.current_thread() is threading.main_thread():
+
             def handler(signum, frame):
                 INTERRUPTED.set()
                 raise UserInterrupt()
@@ -214,8 +239,18 @@ def _cap_stops(games: Iterable[GameResult]) -> dict[str, str]:
 
 def unplayed_result(sg: ScheduledGame, why: str) -> GameResult:
     return GameResult(
-        key=sg.key, cluster=sg.cluster, table=sg.table, deal=sg.deal, seed=sg.seed, rotation=sg.rotation,
-        seats=list(sg.seats), reason=UNPLAYED, returns=None, plies=0, decisions=[0] * len(sg.seats), detail=why,
+        key=sg.key,
+        cluster=sg.cluster,
+        table=sg.table,
+        deal=sg.deal,
+        seed=sg.seed,
+        rotation=sg.rotation,
+        seats=list(sg.seats),
+        reason=UNPLAYED,
+        returns=None,
+        plies=0,
+        decisions=[0] * len(sg.seats),
+        detail=why,
     )
 
 
@@ -238,20 +273,29 @@ def run_tournament(
     path = Path(results_path) if results_path is not None else Path(config.output) / "results.jsonl"
     with RunLock(path.parent):
         identities = preflight_entrants(
-            schedule, preflight=getattr(options, "preflight", True), keep=not options.fresh_players and options.backend == "sequential"
+            schedule,
+            preflight=getattr(options, "preflight", True),
+            keep=not options.fresh_players and options.backend == "sequential",
         )
         return _run_locked(config, schedule, path, options, identities, quiet, max_games)
 
 
-def _run_locked(config, schedule, path: Path, options: RunOptions, identities: dict, quiet: bool, max_games: int | None) -> RunReport:
+def _run_locked(
+    config, schedule, path: Path, options: RunOptions, identities: dict, quiet: bool, max_games: int | None
+) -> RunReport:
     results = ResultsFile(path)
     results.drop_torn_tail()
     records = RecordsFile(path.parent / RECORDS_NAME)
     records.drop_torn_tail()
     header, recorded = results.read()
     settings = settings_of(options)
-    line = ScheduleLine(name=config.name, schedule=schedule, settings=settings, identities=identities,
-                        max_fault_rate=getattr(options, "max_fault_rate", None))
+    line = ScheduleLine(
+        name=config.name,
+        schedule=schedule,
+        settings=settings,
+        identities=identities,
+        max_fault_rate=getattr(options, "max_fault_rate", None),
+    )
     if header is not None:
         if header.schedule != schedule or header.settings != settings:
             raise ConfigError(
@@ -259,16 +303,22 @@ def _run_locked(config, schedule, path: Path, options: RunOptions, identities: d
                 "(or delete the file to start over)"
             )
         if header.format != line.format:
-            raise ConfigError(f"{path} was written in results format {header.format}; finish it with the arena that wrote it, or use another output directory")
+            raise ConfigError(
+                f"{path} was written in results format {header.format}; finish it with the arena that wrote it, or use another output directory"
+            )
         changed = identity_change(header.identities, identities)
         if changed:
-            raise ConfigError(f"{path}: {changed}; a resumed run must play the same entrants: use another output directory")
+            raise ConfigError(
+                f"{path}: {changed}; a resumed run must play the same entrants: use another output directory"
+            )
     games = schedule.games()
     known = {g.key for g in games}
     done_keys = {g.key for g in recorded}
     stray = done_keys - known
     if stray:
-        raise ConfigError(f"{path} holds games not in the schedule (e.g. {sorted(stray)[0]!r}); the file was edited or mixed")
+        raise ConfigError(
+            f"{path} holds games not in the schedule (e.g. {sorted(stray)[0]!r}); the file was edited or mixed"
+        )
     todo = [g for g in games if g.key not in done_keys]
     if max_games is not None:
         todo = todo[:max_games]
@@ -346,4 +396,6 @@ def _run_locked(config, schedule, path: Path, options: RunOptions, identities: d
                     close()  # stop the pool's workers now
                 if progress is not None:
                     progress.close()
-    return RunReport(str(path), len(games), len(recorded), played, time.perf_counter() - started, unplayed, dict(stopped), crashes)
+    return RunReport(
+        str(path), len(games), len(recorded), played, time.perf_counter() - started, unplayed, dict(stopped), crashes
+    )

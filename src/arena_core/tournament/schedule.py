@@ -10,15 +10,15 @@ every deal in every rotation. Designs:
   imbalance;
 - more players: tables sampled greedily so that pair counts stay balanced.
 """
+
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import ConfigError
 from ..seeding import make_rng
@@ -58,9 +58,11 @@ class Entrant(BaseModel):
     seed: int = Field(default=0, ge=0, description="the player's own seed")
 
     @model_validator(mode="after")
-    def _one_source(self) -> "Entrant":
+    def _one_source(self) -> Entrant:
         if (self.player is None) == (self.factory is None):
-            raise ValueError(f"entrant {self.name!r} needs exactly one of 'player' (a registered name) or 'factory' ('module:Class')")
+            raise ValueError(
+                f"entrant {self.name!r} needs exactly one of 'player' (a registered name) or 'factory' ('module:Class')"
+            )
         if self.factory is not None and ":" not in self.factory:
             raise ValueError(f"entrant {self.name!r}: factory {self.factory!r} must look like 'package.module:Class'")
         return self
@@ -82,7 +84,7 @@ class Schedule(BaseModel):
     design: str = "custom"
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Schedule":
+    def _consistent(self) -> Schedule:
         names = [e.name for e in self.entrants]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -200,6 +202,7 @@ def greedy_covering(v: int, k: int) -> list[tuple[int, ...]]:
     tables: list[tuple[int, ...]] = []
     candidates = list(itertools.combinations(range(v), k))
     while uncovered:
+
         def score(t: tuple[int, ...]):
             pairs = list(itertools.combinations(t, 2))
             new = sum(p in uncovered for p in pairs)
@@ -285,7 +288,9 @@ def _balance_pairs(tables: list[list[int]], meet: np.ndarray, rng: np.random.Gen
             ta[ia], tb[ib] = y, x
 
 
-def design_tables(v: int, k: int, design: Design = "auto", *, num_tables: int | None = None, seed: int = 0) -> tuple[list[tuple[int, ...]], str]:
+def design_tables(
+    v: int, k: int, design: Design = "auto", *, num_tables: int | None = None, seed: int = 0
+) -> tuple[list[tuple[int, ...]], str]:
     """The tables for ``v`` entrants at ``k``-player tables, and the design actually used."""
     if v < k:
         raise ValueError(f"{v} entrants cannot fill a {k}-player table; add entrants")
@@ -298,7 +303,9 @@ def design_tables(v: int, k: int, design: Design = "auto", *, num_tables: int | 
             design = "all" if v == k or _n_choose_k(v, k) <= 20 else "sampled"
     if design == "round_robin":
         if k != 2:
-            raise ValueError("design 'round_robin' is for two-player games; use 'steiner', 'all', 'covering' or 'sampled'")
+            raise ValueError(
+                "design 'round_robin' is for two-player games; use 'steiner', 'all', 'covering' or 'sampled'"
+            )
         return list(itertools.combinations(range(v), 2)), design
     if design == "steiner":
         if k != 3:

@@ -5,10 +5,11 @@ per-player-per-deal effect shared by every table and rotation of that deal (sd `
 logits): a deal that favours one player favours it at every table, as real deals do. The
 truths are the deal-averaged (population) quantities the intervals claim to cover.
 """
+
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -16,7 +17,15 @@ from ..seeding import make_rng
 from .ratings import Outcome, StageData, fit_plackett_luce
 
 
-def simulate(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int, *, deal_sd: float = 0.5, seed: int = 0, deal_offset: int = 0) -> list[Outcome]:
+def simulate(
+    theta: Sequence[float],
+    tables: Sequence[Sequence[int]],
+    deals: int,
+    *,
+    deal_sd: float = 0.5,
+    seed: int = 0,
+    deal_offset: int = 0,
+) -> list[Outcome]:
     """Every table plays every deal in every cyclic rotation; the cluster label is the deal."""
     theta = np.asarray(theta, dtype=float)
     v = len(theta)
@@ -31,7 +40,14 @@ def simulate(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int
                 seats = [t[(s - r) % k] for s in range(k)]
                 noisy = theta[seats] + u[seats] + rng.gumbel(size=k)
                 place = np.argsort(np.argsort(-noisy))
-                out.append(Outcome(f"{d}/{'|'.join(names[i] for i in seats)}", f"deal {d}", tuple(names[i] for i in seats), tuple(float(k - p) for p in place)))
+                out.append(
+                    Outcome(
+                        f"{d}/{'|'.join(names[i] for i in seats)}",
+                        f"deal {d}",
+                        tuple(names[i] for i in seats),
+                        tuple(float(k - p) for p in place),
+                    )
+                )
     return out
 
 
@@ -46,7 +62,9 @@ def true_head_to_head(theta: Sequence[float], deal_sd: float) -> np.ndarray:
     return np.sum(w[None, None, :] / (1.0 + np.exp(-(diff[:, :, None] + s * x[None, None, :]))), axis=2)
 
 
-def true_ratings(theta: Sequence[float], tables: Sequence[Sequence[int]], deal_sd: float, *, draws: int = 20000, seed: int = 0) -> np.ndarray:
+def true_ratings(
+    theta: Sequence[float], tables: Sequence[Sequence[int]], deal_sd: float, *, draws: int = 20000, seed: int = 0
+) -> np.ndarray:
     """Centred log-strengths the Plackett–Luce fit converges to on unlimited deals of this
     design: the fit to the expected stage statistics (order probabilities averaged over the
     deal effect by Monte Carlo with ``draws`` deals)."""
@@ -82,7 +100,17 @@ def true_ratings(theta: Sequence[float], tables: Sequence[Sequence[int]], deal_s
     return fit_plackett_luce(data, regularization=1e-9, tol=1e-12, max_iter=500)
 
 
-def coverage(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int, *, deal_sd: float = 0.5, trials: int = 100, resamples: int = 300, seed: int = 0, level: float = 0.95) -> dict:
+def coverage(
+    theta: Sequence[float],
+    tables: Sequence[Sequence[int]],
+    deals: int,
+    *,
+    deal_sd: float = 0.5,
+    trials: int = 100,
+    resamples: int = 300,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
     """Simulate ``trials`` tournaments and count how often each kind of interval covers its
     deal-averaged truth: ratings, pairwise rating differences, head-to-head shares. Also the
     share of tournaments with any falsely resolved pair (rating pairs or head-to-head, where
@@ -125,7 +153,9 @@ def coverage(theta: Sequence[float], tables: Sequence[Sequence[int]], deals: int
             per_trial[k].append((h - before[k][0]) / max(1, n - before[k][1]))
     out = {k: float(h / n) for k, (h, n) in hit.items()}
     # Monte-Carlo standard error with the tournament as the unit (intervals within one are correlated)
-    out["mc_se"] = {k: float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan") for k, v in per_trial.items()}
+    out["mc_se"] = {
+        k: float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan") for k, v in per_trial.items()
+    }
     out.update({f"any_false_{k}": float(c / trials) for k, c in false_any.items()})
     out["zero_width"] = int(zero_width)
     out["counts"] = {k: n for k, (h, n) in hit.items()}

@@ -3,11 +3,12 @@
 Histories end at: pass-pass (showdown for 1), bet-pass (bettor wins 1),
 bet-bet (showdown for 2), pass-bet-pass (bettor wins 1), pass-bet-bet (showdown for 2).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Mapping
 
 import numpy as np
 

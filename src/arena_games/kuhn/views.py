@@ -1,4 +1,5 @@
 """Kuhn poker's compact view (the ``"compact"`` entry of ``KuhnPoker.views()``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

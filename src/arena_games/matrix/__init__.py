@@ -1,4 +1,5 @@
 """One-shot matrix games scored against Nash (see docs/matrix.md and the shared note)."""
+
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES, PayoffMatrices, payoff_matrices
 from .rules import LABEL_SETS, MatrixGame, MatrixParams, MatrixState
 from .text import MatrixTextView, rules_text

@@ -2,6 +2,7 @@
 
 Each reads only its own decision (listing, own payoff table); none sees the rotation.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,7 +41,9 @@ class FocalLabelPlayer(BasePlayer):
     def act(self, decision: Decision) -> str:
         labels = decision.observation["labels"]
         if self.label.lower() not in (lab.lower() for lab in labels):
-            raise ValueError(f"focal label {self.label!r} is not among the labels {labels}; choose a label the game offers")
+            raise ValueError(
+                f"focal label {self.label!r} is not among the labels {labels}; choose a label the game offers"
+            )
         return self.label
 
 

@@ -19,6 +19,7 @@ always 0: there the metric is the matcher's (row player's) payoff.
 
 (One file: the equilibria, where they come from and the reference points built on them.)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,7 +28,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -119,9 +120,16 @@ class EquilibriumSet:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "EquilibriumSet":
+    def from_json(cls, data: dict) -> EquilibriumSet:
         k = int(data["k"])
-        return cls(data["archetype"], k, np.asarray(data["row"], float).reshape(-1, k), np.asarray(data["col"], float).reshape(-1, k), int(data["rejected"]), data["solver"])
+        return cls(
+            data["archetype"],
+            k,
+            np.asarray(data["row"], float).reshape(-1, k),
+            np.asarray(data["col"], float).reshape(-1, k),
+            int(data["rejected"]),
+            data["solver"],
+        )
 
 
 def solve_extreme_equilibria(archetype: str, k: int) -> EquilibriumSet:
@@ -163,7 +171,9 @@ def _cache_path(cache_dir: Path, archetype: str, k: int) -> Path:
 _MEMORY: dict[tuple[str, int], EquilibriumSet] = {}
 
 
-def extreme_equilibria(archetype: str, k: int, *, cache_dir: str | os.PathLike | None | bool = True, shipped: bool = True) -> EquilibriumSet:
+def extreme_equilibria(
+    archetype: str, k: int, *, cache_dir: str | os.PathLike | None | bool = True, shipped: bool = True
+) -> EquilibriumSet:
     """The extreme equilibria of (archetype, k): from memory, the shipped table, the disk
     cache, then the solver.
 
@@ -226,7 +236,9 @@ def _shipped_table() -> tuple[dict, str]:
         problem = ""
     try:
         data = json.loads(raw)
-        cells = data["cells"] if data.get("format") == TABLE_FORMAT and data.get("cache_version") == CACHE_VERSION else {}
+        cells = (
+            data["cells"] if data.get("format") == TABLE_FORMAT and data.get("cache_version") == CACHE_VERSION else {}
+        )
     except (ValueError, KeyError, TypeError, AttributeError):
         return {}, problem or f"{TABLE_PATH.name} is not valid JSON"
     return (cells if isinstance(cells, dict) else {}), problem
@@ -263,7 +275,9 @@ def shipped_cell(archetype: str, k: int) -> tuple[EquilibriumSet | None, str]:
 def write_table(path: Path = TABLE_PATH, manifest_path: Path = MANIFEST_PATH) -> tuple[Path, Path]:
     """Solve every (archetype, k) with pygambit and write the shipped table and its manifest."""
     cells = {f"{a}-{k}": solve_extreme_equilibria(a, k).to_json() for a in ARCHETYPE_NAMES for k in K_VALUES}
-    raw = json.dumps({"format": TABLE_FORMAT, "cache_version": CACHE_VERSION, "cells": cells}, separators=(",", ":")).encode()
+    raw = json.dumps(
+        {"format": TABLE_FORMAT, "cache_version": CACHE_VERSION, "cells": cells}, separators=(",", ":")
+    ).encode()
     manifest = {
         "format": TABLE_FORMAT,
         "file": path.name,
@@ -457,7 +471,7 @@ def pure_equilibria(archetype: str, k: int) -> list[tuple[int, int]]:
     return [(int(i), int(j)) for i, j in zip(*np.nonzero(row_best & col_best))]
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_points(archetype: str, k: int) -> ReferencePoints:
     """The reference points of (archetype, k); equilibria come from the cache."""
     check_archetype(archetype, k)
@@ -468,7 +482,9 @@ def reference_points(archetype: str, k: int) -> ReferencePoints:
     sym_values = [(p, float(p @ W @ mirrored(archetype, k, p))) for p in sym]
     sym_values.sort(key=lambda pv: (-int(np.count_nonzero(pv[0] > DEDUPE_TOL)), pv[1]))
     largest = max(int(np.count_nonzero(p > DEDUPE_TOL)) for p, _ in sym_values)
-    baseline_p, baseline = min(((p, v) for p, v in sym_values if int(np.count_nonzero(p > DEDUPE_TOL)) == largest), key=lambda pv: pv[1])
+    baseline_p, baseline = min(
+        ((p, v) for p, v in sym_values if int(np.count_nonzero(p > DEDUPE_TOL)) == largest), key=lambda pv: pv[1]
+    )
     if ARCHETYPES[archetype].role_symmetric:
         ceiling, ceiling_p = symmetric_ceiling(archetype, k)
         ceiling_tuple: tuple[float, ...] | None = tuple(float(v) for v in ceiling_p)

@@ -10,6 +10,7 @@ flight, so a test can assert concurrency without timing anything.
     with FakeChatServer(latency_s=0.2, seed=1) as server:
         spec = f"openai:base_url={server.url},model=fake,api_key_env=,temperature=1"
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +18,9 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,11 @@ FORMATS: tuple[tuple[str, bool, str], ...] = (
     ("bare", True, "{x}"),
     ("bold", True, "**{x}**"),
     ("answer_line", True, "Answer: {x}"),
-    ("prose_then_answer", True, "A copy of me sees the same table, so I pick a label I think it picks too.\nAnswer: {x}."),
+    (
+        "prose_then_answer",
+        True,
+        "A copy of me sees the same table, so I pick a label I think it picks too.\nAnswer: {x}.",
+    ),
     ("final_answer_bold", True, "Let me weigh the options.\n\n**Final answer:** {x}"),
     ("json", True, '{{"action": "{x}"}}'),
     ("fenced_json", True, 'Thinking it over.\n```json\n{{"label": "{x}"}}\n```'),
@@ -53,8 +59,15 @@ class _Server(ThreadingHTTPServer):
 class FakeChatServer:
     """``/v1/chat/completions`` (and ``/v1/models``) on 127.0.0.1 at a free port."""
 
-    def __init__(self, *, latency_s: float = 0.0, seed: int = 0, formats: tuple[tuple[str, bool, str], ...] = FORMATS,
-                 fail_status: int | None = None, clock: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        seed: int = 0,
+        formats: tuple[tuple[str, bool, str], ...] = FORMATS,
+        fail_status: int | None = None,
+        clock: Callable[[float], None] = time.sleep,
+    ):
         self.latency_s = float(latency_s)
         self.seed = int(seed)
         self.formats = formats
@@ -104,9 +117,18 @@ class FakeChatServer:
                 if text is None:
                     self._send(server.fail_status, {"error": {"message": "the fake server is down"}})
                     return
-                self._send(200, {"id": "fake", "object": "chat.completion", "model": body.get("model", "fake"),
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                                 "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})
+                self._send(
+                    200,
+                    {
+                        "id": "fake",
+                        "object": "chat.completion",
+                        "model": body.get("model", "fake"),
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                    },
+                )
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -138,7 +160,7 @@ class FakeChatServer:
             self.log.append({"labels": labels, "pick": pick, "format": name, "well_formed": ok, "text": text})
         return text
 
-    def start(self) -> "FakeChatServer":
+    def start(self) -> FakeChatServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-chat-server", daemon=True)
         self._thread.start()
         return self
@@ -149,7 +171,7 @@ class FakeChatServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeChatServer":
+    def __enter__(self) -> FakeChatServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -1,11 +1,12 @@
 """The study's figures: normalised score against k per archetype (one run, or several runs
 merged: one figure per archetype), and per-copy histograms of the labels and listing positions
 chosen. Each takes plain cell dicts (``CellScore.to_json()`` / ``summary.json["cells"]``)."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES
 from .scoring import NEAR_WORST
@@ -43,13 +44,34 @@ def _draw_archetype(ax, series: dict[str, list[dict]], archetype: str, *, annota
         y = [c["score"] for c in pts]
         err = [[c["score"] - c["score_low"] for c in pts], [c["score_high"] - c["score"] for c in pts]]
         listing = pts[0].get("listing", "shared")
-        colour = _COLOURS[players.index(name.rsplit(" (", 1)[0]) % len(_COLOURS)] if len(players) > 1 else _COLOURS[n % len(_COLOURS)]
-        line = ax.errorbar(x, y, yerr=err, fmt="o" if listing == "shared" else "s", ls=_STYLE.get(listing, "-"), ms=3.5,
-                           capsize=2, lw=1, color=colour, mfc=colour if listing == "shared" else "white", label=name)
+        colour = (
+            _COLOURS[players.index(name.rsplit(" (", 1)[0]) % len(_COLOURS)]
+            if len(players) > 1
+            else _COLOURS[n % len(_COLOURS)]
+        )
+        line = ax.errorbar(
+            x,
+            y,
+            yerr=err,
+            fmt="o" if listing == "shared" else "s",
+            ls=_STYLE.get(listing, "-"),
+            ms=3.5,
+            capsize=2,
+            lw=1,
+            color=colour,
+            mfc=colour if listing == "shared" else "white",
+            label=name,
+        )
         if annotate_n:
             for xi, yi, c in zip(x, y, pts):
-                ax.annotate(str(c["scored"]), (xi, yi), textcoords="offset points", xytext=(3, 3), fontsize=5.5,
-                            color=line[0].get_color())
+                ax.annotate(
+                    str(c["scored"]),
+                    (xi, yi),
+                    textcoords="offset points",
+                    xytext=(3, 3),
+                    fontsize=5.5,
+                    color=line[0].get_color(),
+                )
     ax.set_title(ARCHETYPES[archetype].title, fontsize=9)
     ax.set_xlabel("k (actions)")
     ax.set_xticks(ks)
@@ -69,7 +91,7 @@ def plot_study(cells: Sequence[dict], path: str | Path, *, title: str = "") -> P
             if c["archetype"] == archetype:
                 series.setdefault(f"{c.get('listing', 'shared')} listing", []).append(c)
         _draw_archetype(ax, series, archetype)
-    for ax in axes.ravel()[len(archetypes):]:
+    for ax in axes.ravel()[len(archetypes) :]:
         ax.axis("off")
     axes[0][0].set_ylabel("normalised score s")
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -95,16 +117,27 @@ def load_run(run_dir: str | Path) -> tuple[str, list[dict]]:
     try:
         data = json.loads(summary_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"{run_dir} has no summary.json; give the output directory of a finished `arena study` run") from None
+        raise ValueError(
+            f"{run_dir} has no summary.json; give the output directory of a finished `arena study` run"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{summary_path} is not valid JSON ({exc.msg}); rerun the study to rewrite it") from None
     config = data.get("config", {})
-    player = config.get("player", str(run_dir)) if data.get("self_play", True) else f"{config.get('player')} vs {config.get('opponent')}"
+    player = (
+        config.get("player", str(run_dir))
+        if data.get("self_play", True)
+        else f"{config.get('player')} vs {config.get('opponent')}"
+    )
     return player, list(data.get("cells", []))
 
 
-def merge_runs(run_dirs: Iterable[str | Path], out_dir: str | Path, *, archetypes: Sequence[str] = ARCHETYPE_NAMES,
-               listings: Sequence[str] | None = None) -> list[Path]:
+def merge_runs(
+    run_dirs: Iterable[str | Path],
+    out_dir: str | Path,
+    *,
+    archetypes: Sequence[str] = ARCHETYPE_NAMES,
+    listings: Sequence[str] | None = None,
+) -> list[Path]:
     """One figure per archetype (``<archetype>.png`` in ``out_dir``) with every run's score
     against k and its interval, the uniform, Nash and ceiling lines, and n per point."""
     runs = [load_run(d) for d in run_dirs]
@@ -148,9 +181,17 @@ def plot_choices(rows: Sequence[dict], path: str | Path, *, title: str = "") -> 
             ax = axes[col][seat]
             width = 0.8 / max(1, len(listings))
             is_label = field.startswith("label")
-            values = {lst: [v if is_label else int(v) for v in (r[field] for r in rows if r["listing"] == lst) if v not in ("", None)]
-                      for lst in listings}
-            keys = sorted({v for vals in values.values() for v in vals}, key=lambda v: (len(str(v)), str(v)) if is_label else v)
+            values = {
+                lst: [
+                    v if is_label else int(v)
+                    for v in (r[field] for r in rows if r["listing"] == lst)
+                    if v not in ("", None)
+                ]
+                for lst in listings
+            }
+            keys = sorted(
+                {v for vals in values.values() for v in vals}, key=lambda v: (len(str(v)), str(v)) if is_label else v
+            )
             for n, listing in enumerate(listings):
                 vals = values[listing]
                 total = max(1, len(vals))

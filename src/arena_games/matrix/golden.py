@@ -2,6 +2,7 @@
 
 Regenerate on purpose after a deliberate change to the prompt: ``python -m arena_games.matrix.golden --write``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,16 @@ def transcripts() -> list[dict]:
         pos = game.start(seed)
         for player in (0, 1):
             prompt = game.text_view().prompt(game, pos, player)
-            out.append({"params": params, "seed": seed, "player": player, "system": prompt.system, "user": prompt.user, "legal": list(prompt.legal)})
+            out.append(
+                {
+                    "params": params,
+                    "seed": seed,
+                    "player": player,
+                    "system": prompt.system,
+                    "user": prompt.user,
+                    "legal": list(prompt.legal),
+                }
+            )
     return out
 
 

@@ -10,11 +10,12 @@ actions with ``B[i, j] == A[mirror[j], mirror[i]]`` -- swapping the players and 
 it swaps the two favourite venues. "Symmetric play" means the column player draws from the
 mirrored distribution of the row player's.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from functools import cache
 
 import numpy as np
 
@@ -66,7 +67,11 @@ def _prisoners_dilemma(i: int, j: int, k: int) -> tuple[float, float]:
     if ci == cj:
         return float(ci), float(cj)
     low = min(ci, cj)
-    return (float(low + TRAVELERS_BONUS), float(low - TRAVELERS_BONUS)) if ci < cj else (float(low - TRAVELERS_BONUS), float(low + TRAVELERS_BONUS))
+    return (
+        (float(low + TRAVELERS_BONUS), float(low - TRAVELERS_BONUS))
+        if ci < cj
+        else (float(low - TRAVELERS_BONUS), float(low + TRAVELERS_BONUS))
+    )
 
 
 def _chicken(i: int, j: int, k: int) -> tuple[float, float]:
@@ -106,13 +111,33 @@ ARCHETYPES: dict[str, Archetype] = {
     a.name: a
     for a in (
         Archetype("coordination", "pure coordination", "action i; both get 1 if the actions match", _coordination),
-        Archetype("anti_coordination", "anti-coordination (dispersion)", "action i; both get 1 if the actions differ", _anti_coordination),
+        Archetype(
+            "anti_coordination",
+            "anti-coordination (dispersion)",
+            "action i; both get 1 if the actions differ",
+            _anti_coordination,
+        ),
         Archetype("stag_hunt", "stag hunt as minimum effort", "effort level i+1", _stag_hunt),
-        Archetype("public_goods", "two-player public goods", "contribution i out of an endowment of k-1", _public_goods),
-        Archetype("battle_of_sexes", "battle of the sexes with neutral venues", "venue i (0: row's favourite, 1: column's favourite, others neutral)", _battle_of_sexes, mirror_swap=(0, 1)),
+        Archetype(
+            "public_goods", "two-player public goods", "contribution i out of an endowment of k-1", _public_goods
+        ),
+        Archetype(
+            "battle_of_sexes",
+            "battle of the sexes with neutral venues",
+            "venue i (0: row's favourite, 1: column's favourite, others neutral)",
+            _battle_of_sexes,
+            mirror_swap=(0, 1),
+        ),
         Archetype("prisoners_dilemma", "prisoner's dilemma as traveler's dilemma", "claim i+2", _prisoners_dilemma),
         Archetype("chicken", "chicken as Nash demand", "demand i+1 from a pie of k+1", _chicken),
-        Archetype("hide_and_seek", "zero-sum hide and seek", "hiding place i (row matches, column hides)", _hide_and_seek, role_symmetric=False, zero_sum=True),
+        Archetype(
+            "hide_and_seek",
+            "zero-sum hide and seek",
+            "hiding place i (row matches, column hides)",
+            _hide_and_seek,
+            role_symmetric=False,
+            zero_sum=True,
+        ),
     )
 }
 ARCHETYPE_NAMES: tuple[str, ...] = tuple(ARCHETYPES)
@@ -147,7 +172,7 @@ def check_archetype(archetype: str, k: int) -> None:
         raise ValueError(f"k must be an int in {K_MIN}..{K_MAX}, got {k!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def payoff_matrices(archetype: str, k: int) -> PayoffMatrices:
     """The payoff matrices of ``archetype`` with ``k`` actions (cached, read-only)."""
     check_archetype(archetype, k)

@@ -6,10 +6,12 @@ label order (the default) or, with ``independent_order``, its own random permuta
 the deal. ``legal_actions`` follows the player's listing, so "the first legal action" is "the
 first listed label". Both players move at once; the core commits then reveals.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -35,8 +37,12 @@ class MatrixParams(GameParams):
     labels: Literal["letters", "numbers"] | tuple[str, ...] = Field(
         "letters", description="a named label set or at least k distinct labels (the first k are used)"
     )
-    rotation: int = Field(0, ge=0, description="cyclic shift r: label l names action (l + r) mod k; a study uses trial mod k")
-    independent_order: bool = Field(False, description="each player sees its own random listing order (labels stay attached)")
+    rotation: int = Field(
+        0, ge=0, description="cyclic shift r: label l names action (l + r) mod k; a study uses trial mod k"
+    )
+    independent_order: bool = Field(
+        False, description="each player sees its own random listing order (labels stay attached)"
+    )
     prompt_variant: Literal["symmetric", "asymmetric_cue"] = Field(
         "symmetric", description="'asymmetric_cue' tells each player 'You are Player 1/2'"
     )
@@ -52,12 +58,14 @@ class MatrixParams(GameParams):
             if any(not v or any(ch.isspace() for ch in v) for v in cleaned):
                 raise ValueError("labels must be non-empty and contain no whitespace")
             if len({v.lower() for v in cleaned}) != len(cleaned):
-                raise ValueError("labels must be distinct (case-insensitively), since answers are read case-insensitively")
+                raise ValueError(
+                    "labels must be distinct (case-insensitively), since answers are read case-insensitively"
+                )
             return tuple(cleaned)
         return value
 
     @model_validator(mode="after")
-    def _fits_k(self) -> "MatrixParams":
+    def _fits_k(self) -> MatrixParams:
         if self.rotation >= self.k:
             raise ValueError(f"rotation must be in 0..k-1 = 0..{self.k - 1}, got {self.rotation}; use trial mod k")
         if isinstance(self.labels, tuple) and len(self.labels) < self.k:

@@ -19,11 +19,13 @@ claimed. The headline verdict:
 
 The per-reference verdicts (``vs_nash``, ``vs_uniform``, ``vs_ceiling``) are reported beside it.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Literal, Sequence
+from typing import Literal
 
 from arena_core.stats import benjamini_hochberg, cluster_mean, holm
 
@@ -146,7 +148,9 @@ def score_cell(
         for name, value in refs.items():
             c = cluster_mean(values, [1.0] * len(values), level, bounds=bounds, null=value)
             mean, low, high = c.estimate, c.low, c.high
-            comparisons[name] = Comparison(name, value, ref.normalise(value), c.pvalue, _side(c.estimate, value, c.pvalue <= 1 - level))
+            comparisons[name] = Comparison(
+                name, value, ref.normalise(value), c.pvalue, _side(c.estimate, value, c.pvalue <= 1 - level)
+            )
     else:
         for name, value in refs.items():
             comparisons[name] = Comparison(name, value, ref.normalise(value), None, "no data")
@@ -156,20 +160,44 @@ def score_cell(
             sens[name] = {"value": value, "score": ref.normalise(value), "verdict": "no data", "pvalue": None}
         else:
             c = cluster_mean(values, [1.0] * len(values), level, bounds=bounds, null=value)
-            sens[name] = {"value": value, "score": ref.normalise(value), "pvalue": c.pvalue,
-                          "verdict": _side(c.estimate, value, c.pvalue <= 1 - level) + " (unadjusted)"}
+            sens[name] = {
+                "value": value,
+                "score": ref.normalise(value),
+                "pvalue": c.pvalue,
+                "verdict": _side(c.estimate, value, c.pvalue <= 1 - level) + " (unadjusted)",
+            }
     cell = CellScore(
-        player=player, listing=listing, archetype=ref.archetype, k=ref.k, metric=ref.metric, trials=total,
-        scored=len(values), unparseable=unparseable, illegal=illegal, errors=errors, defaulted=defaulted,
-        mean=mean, low=low, high=high, level=level,
+        player=player,
+        listing=listing,
+        archetype=ref.archetype,
+        k=ref.k,
+        metric=ref.metric,
+        trials=total,
+        scored=len(values),
+        unparseable=unparseable,
+        illegal=illegal,
+        errors=errors,
+        defaulted=defaulted,
+        mean=mean,
+        low=low,
+        high=high,
+        level=level,
         score=None if mean is None else ref.normalise(mean),
         score_low=None if low is None else ref.normalise(low),
         score_high=None if high is None else ref.normalise(high),
-        worst_cell=ref.worst_cell, best_cell=ref.best_cell, baseline=ref.baseline, baseline_score=ref.normalise(ref.baseline),
-        uniform=ref.uniform, uniform_score=ref.normalise(ref.uniform), symmetric_ceiling=ref.symmetric_ceiling,
+        worst_cell=ref.worst_cell,
+        best_cell=ref.best_cell,
+        baseline=ref.baseline,
+        baseline_score=ref.normalise(ref.baseline),
+        uniform=ref.uniform,
+        uniform_score=ref.normalise(ref.uniform),
+        symmetric_ceiling=ref.symmetric_ceiling,
         ceiling_score=None if ref.symmetric_ceiling is None else ref.normalise(ref.symmetric_ceiling),
-        comparisons=comparisons, verdict="no data", near_worst=bool(high is not None and ref.normalise(high) <= NEAR_WORST),
-        flags=tuple(flags), sensitivity=sens,
+        comparisons=comparisons,
+        verdict="no data",
+        near_worst=bool(high is not None and ref.normalise(high) <= NEAR_WORST),
+        flags=tuple(flags),
+        sensitivity=sens,
     )
     return replace(cell, verdict=headline(cell))
 

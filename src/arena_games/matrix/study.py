@@ -24,6 +24,7 @@ Honesty rules (see docs/matrix.md):
 command; trial classification and the trial log live in ``trials.py``, verdicts in
 ``scoring.py``, figures in ``figures.py``.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,10 @@ import math
 import re
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -56,8 +58,21 @@ from .scoring import NEAR_WORST, CellScore, control, score_cell
 from .trials import FORMAT, OUTCOMES, TRIAL_FIELDS, TrialLog, sampling_info, trial_row
 
 __all__ = [
-    "FORMAT", "OUTCOMES", "PAPER_ARCHETYPES", "TRIAL_FIELDS", "StudyAbortedError", "StudyConfig", "StudyResult",
-    "build_parser", "check_sampling", "main", "run_study", "sampling_info", "score_rows", "trial_row", "trial_seeds",
+    "FORMAT",
+    "OUTCOMES",
+    "PAPER_ARCHETYPES",
+    "TRIAL_FIELDS",
+    "StudyAbortedError",
+    "StudyConfig",
+    "StudyResult",
+    "build_parser",
+    "check_sampling",
+    "main",
+    "run_study",
+    "sampling_info",
+    "score_rows",
+    "trial_row",
+    "trial_seeds",
 ]
 
 #: the paper's seven archetypes (hide-and-seek is the optional zero-sum eighth)
@@ -79,20 +94,30 @@ class StudyConfig(BaseModel):
     opponent: str | None = Field(None, description="a second player spec for cross-play; None: self-play")
     archetypes: tuple[str, ...] = ARCHETYPE_NAMES
     ks: tuple[int, ...] = K_VALUES
-    trials: int = Field(100, ge=1, description="trials per cell (rounded up to a multiple of k unless round_trials=False)")
+    trials: int = Field(
+        100, ge=1, description="trials per cell (rounded up to a multiple of k unless round_trials=False)"
+    )
     round_trials: bool = True
     seed: int = Field(0, ge=0)
     listings: tuple[Literal["shared", "independent"], ...] = LISTINGS
     prompt_variant: Literal["symmetric", "asymmetric_cue"] = "symmetric"
-    counterpart: Literal["copy", "other"] | None = Field(None, description="None: 'copy' in self-play, 'other' in cross-play")
+    counterpart: Literal["copy", "other"] | None = Field(
+        None, description="None: 'copy' in self-play, 'other' in cross-play"
+    )
     labels: Literal["letters", "numbers"] | tuple[str, ...] = "letters"
-    policy: str = Field("penalize", description="illegal-answer policy; forfeited and defaulted trials are counted and excluded")
+    policy: str = Field(
+        "penalize", description="illegal-answer policy; forfeited and defaulted trials are counted and excluded"
+    )
     share_instance: bool = Field(False, description="self-play with ONE player instance in both seats (heavy models)")
-    allow_greedy: bool = Field(False, description="run greedy (temperature 0) self-play although the copies are identical by construction")
+    allow_greedy: bool = Field(
+        False, description="run greedy (temperature 0) self-play although the copies are identical by construction"
+    )
     level: float = Field(0.95, gt=0, lt=1)
     alpha: float = Field(0.05, gt=0, lt=1, description="error rate of the multiple-comparison control")
     correction: Literal["holm", "bh"] = "holm"
-    max_error_share: float = Field(0.1, ge=0, le=1, description="stop when player errors exceed this share of a cell's trials")
+    max_error_share: float = Field(
+        0.1, ge=0, le=1, description="stop when player errors exceed this share of a cell's trials"
+    )
     batch: int = Field(64, ge=1, description="trials played together (and written) at a time")
 
     @field_validator("archetypes")
@@ -100,7 +125,9 @@ class StudyConfig(BaseModel):
     def _known_archetypes(cls, value):
         unknown = [a for a in value if a not in ARCHETYPES]
         if unknown or not value:
-            raise ValueError(f"unknown archetypes {unknown}; choose from {', '.join(ARCHETYPE_NAMES)} (or 'paper', 'all')")
+            raise ValueError(
+                f"unknown archetypes {unknown}; choose from {', '.join(ARCHETYPE_NAMES)} (or 'paper', 'all')"
+            )
         return tuple(value)
 
     @field_validator("ks")
@@ -119,7 +146,7 @@ class StudyConfig(BaseModel):
         return tuple(value)
 
     @model_validator(mode="after")
-    def _policy_parses(self) -> "StudyConfig":
+    def _policy_parses(self) -> StudyConfig:
         IllegalActionPolicy.parse(self.policy)
         return self
 
@@ -145,10 +172,14 @@ class StudyConfig(BaseModel):
         if not self.round_trials:
             bad = [k for k in self.ks if self.trials % k]
             if bad:
-                out.append(f"warning: {self.trials} trials is not a multiple of k = {', '.join(map(str, bad))}: some label "
-                           "rotations get one trial more (round_trials=False was asked for)")
+                out.append(
+                    f"warning: {self.trials} trials is not a multiple of k = {', '.join(map(str, bad))}: some label "
+                    "rotations get one trial more (round_trials=False was asked for)"
+                )
         elif any(self.trials % k for k in self.ks):
-            out.append(f"note: trials rounded up to a multiple of k per cell ({', '.join(f'k={k}: {self.trials_for(k)}' for k in self.ks if self.trials % k)})")
+            out.append(
+                f"note: trials rounded up to a multiple of k per cell ({', '.join(f'k={k}: {self.trials_for(k)}' for k in self.ks if self.trials % k)})"
+            )
         return out
 
 
@@ -184,21 +215,39 @@ def check_sampling(config: StudyConfig, infos: list[dict]) -> dict:
             f"greedy self-play: {infos[0]['model']} samples at temperature 0, so its two copies answer identically by "
             "construction; give the player a temperature > 0 (e.g. temperature=1) or pass --allow-greedy to run it anyway"
         )
-    note = ("the copies decode greedily (temperature 0): they are identical by construction, so matching says nothing "
-            "about coordination between independent samples") if identical else (
-            "scripted players are deterministic functions of their own listing" if all(i["mode"] == "scripted" for i in infos)
-            else "the copies sample independently (separate seeds)")
-    return {"copies": infos, "identical_by_construction": identical, "independent_sampling": not identical
-            and any(i["temperature"] not in (None, 0) for i in infos), "note": note}
+    note = (
+        (
+            "the copies decode greedily (temperature 0): they are identical by construction, so matching says nothing "
+            "about coordination between independent samples"
+        )
+        if identical
+        else (
+            "scripted players are deterministic functions of their own listing"
+            if all(i["mode"] == "scripted" for i in infos)
+            else "the copies sample independently (separate seeds)"
+        )
+    )
+    return {
+        "copies": infos,
+        "identical_by_construction": identical,
+        "independent_sampling": not identical and any(i["temperature"] not in (None, 0) for i in infos),
+        "note": note,
+    }
 
 
 # ---------------------------------------------------------------------------- trials
 def _game(config: StudyConfig, listing: str, archetype: str, k: int, rotation: int) -> MatrixGame:
-    return MatrixGame({
-        "archetype": archetype, "k": k, "rotation": rotation, "labels": config.labels,
-        "independent_order": listing == "independent", "prompt_variant": config.prompt_variant,
-        "counterpart": config.resolved_counterpart,
-    })
+    return MatrixGame(
+        {
+            "archetype": archetype,
+            "k": k,
+            "rotation": rotation,
+            "labels": config.labels,
+            "independent_order": listing == "independent",
+            "prompt_variant": config.prompt_variant,
+            "counterpart": config.resolved_counterpart,
+        }
+    )
 
 
 def trial_seeds(seed: int, archetype: str, k: int, trials: int, listing: str = "shared") -> list[int]:
@@ -262,8 +311,15 @@ def run_study(
     return result
 
 
-def _run_cells(config: StudyConfig, players: list[Any], infos: list[dict], policy: IllegalActionPolicy,
-               log: "TrialLog | None", rows: list[dict], progress: Callable[[str], None] | None) -> int:
+def _run_cells(
+    config: StudyConfig,
+    players: list[Any],
+    infos: list[dict],
+    policy: IllegalActionPolicy,
+    log: TrialLog | None,
+    rows: list[dict],
+    progress: Callable[[str], None] | None,
+) -> int:
     """Play every cell's missing trials in batches, appending each to ``log``; extend ``rows``
     cell by cell. Returns how many trials were found done. Raises StudyAbortedError."""
     resumed = 0
@@ -286,7 +342,9 @@ def _run_cells(config: StudyConfig, players: list[Any], infos: list[dict], polic
                     chunk = todo[start : start + config.batch]
                     swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
                     lineups = [players[::-1] if s else players for s in swaps]
-                    records = play_batch([games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy)
+                    records = play_batch(
+                        [games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy
+                    )
                     finished = []
                     for t, swap, record in zip(chunk, swaps, records):
                         row = trial_row(games[t % k], record, listing, archetype, k, t, seeds_[t], swap, infos)
@@ -305,7 +363,9 @@ def _run_cells(config: StudyConfig, players: list[Any], infos: list[dict], polic
                         f"over the {config.max_error_share:.0%} limit; first: {sample[:120]}"
                     )
                 if progress:
-                    progress(f"{listing:11s} {archetype:18s} k={k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored")
+                    progress(
+                        f"{listing:11s} {archetype:18s} k={k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored"
+                    )
     return resumed
 
 
@@ -322,20 +382,63 @@ def score_rows(config: StudyConfig, rows: Sequence[dict], infos: list[dict], sam
         if sampling.get("identical_by_construction"):
             flags.append("greedy copies: identical by construction")
         if count["unparseable"] + count["illegal"] > 0.2 * len(cell_rows):
-            flags.append(f"{count['unparseable'] + count['illegal']} of {len(cell_rows)} answers unreadable or illegal: verdict rests on the readable rest")
+            flags.append(
+                f"{count['unparseable'] + count['illegal']} of {len(cell_rows)} answers unreadable or illegal: verdict rests on the readable rest"
+            )
         if count["defaulted"]:
             flags.append(f"{count['defaulted']} defaulted trials excluded")
-        cells.append(score_cell(config.cell_player, reference_points(archetype, k), values, listing=listing, trials=len(cell_rows),
-                                unparseable=count["unparseable"], illegal=count["illegal"], errors=count["error"],
-                                defaulted=count["defaulted"], level=config.level, flags=flags))
+        cells.append(
+            score_cell(
+                config.cell_player,
+                reference_points(archetype, k),
+                values,
+                listing=listing,
+                trials=len(cell_rows),
+                unparseable=count["unparseable"],
+                illegal=count["illegal"],
+                errors=count["error"],
+                defaulted=count["defaulted"],
+                level=config.level,
+                flags=flags,
+            )
+        )
     return control(cells, alpha=config.alpha, correction=config.correction)
 
 
 # ---------------------------------------------------------------------------- outputs
-CELL_FIELDS = ("player", "listing", "archetype", "k", "metric", "trials", "scored", "unparseable", "illegal", "errors",
-               "defaulted", "mean", "low", "high", "score", "score_low", "score_high", "worst_cell", "best_cell",
-               "baseline", "uniform", "symmetric_ceiling", "vs_nash", "p_nash", "vs_uniform", "p_uniform", "vs_ceiling",
-               "p_ceiling", "verdict", "near_worst", "flags")
+CELL_FIELDS = (
+    "player",
+    "listing",
+    "archetype",
+    "k",
+    "metric",
+    "trials",
+    "scored",
+    "unparseable",
+    "illegal",
+    "errors",
+    "defaulted",
+    "mean",
+    "low",
+    "high",
+    "score",
+    "score_low",
+    "score_high",
+    "worst_cell",
+    "best_cell",
+    "baseline",
+    "uniform",
+    "symmetric_ceiling",
+    "vs_nash",
+    "p_nash",
+    "vs_uniform",
+    "p_uniform",
+    "vs_ceiling",
+    "p_ceiling",
+    "verdict",
+    "near_worst",
+    "flags",
+)
 
 
 def finite_json(obj: Any) -> Any:
@@ -355,8 +458,12 @@ def write_outputs(result: StudyResult, rows: Sequence[dict], *, plot: bool = Tru
     out = result.out_dir
     if out is None:
         raise ValueError("write_outputs needs a result with an output directory")
-    files = {"cells": str(out / "cells.csv"), "summary": str(out / "summary.json"), "trials": str(out / "trials.csv"),
-             "trials_log": str(out / "trials.jsonl")}
+    files = {
+        "cells": str(out / "cells.csv"),
+        "summary": str(out / "summary.json"),
+        "trials": str(out / "trials.csv"),
+        "trials_log": str(out / "trials.jsonl"),
+    }
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(TRIAL_FIELDS)
@@ -382,20 +489,26 @@ def write_outputs(result: StudyResult, rows: Sequence[dict], *, plot: bool = Tru
         "notes": result.notes,
         "outcomes": outcomes,
         "error_control": {
-            "procedure": "Holm (family-wise error rate)" if result.config.correction == "holm" else "Benjamini-Hochberg (false discovery rate)",
+            "procedure": "Holm (family-wise error rate)"
+            if result.config.correction == "holm"
+            else "Benjamini-Hochberg (false discovery rate)",
             "alpha": result.config.alpha,
             "family": f"{sum(len(c.comparisons) for c in result.cells)} comparisons: every cell against the Nash baseline, uniform play and the symmetric-play ceiling",
             "headline": "'above' = above both the Nash baseline and uniform play; 'below' = below both; interval and p-values from arena_core.stats.cluster_mean (one cluster per trial, metric range as bounds)",
         },
         "near_worst_threshold": NEAR_WORST,
         "cells": [c.to_json() for c in result.cells],
-        "reference_points": [reference_points(a, k).to_json() for a, k in dict.fromkeys((c.archetype, c.k) for c in result.cells)],
+        "reference_points": [
+            reference_points(a, k).to_json() for a, k in dict.fromkeys((c.archetype, c.k) for c in result.cells)
+        ],
     }
     atomic_write_text(out / "summary.json", json.dumps(finite_json(summary), indent=1, allow_nan=False))
     if plot and result.cells:
         from .figures import plot_choices, plot_study
 
-        files["plot"] = str(plot_study([c.to_json() for c in result.cells], out / "study.png", title=result.config.cell_player))
+        files["plot"] = str(
+            plot_study([c.to_json() for c in result.cells], out / "study.png", title=result.config.cell_player)
+        )
         files["choices"] = str(plot_choices(rows, out / "choices.png", title=result.config.cell_player))
     if (out / "episodes.jsonl").exists():
         files["episodes"] = str(out / "episodes.jsonl")
@@ -430,29 +543,62 @@ def default_out_dir(config: StudyConfig) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena study", description="One-shot matrix-game study: self-play scored against Nash, uniform play and the symmetric-play ceiling.")
+    p = argparse.ArgumentParser(
+        prog="arena study",
+        description="One-shot matrix-game study: self-play scored against Nash, uniform play and the symmetric-play ceiling.",
+    )
     p.add_argument("--player", help="registered player spec, e.g. matrix_uniform or 'openai:model=...,temperature=1'")
     p.add_argument("--opponent", default=None, help="second player spec for cross-play (default: self-play)")
-    p.add_argument("--archetypes", default="all", help=f"'all', 'paper' (the 7 without hide-and-seek) or a comma list of {', '.join(ARCHETYPE_NAMES)}")
+    p.add_argument(
+        "--archetypes",
+        default="all",
+        help=f"'all', 'paper' (the 7 without hide-and-seek) or a comma list of {', '.join(ARCHETYPE_NAMES)}",
+    )
     p.add_argument("--k", default="2-10", help="k values: '2-10', '2,3,5' or '2-4,8'")
     p.add_argument("--trials", type=int, default=100, help="trials per cell, rounded up to a multiple of k")
-    p.add_argument("--no-round-trials", action="store_true", help="keep --trials as given (a warning names the unbalanced k)")
+    p.add_argument(
+        "--no-round-trials", action="store_true", help="keep --trials as given (a warning names the unbalanced k)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--listings", default="shared,independent", help="'shared', 'independent' or both (default)")
     p.add_argument("--independent-order", action="store_true", help="only the independent-listing condition")
     p.add_argument("--prompt", dest="prompt_variant", choices=["symmetric", "asymmetric_cue"], default="symmetric")
-    p.add_argument("--counterpart", choices=["copy", "other"], default=None, help="default: copy (self-play), other (cross-play)")
+    p.add_argument(
+        "--counterpart", choices=["copy", "other"], default=None, help="default: copy (self-play), other (cross-play)"
+    )
     p.add_argument("--labels", default="letters", help="letters, numbers, or a comma list of at least k labels")
     p.add_argument("--policy", default="penalize", help="illegal-answer policy: penalize, default, retry:K, ...")
-    p.add_argument("--share-instance", action="store_true", help="self-play with one player instance in both seats (heavy models)")
-    p.add_argument("--allow-greedy", action="store_true", help="run greedy (temperature 0) self-play; the copies are then identical by construction")
+    p.add_argument(
+        "--share-instance", action="store_true", help="self-play with one player instance in both seats (heavy models)"
+    )
+    p.add_argument(
+        "--allow-greedy",
+        action="store_true",
+        help="run greedy (temperature 0) self-play; the copies are then identical by construction",
+    )
     p.add_argument("--level", type=float, default=0.95, help="interval level")
     p.add_argument("--alpha", type=float, default=0.05, help="error rate of the multiple-comparison control")
-    p.add_argument("--correction", choices=["holm", "bh"], default="holm", help="holm (family-wise error) or bh (false discovery rate)")
-    p.add_argument("--max-error-share", type=float, default=0.1, help="stop when player errors exceed this share of a cell's trials")
-    p.add_argument("--batch", type=int, default=64, help="trials played together (an LLM player sends them concurrently)")
-    p.add_argument("--out", default=None, help="output directory (default runs/study/<player>); an unfinished study there resumes")
-    p.add_argument("--merge", nargs="+", metavar="RUN_DIR", help="merge finished runs into one figure per archetype (in --out)")
+    p.add_argument(
+        "--correction",
+        choices=["holm", "bh"],
+        default="holm",
+        help="holm (family-wise error) or bh (false discovery rate)",
+    )
+    p.add_argument(
+        "--max-error-share",
+        type=float,
+        default=0.1,
+        help="stop when player errors exceed this share of a cell's trials",
+    )
+    p.add_argument(
+        "--batch", type=int, default=64, help="trials played together (an LLM player sends them concurrently)"
+    )
+    p.add_argument(
+        "--out", default=None, help="output directory (default runs/study/<player>); an unfinished study there resumes"
+    )
+    p.add_argument(
+        "--merge", nargs="+", metavar="RUN_DIR", help="merge finished runs into one figure per archetype (in --out)"
+    )
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--no-episodes", action="store_true", help="skip episodes.jsonl (trials are always written)")
     p.add_argument("--quiet", action="store_true")
@@ -466,7 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .figures import merge_runs
 
         try:
-            paths = merge_runs(args.merge, args.out or "runs/study/merged", archetypes=_parse_archetypes(args.archetypes))
+            paths = merge_runs(
+                args.merge, args.out or "runs/study/merged", archetypes=_parse_archetypes(args.archetypes)
+            )
         except (ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -475,23 +623,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.player:
         print("error: --player is required (or --merge RUN_DIR ...)", file=sys.stderr)
         return 2
-    labels: Any = args.labels if args.labels in ("letters", "numbers") else tuple(x.strip() for x in args.labels.split(","))
+    labels: Any = (
+        args.labels if args.labels in ("letters", "numbers") else tuple(x.strip() for x in args.labels.split(","))
+    )
     try:
-        listings = ("independent",) if args.independent_order else tuple(x.strip() for x in args.listings.split(",") if x.strip())
+        listings = (
+            ("independent",)
+            if args.independent_order
+            else tuple(x.strip() for x in args.listings.split(",") if x.strip())
+        )
         config = StudyConfig(
-            player=args.player, opponent=args.opponent, archetypes=_parse_archetypes(args.archetypes), ks=_parse_ks(args.k),
-            trials=args.trials, round_trials=not args.no_round_trials, seed=args.seed, listings=listings,
-            prompt_variant=args.prompt_variant, counterpart=args.counterpart, labels=labels, policy=args.policy,
-            level=args.level, alpha=args.alpha, correction=args.correction, max_error_share=args.max_error_share,
-            share_instance=args.share_instance, allow_greedy=args.allow_greedy, batch=args.batch,
+            player=args.player,
+            opponent=args.opponent,
+            archetypes=_parse_archetypes(args.archetypes),
+            ks=_parse_ks(args.k),
+            trials=args.trials,
+            round_trials=not args.no_round_trials,
+            seed=args.seed,
+            listings=listings,
+            prompt_variant=args.prompt_variant,
+            counterpart=args.counterpart,
+            labels=labels,
+            policy=args.policy,
+            level=args.level,
+            alpha=args.alpha,
+            correction=args.correction,
+            max_error_share=args.max_error_share,
+            share_instance=args.share_instance,
+            allow_greedy=args.allow_greedy,
+            batch=args.batch,
         )
     except (ValueError, TypeError) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else default_out_dir(config)
     try:
-        result = run_study(config, out, write_episodes=not args.no_episodes, plot=not args.no_plot,
-                           progress=None if args.quiet else print)
+        result = run_study(
+            config,
+            out,
+            write_episodes=not args.no_episodes,
+            plot=not args.no_plot,
+            progress=None if args.quiet else print,
+        )
     except StudyAbortedError as exc:
         print(f"error: study stopped: {_one_line(exc)} (partial results in {out})", file=sys.stderr)
         return 1
@@ -504,10 +677,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quiet:
         for c in result.cells:
             s = "   n/a" if c.score is None else f"{c.score:6.3f}"
-            print(f"{c.listing:11s} {c.archetype:18s} k={c.k:2d} n={c.scored:4d}/{c.trials:<4d} s={s}  nash {c.vs_nash:17s} "
-                  f"uniform {c.vs_uniform:17s} => {c.verdict}")
+            print(
+                f"{c.listing:11s} {c.archetype:18s} k={c.k:2d} n={c.scored:4d}/{c.trials:<4d} s={s}  nash {c.vs_nash:17s} "
+                f"uniform {c.vs_uniform:17s} => {c.verdict}"
+            )
     resumed = f" ({result.resumed} resumed)" if result.resumed else ""
-    print(f"{len(result.cells)} cells{resumed} in {result.seconds:.1f} s; {result.config.correction} at alpha {config.alpha}; wrote {out}")
+    print(
+        f"{len(result.cells)} cells{resumed} in {result.seconds:.1f} s; {result.config.correction} at alpha {config.alpha}; wrote {out}"
+    )
     return 0
 
 

@@ -1,5 +1,6 @@
 """The language-model view of a matrix game: the payoff table from the player's own point of
 view, the one-shot / no-communication statement, and a parser that reads exactly one label."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ COUNTERPART_TEXT = {
 }
 
 
-def rules_text(game: "MatrixGame") -> str:
+def rules_text(game: MatrixGame) -> str:
     return (
         f"This is a one-shot game between you and one other player. Each of you privately chooses one of {game.k} "
         "options, identified by labels. You both choose at the same time; neither of you sees the other's choice "
@@ -49,7 +50,7 @@ class MatrixTextView:
 
     lenient: bool = False
 
-    def prompt(self, game: "MatrixGame", pos: "Position", player: int) -> Prompt:
+    def prompt(self, game: MatrixGame, pos: Position, player: int) -> Prompt:
         obs = game.observe(pos, player)
         labels = obs["labels"]
         system_parts = [rules_text(game), COUNTERPART_TEXT[obs["counterpart"]]]
@@ -64,7 +65,7 @@ class MatrixTextView:
         )
         return Prompt(system=" ".join(system_parts), user=user, legal=tuple(labels))
 
-    def parse(self, game: "MatrixGame", pos: "Position", player: int, text: str) -> ParseResult:
+    def parse(self, game: MatrixGame, pos: Position, player: int, text: str) -> ParseResult:
         legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
         return parse_label(text, legal, default=lambda: game.default_action(pos.state, player), lenient=self.lenient)
 

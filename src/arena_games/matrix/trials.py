@@ -1,12 +1,14 @@
 """The matrix study's trials: how each is classified from its episode record (fault kinds of
 :mod:`arena_core.faults`), what the players say about their sampling, and the durable,
 resumable trial log (``trials.jsonl`` and ``episodes.jsonl``, fsynced per batch)."""
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from arena_core.episode import EpisodeRecord, PolicyEvent, Step
 from arena_core.errors import ConfigError
@@ -20,10 +22,37 @@ FORMAT = "arena.matrix-study/2"
 ERROR_KINDS = (FaultKind.ERROR, FaultKind.TIMEOUT, FaultKind.CAP_EXHAUSTED, FaultKind.CRASH)
 
 TRIAL_FIELDS = (
-    "listing", "archetype", "k", "trial", "episode_seed", "rotation", "seat_of_player",
-    "label_0", "label_1", "position_0", "position_1", "action_0", "action_1", "return_0", "return_1", "metric",
-    "outcome", "fault_kind", "fault_seat", "end", "detail",
-    "model_0", "model_1", "mode_0", "mode_1", "temperature_0", "temperature_1", "top_p_0", "top_p_1", "seed_0", "seed_1",
+    "listing",
+    "archetype",
+    "k",
+    "trial",
+    "episode_seed",
+    "rotation",
+    "seat_of_player",
+    "label_0",
+    "label_1",
+    "position_0",
+    "position_1",
+    "action_0",
+    "action_1",
+    "return_0",
+    "return_1",
+    "metric",
+    "outcome",
+    "fault_kind",
+    "fault_seat",
+    "end",
+    "detail",
+    "model_0",
+    "model_1",
+    "mode_0",
+    "mode_1",
+    "temperature_0",
+    "temperature_1",
+    "top_p_0",
+    "top_p_1",
+    "seed_0",
+    "seed_1",
 )
 #: outcome of a trial: "scored" enters the verdicts; the others are counted and excluded
 OUTCOMES = ("scored", "unparseable", "illegal", "error", "defaulted")
@@ -48,7 +77,9 @@ def sampling_info(player: Any, seed: int) -> dict:
 def _fault(event: PolicyEvent) -> FaultKind:
     t = event.telemetry or {}
     if event.illegal:
-        return classify("unparseable" if t.get("parse_method") == "unparseable" or t.get("valid") is False else None, illegal=True)
+        return classify(
+            "unparseable" if t.get("parse_method") == "unparseable" or t.get("valid") is False else None, illegal=True
+        )
     error_type = str(t.get("error_type") or "")
     detail = event.detail.lower()
     if "timeout" in error_type.lower() or "timed out" in detail:
@@ -58,8 +89,17 @@ def _fault(event: PolicyEvent) -> FaultKind:
     return classify(t.get("fault_kind") or error_type or None, illegal=False)
 
 
-def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: str, k: int, t: int, seed: int,
-              swap: bool, infos: list[dict]) -> dict:
+def trial_row(
+    game: MatrixGame,
+    record: EpisodeRecord,
+    listing: str,
+    archetype: str,
+    k: int,
+    t: int,
+    seed: int,
+    swap: bool,
+    infos: list[dict],
+) -> dict:
     """One trial, classified: the labels and listing positions chosen, underlying actions,
     returns, metric (scored trials only), outcome and fault."""
     steps = {e.player: e for e in record.events if isinstance(e, Step)}
@@ -68,15 +108,39 @@ def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: 
     listings = game.start(seed).state.listings
     seat_info = [infos[1], infos[0]] if swap else infos
     row: dict[str, Any] = {
-        "listing": listing, "archetype": archetype, "k": k, "trial": t, "episode_seed": seed, "rotation": game.params.rotation,
-        "seat_of_player": 1 if swap else 0, "label_0": "", "label_1": "", "position_0": "", "position_1": "",
-        "action_0": "", "action_1": "", "return_0": "", "return_1": "", "metric": "", "outcome": "scored",
-        "fault_kind": "", "fault_seat": "", "end": end.reason.value if end else "", "detail": "",
+        "listing": listing,
+        "archetype": archetype,
+        "k": k,
+        "trial": t,
+        "episode_seed": seed,
+        "rotation": game.params.rotation,
+        "seat_of_player": 1 if swap else 0,
+        "label_0": "",
+        "label_1": "",
+        "position_0": "",
+        "position_1": "",
+        "action_0": "",
+        "action_1": "",
+        "return_0": "",
+        "return_1": "",
+        "metric": "",
+        "outcome": "scored",
+        "fault_kind": "",
+        "fault_seat": "",
+        "end": end.reason.value if end else "",
+        "detail": "",
     }
     for seat in (0, 1):
         info = seat_info[seat]
-        row.update({f"model_{seat}": info["model"], f"mode_{seat}": info["mode"], f"temperature_{seat}": info["temperature"],
-                    f"top_p_{seat}": info["top_p"], f"seed_{seat}": info["seed"]})
+        row.update(
+            {
+                f"model_{seat}": info["model"],
+                f"mode_{seat}": info["mode"],
+                f"temperature_{seat}": info["temperature"],
+                f"top_p_{seat}": info["top_p"],
+                f"seed_{seat}": info["seed"],
+            }
+        )
         if seat in steps:
             label = steps[seat].action_id
             row[f"label_{seat}"] = steps[seat].action
@@ -90,8 +154,12 @@ def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: 
         substituted = [e for e in events if e.verdict == "default"]
         if substituted:  # the policy played a default move: counted, never scored
             kind = _fault(substituted[0])
-            row.update(outcome="defaulted", fault_seat=substituted[0].player, detail=" ".join(substituted[0].detail.split())[:200],
-                       fault_kind=FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value)
+            row.update(
+                outcome="defaulted",
+                fault_seat=substituted[0].player,
+                detail=" ".join(substituted[0].detail.split())[:200],
+                fault_kind=FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value,
+            )
         else:  # answered (after retries, if any): scored
             r0, r1 = end.returns
             row["metric"] = r0 if ARCHETYPES[archetype].zero_sum else r0 + r1
@@ -100,9 +168,12 @@ def trial_row(game: MatrixGame, record: EpisodeRecord, listing: str, archetype: 
     else:
         last = events[-1] if events else None
         kind = _fault(last) if last is not None else FaultKind.ERROR
-        row.update(fault_kind=kind.value, fault_seat="" if last is None else last.player,
-                   detail="" if last is None else " ".join(last.detail.split())[:200],
-                   outcome="error" if kind in ERROR_KINDS else kind.value)
+        row.update(
+            fault_kind=kind.value,
+            fault_seat="" if last is None else last.player,
+            detail="" if last is None else " ".join(last.detail.split())[:200],
+            outcome="error" if kind in ERROR_KINDS else kind.value,
+        )
     return row
 
 
@@ -152,7 +223,11 @@ class TrialLog:
         if len(good) != len(raw):
             with open(self.trials_path, "r+b") as fh:
                 fh.truncate(len(good))
-        if self.episodes_path is not None and self.episodes_path.exists() and self.episodes_path.stat().st_size > offset:
+        if (
+            self.episodes_path is not None
+            and self.episodes_path.exists()
+            and self.episodes_path.stat().st_size > offset
+        ):
             with open(self.episodes_path, "r+b") as fh:  # episodes of trials whose row never landed
                 fh.truncate(offset)
 

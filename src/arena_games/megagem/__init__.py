@@ -1,5 +1,6 @@
 """MegaGem: the native sealed-bid gem auction (MegagemBench rules), its bots and text view."""
-from .cards import COLOURS, AUCTION_CARDS, VALUE_CHARTS, CardKind
+
+from .cards import AUCTION_CARDS, COLOURS, VALUE_CHARTS, CardKind
 from .rules import Action, AuctionRecord, Bid, MegaGem, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
 from .text import MegaGemTextView, rules_text
 from .views import MegaGemCompactView
@@ -21,6 +22,17 @@ def _attach_views(game: type[MegaGem]) -> None:
 _attach_views(MegaGem)
 
 __all__ = [
-    "AUCTION_CARDS", "Action", "AuctionRecord", "Bid", "COLOURS", "CardKind", "MegaGem", "MegaGemParams",
-    "MegaGemState", "Phase", "Reveal", "VALUE_CHARTS", "resolve_winner",
+    "AUCTION_CARDS",
+    "Action",
+    "AuctionRecord",
+    "Bid",
+    "COLOURS",
+    "CardKind",
+    "MegaGem",
+    "MegaGemParams",
+    "MegaGemState",
+    "Phase",
+    "Reveal",
+    "VALUE_CHARTS",
+    "resolve_winner",
 ]

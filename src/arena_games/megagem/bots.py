@@ -7,12 +7,12 @@ deterministic for a seed.
 - :class:`ExpertBidder`: the analytic expert (expected final values, exact mission bonus, a fitted
   opponent price law, exact tiebreak win probabilities, surplus with a liquidity premium).
 """
+
 from __future__ import annotations
 
 import math
 from functools import lru_cache
 from statistics import median
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -236,7 +236,13 @@ class PriceLaw:
         self.support = support  # bid -> probability
 
     @classmethod
-    def fit(cls, observations: list[tuple[float, float, float, float]], now: tuple[float, float, float], limit: int, prior: list[float]) -> "PriceLaw":
+    def fit(
+        cls,
+        observations: list[tuple[float, float, float, float]],
+        now: tuple[float, float, float],
+        limit: int,
+        prior: list[float],
+    ) -> PriceLaw:
         """``observations``: (bid, units, coins, public value) of past same-kind auctions, oldest first;
         ``now``: (units, coins, public value) for the current card; bids are capped at ``limit``."""
         weights: dict[int, float] = {}
@@ -290,20 +296,37 @@ class ExpertSettings(BaseModel):
 
     liquidity: float = Field(0.5, ge=0.0, description="lambda: the liquidity premium on every coin paid")
     schedule: Literal["fading", "constant"] = Field(
-        "fading", description="fading: lambda x (gems left after this lot / gems at the start); constant: lambda throughout")
+        "fading",
+        description="fading: lambda x (gems left after this lot / gems at the start); constant: lambda throughout",
+    )
     offset: float = Field(0.0, description="delta: subtracted from the lot's expected value (calibration)")
-    gate: float = Field(1.0, ge=0.0, description="move off the fair-value base bid only when the expected gain "
-                        "is at least this many coins more (0: always the best bid)")
+    gate: float = Field(
+        1.0,
+        ge=0.0,
+        description="move off the fair-value base bid only when the expected gain "
+        "is at least this many coins more (0: always the best bid)",
+    )
     loan_rule: Literal["shortfall", "liquidity"] = Field(
-        "liquidity", description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
-        "liquidity: lambda_t x its whole amount")
+        "liquidity",
+        description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
+        "liquidity: lambda_t x its whole amount",
+    )
     prior: Literal["simple", "learned"] = Field(
-        "simple", description="the opponent model before any bid history and mixed into the fitted law: simple "
-        "(a third each on 0, 0.8 x public value, half the limit) or learned (the market model, arena_games.megagem.market)")
+        "simple",
+        description="the opponent model before any bid history and mixed into the fitted law: simple "
+        "(a third each on 0, 0.8 x public value, half the limit) or learned (the market model, arena_games.megagem.market)",
+    )
 
 
 #: the expert as shipped before its knobs were tuned (golden transcripts and old results use it)
-LEGACY = {"liquidity": 0.5, "schedule": "fading", "offset": 2.0, "gate": 0.0, "loan_rule": "shortfall", "prior": "simple"}
+LEGACY = {
+    "liquidity": 0.5,
+    "schedule": "fading",
+    "offset": 2.0,
+    "gate": 0.0,
+    "loan_rule": "shortfall",
+    "prior": "simple",
+}
 
 
 class ExpertBidder(_MegaGemBot):
@@ -324,14 +347,26 @@ class ExpertBidder(_MegaGemBot):
 
     name = "megagem_expert"
 
-    def __init__(self, seed: int = 0, liquidity: float = 0.5, offset: float = 0.0, schedule: str = "fading",
-                 gate: float = 1.0, loan_rule: str = "liquidity", prior: str = "simple"):
+    def __init__(
+        self,
+        seed: int = 0,
+        liquidity: float = 0.5,
+        offset: float = 0.0,
+        schedule: str = "fading",
+        gate: float = 1.0,
+        loan_rule: str = "liquidity",
+        prior: str = "simple",
+    ):
         super().__init__(seed)
         try:
-            self.settings = ExpertSettings(liquidity=liquidity, offset=offset, schedule=schedule, gate=gate, loan_rule=loan_rule, prior=prior)
+            self.settings = ExpertSettings(
+                liquidity=liquidity, offset=offset, schedule=schedule, gate=gate, loan_rule=loan_rule, prior=prior
+            )
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
-            raise PlayerOptionsError(f"invalid megagem_expert options: {problems}; known options: {', '.join(ExpertSettings.model_fields)}") from None
+            raise PlayerOptionsError(
+                f"invalid megagem_expert options: {problems}; known options: {', '.join(ExpertSettings.model_fields)}"
+            ) from None
         self.liquidity, self.offset = self.settings.liquidity, self.settings.offset
 
     # -- values
@@ -378,12 +413,16 @@ class ExpertBidder(_MegaGemBot):
                     value = units
                 past.append((float(h["bids"][j]), units, float(coins_then[k][j]), value))
             if self.settings.prior == "learned":
-                prior = market.load().bids(kind, market.features(obs, j, public_now if kind == "treasure" else 0.0), limit)
+                prior = market.load().bids(
+                    kind, market.features(obs, j, public_now if kind == "treasure" else 0.0), limit
+                )
             elif kind == "treasure":
                 prior = [0.0, 0.8 * public_now, 0.5 * limit]
             else:
                 prior = [0.0, 1.0, 2.0]
-            laws[j] = PriceLaw.fit(past, (units_now, float(pl["coins"]), public_now if kind == "treasure" else units_now), limit, prior)
+            laws[j] = PriceLaw.fit(
+                past, (units_now, float(pl["coins"]), public_now if kind == "treasure" else units_now), limit, prior
+            )
         return laws
 
     def win_probabilities(self, obs: dict, laws: dict[int, PriceLaw], limit: int) -> list[float]:
@@ -469,7 +508,10 @@ class ExpertBidder(_MegaGemBot):
         hand = _counts(obs["hand"])
         # gems of each colour still to be auctioned: the face-up pool (less the lot I am taking)
         # plus the undealt deck's expected share of the gems I have not seen
-        unseen = [GEMS_PER_COLOUR - dc[c] - hand[c] - sum(pl["collection"][COLOURS[c]] for pl in obs["players"]) for c in range(NUM_COLOURS)]
+        unseen = [
+            GEMS_PER_COLOUR - dc[c] - hand[c] - sum(pl["collection"][COLOURS[c]] for pl in obs["players"])
+            for c in range(NUM_COLOURS)
+        ]
         supply = [0.0] * NUM_COLOURS
         for g in obs["pool"]:
             unseen[_COLOUR_INDEX[g]] -= 1
@@ -499,6 +541,14 @@ BOTS: dict[str, type[BasePlayer]] = {
     cls.name: cls for cls in (HeuristicBidder, FairValueBidder, MarketAnchoredBidder, ExpertBidder)
 }
 __all__ = [
-    "BOTS", "LEGACY", "ExpertBidder", "ExpertSettings", "FairValueBidder", "HeuristicBidder", "MarketAnchoredBidder", "PriceLaw",
-    "expected_final_values", "mission_bonus",
+    "BOTS",
+    "LEGACY",
+    "ExpertBidder",
+    "ExpertSettings",
+    "FairValueBidder",
+    "HeuristicBidder",
+    "MarketAnchoredBidder",
+    "PriceLaw",
+    "expected_final_values",
+    "mission_bonus",
 ]

@@ -3,6 +3,7 @@
 Everything here is plain data (tuples), following rule book sections 1-3; the rules module
 builds its lookup tables from it once per game.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -127,7 +128,15 @@ def _specific(letters: str, reward: int) -> Mission:
 def build_missions(flex_3_diff_reward: int = 5) -> tuple[Mission, ...]:
     """The 30 missions in canonical (pre-shuffle) order; ``flex_3_diff``'s reward is a game option."""
     flex = (
-        Mission("flex_3_diff", "flexible", "Collect 3 different colours", Requirement.ANY_DIFFERENT, 3, (), flex_3_diff_reward),
+        Mission(
+            "flex_3_diff",
+            "flexible",
+            "Collect 3 different colours",
+            Requirement.ANY_DIFFERENT,
+            3,
+            (),
+            flex_3_diff_reward,
+        ),
         Mission("flex_2_same", "flexible", "Collect 2 gems of the same colour", Requirement.ANY_SAME, 2, (), 5),
         Mission("flex_3_same", "flexible", "Collect 3 gems of the same colour", Requirement.ANY_SAME, 3, (), 10),
         Mission("flex_4_diff", "flexible", "Collect 4 different colours", Requirement.ANY_DIFFERENT, 4, (), 10),
@@ -136,7 +145,9 @@ def build_missions(flex_3_diff_reward: int = 5) -> tuple[Mission, ...]:
     specific_3 = tuple(_specific(s, 10) for s in ("rbg", "rbp", "rby", "rgp", "rgy", "rpy", "bgp", "bgy", "bpy", "gpy"))
     specific_2 = tuple(_specific(s, 5) for s in ("rb", "rg", "rp", "ry", "bg", "bp", "by", "gp", "gy", "py"))
     same_2 = tuple(
-        Mission(f"same_2_{COLOURS[c].lower()}", "same_2", f"Collect 2 {COLOURS[c]}", Requirement.SAME_COLOUR, 2, (c,), 5)
+        Mission(
+            f"same_2_{COLOURS[c].lower()}", "same_2", f"Collect 2 {COLOURS[c]}", Requirement.SAME_COLOUR, 2, (c,), 5
+        )
         for c in range(NUM_COLOURS)
     )
     return flex + specific_3 + specific_2 + same_2

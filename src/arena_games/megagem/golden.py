@@ -7,6 +7,7 @@ only on purpose, after a deliberate change to the rules or the text view:
 
     python -m arena_games.megagem.golden --write
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,15 +32,19 @@ def transcript_path(seed: int) -> Path:
 def answer_text(action) -> str:
     """A language-model-like answer for a bot's action: a line of reasoning, then the JSON."""
     if isinstance(action, Bid):
-        return f"Weighing the lot against my coins.\n{{\"bid\": {action.amount}}}"
-    return f"Revealing the gem that tells the others least.\n{{\"reveal\": \"{str(action).split()[1]}\"}}"
+        return f'Weighing the lot against my coins.\n{{"bid": {action.amount}}}'
+    return f'Revealing the gem that tells the others least.\n{{"reveal": "{str(action).split()[1]}"}}'
 
 
 def generate(seed: int) -> list[dict]:
     """Play ``seed`` with the expert, fair-value and heuristic bots through prompts and the parser."""
     game = MegaGem()
     view = game.text_view()
-    players = [ExpertBidder(seed=0, **LEGACY), FairValueBidder(seed=0), HeuristicBidder(seed=0)]  # the transcripts' expert
+    players = [
+        ExpertBidder(seed=0, **LEGACY),
+        FairValueBidder(seed=0),
+        HeuristicBidder(seed=0),
+    ]  # the transcripts' expert
     lines: list[dict] = [
         {
             "type": "header",
@@ -72,7 +77,14 @@ def generate(seed: int) -> list[dict]:
             line["legal"] = [prompt.legal[0], prompt.legal[-1], len(prompt.legal)]
         lines.append(line)
         pos = game.act(pos, seat, parsed.action)
-    lines.append({"type": "end", "rounds": pos.state.round, "scores": game.score_breakdown(pos.state), "winner": game.winner(pos.state)})
+    lines.append(
+        {
+            "type": "end",
+            "rounds": pos.state.round,
+            "scores": game.score_breakdown(pos.state),
+            "winner": game.winner(pos.state),
+        }
+    )
     return lines
 
 

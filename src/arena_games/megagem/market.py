@@ -12,6 +12,7 @@ which plays the scripted bots against each other (every seat rotation, seeded de
 every bid with the bidder's observation. The expert uses it with ``prior = "learned"``: as its
 opponent model before any bid history (cold start) and as the prior mixed into the fitted law.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,13 @@ def features(obs: dict, bidder: int, public_value: float) -> list[float]:
     limit = obs["players"][bidder]["coins"] + (card["amount"] if card["type"] == "loan" else 0)
     left = obs["gem_deck_size"] + len(obs["pool"])
     start = GEMS_PER_COLOUR * NUM_COLOURS - n * _HAND.get(n, 3)
-    return [1.0, public_value / max(limit, 1), obs["players"][bidder]["coins"] / _START.get(n, 20), left / max(start, 1), obs["round"] / 25.0]
+    return [
+        1.0,
+        public_value / max(limit, 1),
+        obs["players"][bidder]["coins"] / _START.get(n, 20),
+        left / max(start, 1),
+        obs["round"] / 25.0,
+    ]
 
 
 class MarketModel:
@@ -137,7 +144,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description="Fit the MegaGem market model (price law) from logged bot games.")
     ap.add_argument("--games", type=int, default=400)
     ap.add_argument("--seed", type=int, default=700_000)
-    ap.add_argument("--field", nargs="+", default=["megagem_expert", "megagem_market", "megagem_fair_value", "megagem_heuristic"])
+    ap.add_argument(
+        "--field", nargs="+", default=["megagem_expert", "megagem_market", "megagem_fair_value", "megagem_heuristic"]
+    )
     ap.add_argument("--write", action="store_true", help="write src/arena_games/megagem/data/price_law.json")
     args = ap.parse_args(argv)
     rows = log_bids(args.games, args.seed, tuple(args.field))

@@ -7,6 +7,7 @@ auction winner at a reveal, the gems it is about to receive). Never shown: oppon
 deck order, and bids of the current round before they are all in (the core keeps pending
 commitments out of observations).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -39,7 +40,7 @@ def card_dict(card_index: int) -> dict:
     return out
 
 
-def observation(game: "MegaGem", state: "MegaGemState", player: int) -> dict:
+def observation(game: MegaGem, state: MegaGemState, player: int) -> dict:
     """A fresh JSON-able dict of everything ``player`` may know."""
     display_counts = game.display_counts(state)
     phase = int(state.phase)
@@ -137,7 +138,7 @@ ENCODING_SIZE = _o
 COIN_SCALE = 100.0
 
 
-def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
+def encode(game: MegaGem, state: MegaGemState, player: int) -> np.ndarray:
     """Flat float32 encoding (length ENCODING_SIZE). Seats are relative: slot 0 is the observer.
 
     The public part of a state is computed once and reused for every seat that observes the
@@ -164,10 +165,12 @@ def encode(game: "MegaGem", state: "MegaGemState", player: int) -> np.ndarray:
     return np.array(out, dtype=np.float32)
 
 
-_SEAT, _BID_LIMIT, _HAND, _PLAYERS, _LAST_BIDS = (OFFSETS[k] for k in ("seat", "bid_limit", "hand", "players", "last_bids"))
+_SEAT, _BID_LIMIT, _HAND, _PLAYERS, _LAST_BIDS = (
+    OFFSETS[k] for k in ("seat", "bid_limit", "hand", "players", "last_bids")
+)
 
 
-def _public_features(game: "MegaGem", state: "MegaGemState") -> tuple[list[float], list[list[float]]]:
+def _public_features(game: MegaGem, state: MegaGemState) -> tuple[list[float], list[list[float]]]:
     """Seat-independent features, and one 13-feature row per (absolute) player."""
     n = game.num_players
     phase = int(state.phase)

@@ -10,11 +10,13 @@ The rules follow the public MegagemBench engine (github.com/djdumpling/MegagemBe
 The rules import none of their views (``text.py``, ``views.py``): the package attaches them to
 :class:`MegaGem` where the game is registered (``arena_games/megagem/__init__.py``).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal, Mapping, Optional, Union
+from typing import Literal, Union
 
 import numpy as np
 from pydantic import Field
@@ -90,7 +92,7 @@ class AuctionRecord:
     winner: int
     price: int
     gems_won: tuple[int, ...]
-    revealed: Optional[int]  # colour moved to the display, or None
+    revealed: int | None  # colour moved to the display, or None
     missions: tuple[int, ...]  # mission indices the winner claimed this round
 
 
@@ -120,15 +122,22 @@ class MegaGemParams(GameParams):
     """Options; the defaults are MegagemBench's rules (rule book section 12 lists the variants)."""
 
     value_chart: Literal["A", "B", "C", "D", "E"] = Field("A", description="the value chart used for every colour")
-    flex_3_diff_reward: Literal[5, 10] = Field(5, description="reward of the 3-different-colours mission (published game: 10)")
+    flex_3_diff_reward: Literal[5, 10] = Field(
+        5, description="reward of the 3-different-colours mission (published game: 10)"
+    )
     illegal_bid: Literal["zero", "clamp"] = Field(
-        "zero", description="how the text parser treats a bid outside 0..limit: replace by 0 (benchmark) or clamp (published)"
+        "zero",
+        description="how the text parser treats a bid outside 0..limit: replace by 0 (benchmark) or clamp (published)",
     )
     reveal_by: Literal["treasure_winner", "every_winner"] = Field(
-        "treasure_winner", description="who reveals a hand gem: Treasure winners only (benchmark) or every auction winner (published)"
+        "treasure_winner",
+        description="who reveals a hand gem: Treasure winners only (benchmark) or every auction winner (published)",
     )
-    round_cap: Optional[int] = Field(
-        None, ge=1, le=25, description="end (and score) the game after this many auctions; None: only the rule book's end"
+    round_cap: int | None = Field(
+        None,
+        ge=1,
+        le=25,
+        description="end (and score) the game after this many auctions; None: only the rule book's end",
     )
 
 
@@ -248,7 +257,11 @@ class MegaGem(Game[MegaGemState, Action]):
 
     def is_legal(self, state: MegaGemState, player: int, action: Action) -> bool:
         if state.phase is Phase.BID:
-            return type(action) is Bid and type(action.amount) is int and 0 <= action.amount <= self.bid_limit(state, player)
+            return (
+                type(action) is Bid
+                and type(action.amount) is int
+                and 0 <= action.amount <= self.bid_limit(state, player)
+            )
         if state.phase is Phase.REVEAL:
             return (
                 type(action) is Reveal
@@ -284,9 +297,24 @@ class MegaGem(Game[MegaGemState, Action]):
             card = AUCTION_CARDS[state.card]
             if (card.kind is CardKind.TREASURE or self.everyone_reveals) and any(state.hands[winner]):
                 return MegaGemState(
-                    Phase.REVEAL, state.round, state.card, state.auction_deck, state.gem_deck, state.pool,
-                    state.display, state.hands, state.collections, state.coins, state.loans, state.investments,
-                    state.missions, state.claimed, state.tiebreak, state.history, bids, winner,
+                    Phase.REVEAL,
+                    state.round,
+                    state.card,
+                    state.auction_deck,
+                    state.gem_deck,
+                    state.pool,
+                    state.display,
+                    state.hands,
+                    state.collections,
+                    state.coins,
+                    state.loans,
+                    state.investments,
+                    state.missions,
+                    state.claimed,
+                    state.tiebreak,
+                    state.history,
+                    bids,
+                    winner,
                 )
             return self._settle(state, bids, winner, None)
         if state.phase is Phase.REVEAL:
@@ -333,7 +361,9 @@ class MegaGem(Game[MegaGemState, Action]):
             coins[winner] -= price
             investments = _replace_at(investments, winner, investments[winner] + ((price, card.value),))
         tiebreak = tuple(p for p in state.tiebreak if p != winner) + (winner,)
-        history = state.history + (AuctionRecord(state.round, state.card, bids, winner, price, gems_won, revealed, claimed_now),)
+        history = state.history + (
+            AuctionRecord(state.round, state.card, bids, winner, price, gems_won, revealed, claimed_now),
+        )
         won_total = sum(sum(c) for c in collections)
         over = (
             won_total >= self.gems_to_win
@@ -347,13 +377,40 @@ class MegaGem(Game[MegaGemState, Action]):
                 for c in range(NUM_COLOURS):
                     final_display.extend([c] * hand[c])
             return MegaGemState(
-                Phase.OVER, state.round, -1, state.auction_deck, gem_deck, pool, tuple(final_display),
-                (_ZERO5,) * self.num_players, collections, tuple(coins), loans, investments, missions, claimed,
-                tiebreak, history,
+                Phase.OVER,
+                state.round,
+                -1,
+                state.auction_deck,
+                gem_deck,
+                pool,
+                tuple(final_display),
+                (_ZERO5,) * self.num_players,
+                collections,
+                tuple(coins),
+                loans,
+                investments,
+                missions,
+                claimed,
+                tiebreak,
+                history,
             )
         return MegaGemState(
-            Phase.BID, state.round + 1, state.auction_deck[0], state.auction_deck[1:], gem_deck, pool, display,
-            hands, collections, tuple(coins), loans, investments, missions, claimed, tiebreak, history,
+            Phase.BID,
+            state.round + 1,
+            state.auction_deck[0],
+            state.auction_deck[1:],
+            gem_deck,
+            pool,
+            display,
+            hands,
+            collections,
+            tuple(coins),
+            loans,
+            investments,
+            missions,
+            claimed,
+            tiebreak,
+            history,
         )
 
     # ------------------------------------------------------------------ scoring
@@ -377,7 +434,16 @@ class MegaGem(Game[MegaGemState, Action]):
             loans = sum(state.loans[p])
             investments = sum(bid + bonus for bid, bonus in state.investments[p])
             total = state.coins[p] + gems + missions - loans + investments
-            out.append({"coins": state.coins[p], "gems": gems, "missions": missions, "loans": loans, "investments": investments, "total": total})
+            out.append(
+                {
+                    "coins": state.coins[p],
+                    "gems": gems,
+                    "missions": missions,
+                    "loans": loans,
+                    "investments": investments,
+                    "total": total,
+                }
+            )
         return out
 
     def scores(self, state: MegaGemState) -> tuple[int, ...]:
@@ -439,9 +505,24 @@ class MegaGem(Game[MegaGemState, Action]):
             hands.append(tuple(counts))
         auctions = tuple(int(state.auction_deck[i]) for i in rng.permutation(len(state.auction_deck)))
         return MegaGemState(
-            state.phase, state.round, state.card, auctions, tuple(bag), state.pool, state.display, tuple(hands),
-            state.collections, state.coins, state.loans, state.investments, state.missions, state.claimed,
-            state.tiebreak, state.history, state.bids, state.winner,
+            state.phase,
+            state.round,
+            state.card,
+            auctions,
+            tuple(bag),
+            state.pool,
+            state.display,
+            tuple(hands),
+            state.collections,
+            state.coins,
+            state.loans,
+            state.investments,
+            state.missions,
+            state.claimed,
+            state.tiebreak,
+            state.history,
+            state.bids,
+            state.winner,
         )
 
 

@@ -15,6 +15,7 @@ reading: tags dropped but their content searched, the first object by precedence
 
 (One file: the prompt and its parser are one text view, rule book sections 7.2-7.4.)
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 from arena_core.text import MAX_ANSWER_CHARS, ParseResult, Prompt, strip_think
 
-from .cards import ALPHABETICAL, AUCTION_CARDS, CHART_DESCRIPTIONS, COLOURS, DEAL, MISSION_IDS, NUM_COLOURS, VALUE_CHARTS, CardKind, build_missions
+from .cards import (
+    ALPHABETICAL,
+    AUCTION_CARDS,
+    CHART_DESCRIPTIONS,
+    COLOURS,
+    DEAL,
+    MISSION_IDS,
+    NUM_COLOURS,
+    VALUE_CHARTS,
+    CardKind,
+    build_missions,
+)
 from .rules import Phase
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,7 +50,7 @@ HISTORY_SHOWN = 5
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-def rules_text(game: "MegaGem") -> str:
+def rules_text(game: MegaGem) -> str:
     """The system text: the rules as this game's options set them."""
     return _rules_text(game.params, game.num_players)
 
@@ -124,9 +136,7 @@ def _static_lines(chart_id: str, chart: tuple[int, ...], max_bid: int) -> tuple[
 
 
 _REVEAL_STRINGS = tuple(f"reveal {c}" for c in COLOURS)
-BID_ADVICE = (
-    "Decide your bid. Loans help when your coins are low and hurt when they are high: you repay the full amount at the end."
-)
+BID_ADVICE = "Decide your bid. Loans help when your coins are low and hurt when they are high: you repay the full amount at the end."
 REVEAL_ADVICE = (
     "Choose which hand gem to reveal. Revealing changes current prices and tells the others what you held; "
     "every hand gem joins the display at the end anyway."
@@ -148,7 +158,8 @@ def _display_line(display: tuple[int, ...], chart: tuple[int, ...]) -> str:
             "value_display": {
                 "revealed_gems": [COLOURS[g] for g in display],
                 "by_color": [
-                    {"color": COLOURS[c], "count": dc[c], "current_value_per_gem": chart[min(dc[c], 5)]} for c in range(NUM_COLOURS)
+                    {"color": COLOURS[c], "count": dc[c], "current_value_per_gem": chart[min(dc[c], 5)]}
+                    for c in range(NUM_COLOURS)
                 ],
             }
         }
@@ -156,7 +167,16 @@ def _display_line(display: tuple[int, ...], chart: tuple[int, ...]) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _player_item(p: int, is_you: bool, coins: int, collection: tuple[int, ...], hand_size: int, loans: int, investments: int, missions: tuple[str, ...]) -> str:
+def _player_item(
+    p: int,
+    is_you: bool,
+    coins: int,
+    collection: tuple[int, ...],
+    hand_size: int,
+    loans: int,
+    investments: int,
+    missions: tuple[str, ...],
+) -> str:
     return _dumps(
         {
             "player_id": p,
@@ -172,12 +192,18 @@ def _player_item(p: int, is_you: bool, coins: int, collection: tuple[int, ...], 
     )
 
 
-def _players_line(game: "MegaGem", state: "MegaGemState", player: int) -> str:
+def _players_line(game: MegaGem, state: MegaGemState, player: int) -> str:
     table = game.mission_table
     items = [
         _player_item(
-            p, p == player, state.coins[p], state.collections[p], sum(state.hands[p]), sum(state.loans[p]),
-            len(state.investments[p]), tuple(table[m].id for m in state.claimed[p]),
+            p,
+            p == player,
+            state.coins[p],
+            state.collections[p],
+            sum(state.hands[p]),
+            sum(state.loans[p]),
+            len(state.investments[p]),
+            tuple(table[m].id for m in state.claimed[p]),
         )
         for p in game.all_players
     ]
@@ -231,7 +257,7 @@ def _missions_line(missions: tuple[int, ...], flex_3_diff_reward: int) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _history_item(record: "AuctionRecord") -> str:
+def _history_item(record: AuctionRecord) -> str:
     return _dumps(
         {
             "round_number": record.round,
@@ -248,10 +274,17 @@ def _history_item(record: "AuctionRecord") -> str:
 
 @lru_cache(maxsize=1024)
 def _tiebreak_line(tiebreak: tuple[int, ...], player: int) -> str:
-    return _dumps({"tiebreak_order": {"first_has_highest_priority": True, "order": [{"player_id": p, "is_you": p == player} for p in tiebreak]}})
+    return _dumps(
+        {
+            "tiebreak_order": {
+                "first_has_highest_priority": True,
+                "order": [{"player_id": p, "is_you": p == player} for p in tiebreak],
+            }
+        }
+    )
 
 
-def bid_user_text(game: "MegaGem", state: "MegaGemState", player: int) -> str:
+def bid_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
     """The bid prompt's user text: one compact JSON object per line, then the answer format."""
     chart_line, bid_request, _, _ = _static_lines(game.params.value_chart, game.chart, game.max_bid)
     card = AUCTION_CARDS[state.card]
@@ -269,7 +302,14 @@ def bid_user_text(game: "MegaGem", state: "MegaGemState", player: int) -> str:
         '{"game_progress":{"round_number":%d,"typical_total_rounds":"15-20","remaining_auction_cards":%d,'
         '"gems_won_in_treasure_auctions_so_far":%d,"auctionable_gems_remaining":%d,"gems_remaining_in_deck_unrevealed":%d,'
         '"revealed_gems_waiting_for_treasure_auction":%d}}'
-        % (state.round, len(state.auction_deck), won, len(state.gem_deck) + len(state.pool), len(state.gem_deck), len(state.pool))
+        % (
+            state.round,
+            len(state.auction_deck),
+            won,
+            len(state.gem_deck) + len(state.pool),
+            len(state.gem_deck),
+            len(state.pool),
+        )
     )
     auction: dict[str, Any] = {"id": card.id, "type": card.kind.name.lower(), "max_bid_for_you": limit}
     if card.kind is CardKind.TREASURE:
@@ -297,7 +337,7 @@ def bid_user_text(game: "MegaGem", state: "MegaGemState", player: int) -> str:
     return "\n\n".join(lines)
 
 
-def reveal_user_text(game: "MegaGem", state: "MegaGemState", player: int) -> str:
+def reveal_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
     """The reveal prompt's user text (the auction winner, before its gems join its collection)."""
     chart_line, _, reveal_request, _ = _static_lines(game.params.value_chart, game.chart, game.max_bid)
     card = AUCTION_CARDS[state.card]
@@ -437,23 +477,35 @@ def conflicting_values(text: str, key: str) -> list[Any]:
     return list(seen.values())
 
 
-def parse_bid(game: "MegaGem", state: "MegaGemState", player: int, text: str, *, benchmark: bool = False) -> ParseResult:
+def parse_bid(game: MegaGem, state: MegaGemState, player: int, text: str, *, benchmark: bool = False) -> ParseResult:
     default = game.bid_actions[0]
     if not isinstance(text, str):
         return ParseResult(default, "none", False, False, True, f"not text: {type(text).__name__}")
     if not benchmark:
         values = conflicting_values(text, "bid")
         if len(values) > 1:
-            return ParseResult(default, "unparseable", False, False, True,
-                               f"the answer gives different bids ({', '.join(map(str, values))}); bid 0 applied")
+            return ParseResult(
+                default,
+                "unparseable",
+                False,
+                False,
+                True,
+                f"the answer gives different bids ({', '.join(map(str, values))}); bid 0 applied",
+            )
     obj, method = extract_json_object(text, benchmark=benchmark)
     if obj is None:
         bids = prose_bids(_benchmark_text(text) if benchmark else visible_answer(text))
         if not bids:
             return ParseResult(default, "none", False, False, True, "no JSON object and no bid phrase; bid 0 applied")
         if not benchmark and len(set(bids)) > 1:
-            return ParseResult(default, "unparseable", False, False, True,
-                               f"the answer's bid phrases name different bids ({', '.join(map(str, dict.fromkeys(bids)))}); bid 0 applied")
+            return ParseResult(
+                default,
+                "unparseable",
+                False,
+                False,
+                True,
+                f"the answer's bid phrases name different bids ({', '.join(map(str, dict.fromkeys(bids)))}); bid 0 applied",
+            )
         amount = bids[-1]
         method = "prose_fallback"
     else:
@@ -468,11 +520,13 @@ def parse_bid(game: "MegaGem", state: "MegaGemState", player: int, text: str, *,
         return ParseResult(bid, method, True, True, False)
     limit = game.bid_limit(state, player)
     if game.params.illegal_bid == "clamp":
-        return ParseResult(bid, method, True, False, False, f"bid {amount} is outside 0..{limit}; clamped to {bid.amount}")
+        return ParseResult(
+            bid, method, True, False, False, f"bid {amount} is outside 0..{limit}; clamped to {bid.amount}"
+        )
     return ParseResult(bid, method, True, False, True, f"bid {amount} is outside 0..{limit}; bid 0 applied")
 
 
-def parse_reveal(game: "MegaGem", state: "MegaGemState", player: int, text: str, *, benchmark: bool = False) -> ParseResult:
+def parse_reveal(game: MegaGem, state: MegaGemState, player: int, text: str, *, benchmark: bool = False) -> ParseResult:
     hand = state.hands[player]
     default = game.reveal_actions[next(c for c in ALPHABETICAL if hand[c])]
     if not isinstance(text, str):
@@ -480,20 +534,37 @@ def parse_reveal(game: "MegaGem", state: "MegaGemState", player: int, text: str,
     if not benchmark:
         values = conflicting_values(text, "reveal")
         if len({str(v).strip().title() for v in values}) > 1:
-            return ParseResult(default, "unparseable", False, False, True,
-                               f"the answer names different colours ({', '.join(map(str, values))}); revealed {COLOURS[default.colour]}")
+            return ParseResult(
+                default,
+                "unparseable",
+                False,
+                False,
+                True,
+                f"the answer names different colours ({', '.join(map(str, values))}); revealed {COLOURS[default.colour]}",
+            )
     obj, method = extract_json_object(text, benchmark=benchmark)
     if obj is None:
         return ParseResult(default, "none", False, False, True, f"no JSON object; revealed {COLOURS[default.colour]}")
     value = obj.get("reveal")
     if not isinstance(value, str):
-        return ParseResult(default, method, False, False, True, f"'reveal' must be a colour string, got {value!r}; revealed {COLOURS[default.colour]}")
+        return ParseResult(
+            default,
+            method,
+            False,
+            False,
+            True,
+            f"'reveal' must be a colour string, got {value!r}; revealed {COLOURS[default.colour]}",
+        )
     name = value.strip().title()
     if name not in COLOURS:
-        return ParseResult(default, method, False, False, True, f"{value!r} is not a colour; revealed {COLOURS[default.colour]}")
+        return ParseResult(
+            default, method, False, False, True, f"{value!r} is not a colour; revealed {COLOURS[default.colour]}"
+        )
     colour = COLOURS.index(name)
     if not hand[colour]:
-        return ParseResult(default, method, True, False, True, f"no {name} in your hand; revealed {COLOURS[default.colour]}")
+        return ParseResult(
+            default, method, True, False, True, f"no {name} in your hand; revealed {COLOURS[default.colour]}"
+        )
     return ParseResult(game.reveal_actions[colour], method, True, True, False)
 
 
@@ -504,7 +575,7 @@ class MegaGemTextView:
 
     benchmark: bool = False
 
-    def prompt(self, game: "MegaGem", pos: "Position", player: int) -> Prompt:
+    def prompt(self, game: MegaGem, pos: Position, player: int) -> Prompt:
         state = pos.state
         system = rules_text(game)
         if state.phase is Phase.REVEAL:
@@ -515,7 +586,7 @@ class MegaGemTextView:
             return Prompt(system, bid_user_text(game, state, player), bid_strings[: game.bid_limit(state, player) + 1])
         return Prompt(system, "The game is over.", ())
 
-    def parse(self, game: "MegaGem", pos: "Position", player: int, text: str) -> ParseResult:
+    def parse(self, game: MegaGem, pos: Position, player: int, text: str) -> ParseResult:
         state = pos.state
         if isinstance(text, str):  # an answer that is exactly one of the listed legal strings
             key = " ".join(text.split()).lower()
@@ -530,6 +601,14 @@ class MegaGemTextView:
 
 
 __all__ = [
-    "MegaGemTextView", "bid_user_text", "conflicting_values", "extract_json_object", "parse_bid", "parse_reveal", "prose_bid", "prose_bids",
-    "reveal_user_text", "rules_text",
+    "MegaGemTextView",
+    "bid_user_text",
+    "conflicting_values",
+    "extract_json_object",
+    "parse_bid",
+    "parse_reveal",
+    "prose_bid",
+    "prose_bids",
+    "reveal_user_text",
+    "rules_text",
 ]

@@ -1,5 +1,6 @@
 """MegaGem's compact view (the ``"compact"`` entry of ``MegaGem.views()``): about 40 tokens,
 key numbers last, bids on a coarse grid with one character each."""
+
 from __future__ import annotations
 
 import string
@@ -40,7 +41,11 @@ class MegaGemCompactView:
         card = obs["current_card"] or {}
         kind = _CARD_LETTERS.get(card.get("type", ""), "?")
         amount = card.get("bonus", card.get("amount", "")) if kind != "T" else ""
-        lot = "".join(_COLOUR_LETTERS[_colour_index(c)] for c in obs["pool"][: int(card.get("gems", 0))]) if kind == "T" else ""
+        lot = (
+            "".join(_COLOUR_LETTERS[_colour_index(c)] for c in obs["pool"][: int(card.get("gems", 0))])
+            if kind == "T"
+            else ""
+        )
         me = obs["players"][player]
         rivals = " ".join(str(p["coins"]) for i, p in enumerate(obs["players"]) if i != player)
         text = (

@@ -17,10 +17,12 @@ state it last stepped each env to), so forward play costs one TextArena step per
 few dictionary operations; any other state (a branch, a restored position, a deserialised one)
 is rebuilt by replaying the history on a fresh ``-raw`` env.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -60,11 +62,32 @@ from .state import (
 from .text import TextAndOutcomeHooks, TranscriptTextView, _rank_returns, budget
 
 __all__ = [
-    "MAX_ACTION_CHARS", "NO_INDEX", "AdapterError", "EndKind", "LegalMethod", "Message", "Outcome", "PrivateRandom",
-    "SwappedRandom", "TextArenaGame", "TextArenaParams", "TextArenaState", "TitleSpec", "TranscriptTextView", "budget",
+    "MAX_ACTION_CHARS",
+    "NO_INDEX",
+    "AdapterError",
+    "EndKind",
+    "LegalMethod",
+    "Message",
+    "Outcome",
+    "PrivateRandom",
+    "SwappedRandom",
+    "TextArenaGame",
+    "TextArenaParams",
+    "TextArenaState",
+    "TitleSpec",
+    "TranscriptTextView",
+    "budget",
     "make_title_class",
 ]
-_REEXPORTED = (_env_factory, _import_quietly, _invalid_reason, _last_admin, _ModuleLikeRandom, _PendingSeed, _ta)  # for old imports
+_REEXPORTED = (
+    _env_factory,
+    _import_quietly,
+    _invalid_reason,
+    _last_admin,
+    _ModuleLikeRandom,
+    _PendingSeed,
+    _ta,
+)  # for old imports
 
 
 class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str]):
@@ -161,7 +184,9 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
     def state_from_json(self, data: Any) -> TextArenaState:
         try:  # a "legal" entry (records written before the legal set became derived) is not read
             outcome = None if data.get("outcome") is None else from_jsonable(Outcome, data["outcome"])
-            return TextArenaState(data["ta_seed"], data["actions"], data["actors"], data["to_move"], outcome, data["inbox"])
+            return TextArenaState(
+                data["ta_seed"], data["actions"], data["actors"], data["to_move"], outcome, data["inbox"]
+            )
         except (KeyError, TypeError, ValueError, SerializationError) as exc:
             raise SerializationError(f"{self.spec.id}: not a TextArena state ({type(exc).__name__}: {exc})") from None
 
@@ -182,7 +207,9 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
         except Exception as exc:  # TextArena crashed: the episode cannot go on
             detail = f"TextArena raised {type(exc).__name__} on {text!r}: {exc}"
             zero = tuple(0.0 for _ in range(self.num_players))
-            return _state(state[0], actions, actors, (), Outcome(EndKind.ENV_ERROR, zero, detail, player), live.transcript, ())
+            return _state(
+                state[0], actions, actors, (), Outcome(EndKind.ENV_ERROR, zero, detail, player), live.transcript, ()
+            )
         ta_state = live.env.state
         # TextArena flags a first invalid move in error_count (every title allows one) and a final one by ending
         if getattr(ta_state, "error_count", 0) or ta_state.done:
@@ -221,6 +248,7 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
         state = _state(ta_seed, actions, actors, self._movers.get(pid) or (int(pid),), None, live.transcript, legal)
         self._remember(state, live)
         return state
+
     def is_terminal(self, state: TextArenaState) -> bool:
         return state[4] is not None
 
@@ -228,6 +256,7 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
         if state.outcome is None:
             raise AdapterError(f"{self.spec.id}: returns asked before the end")
         return state.outcome.returns
+
 
 def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
     """A Game subclass for one TextArena title (what the entry points name)."""
@@ -238,8 +267,14 @@ def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
             "hidden_state_sampling",
             "TextArena keeps the hidden state inside its env; there is no sampler of consistent deals",
         )
-        exempt.setdefault("no_private_leak", "checked through sample_hidden_state, which TextArena titles cannot provide")
-    kind = {LegalMethod.PRINTED: "exact legal set (printed by the title)", LegalMethod.DERIVED: "exact legal set (derived from the rules)", LegalMethod.FREE_TEXT: "free text (any text TextArena accepts; the vocabulary strings it accepts now are listed as legal)"}[title.method]
+        exempt.setdefault(
+            "no_private_leak", "checked through sample_hidden_state, which TextArena titles cannot provide"
+        )
+    kind = {
+        LegalMethod.PRINTED: "exact legal set (printed by the title)",
+        LegalMethod.DERIVED: "exact legal set (derived from the rules)",
+        LegalMethod.FREE_TEXT: "free text (any text TextArena accepts; the vocabulary strings it accepts now are listed as legal)",
+    }[title.method]
     spec = GameSpec(
         id=f"textarena/{title.env_id}",
         version="textarena-0.7.4",
@@ -271,4 +306,3 @@ def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
         "__doc__": spec.description,
     }
     return type(name, (TextArenaGame,), attrs)
-

@@ -9,6 +9,7 @@ call runs and the global generator is not touched at all; with
 restored around every call. Either way TextArena's ``random.seed`` in ``reset`` reseeds nobody
 else, and the stream equals TextArena's own for that seed.
 """
+
 from __future__ import annotations
 
 import _random
@@ -16,8 +17,9 @@ import copy
 import random
 import re
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 _INVALID_MOVE = re.compile(r"attempted an invalid move", re.IGNORECASE)
 _NOTICE_REASON = re.compile(r"Reason:\s*(.*?)\s*(?:Please resubmit|$)", re.DOTALL)
@@ -51,7 +53,7 @@ class _Transcript:
         self.converted = converted if converted is not None else [[] for _ in self.queues]
 
     @classmethod
-    def of(cls, env: Any, num_players: int) -> "_Transcript":
+    def of(cls, env: Any, num_players: int) -> _Transcript:
         observations = env.state.observations
         return cls([observations[p] for p in range(num_players)])
 
@@ -62,10 +64,10 @@ class _Transcript:
         """A fresh list of the first ``count`` messages of ``player``."""
         done = self.converted[player]
         if len(done) < count:
-            done.extend([_new_tuple(Message, (s, t._name_, m)) for s, m, t in self.queues[player][len(done):count]])
+            done.extend([_new_tuple(Message, (s, t._name_, m)) for s, m, t in self.queues[player][len(done) : count]])
         return done[:count]
 
-    def fork(self, env: Any) -> "_Transcript":
+    def fork(self, env: Any) -> _Transcript:
         """The transcript of a deep copy of this env (same messages so far, its own queues)."""
         observations = env.state.observations
         return _Transcript([observations[p] for p in range(len(self.queues))], [list(c) for c in self.converted])
@@ -94,7 +96,7 @@ class PrivateRandom:
             self.state = random.getstate()
             random.setstate(outer)
 
-    def copy(self) -> "PrivateRandom":
+    def copy(self) -> PrivateRandom:
         twin = PrivateRandom.__new__(PrivateRandom)
         twin.state = self.state
         return twin
@@ -158,7 +160,7 @@ class _PendingSeed(_ModuleLikeRandom):
 
 
 class _Route(threading.local):
-    gen: "random.Random | None" = None  # the generator of the adapter call running in this thread
+    gen: random.Random | None = None  # the generator of the adapter call running in this thread
 
 
 _ROUTE = _Route()
@@ -206,7 +208,7 @@ class SwappedRandom:
         finally:
             route.gen = outer
 
-    def copy(self) -> "SwappedRandom":
+    def copy(self) -> SwappedRandom:
         twin = SwappedRandom.__new__(SwappedRandom)
         twin.gen = _ModuleLikeRandom.__new__(_ModuleLikeRandom)  # not seeded: the state is set next
         twin.gen.setstate(self.gen.getstate())
@@ -288,7 +290,7 @@ class _LiveEnv:
         self.rng = rng
         self.transcript = transcript if transcript is not None else _Transcript.of(env, len(env.state.observations))
 
-    def clone(self) -> "_LiveEnv":
+    def clone(self) -> _LiveEnv:
         twin = self.rng.copy()
         env = twin.call(copy.deepcopy, self.env)
         return _LiveEnv(env, twin, self.transcript.fork(env))
@@ -317,6 +319,7 @@ def _import_quietly(name: str) -> Any:
     finally:
         random.setstate(outer)
 
+
 def _invalid_reason(env: Any, player: int) -> str | None:
     """TextArena's reason if the last step was an invalid move by ``player``, else None."""
     st = env.state
@@ -334,4 +337,3 @@ def _last_admin(ta_state: Any, player: int) -> str | None:
             found = _NOTICE_REASON.search(str(text))
             return found.group(1).strip() if found else str(text)
     return None
-

@@ -15,6 +15,7 @@ listed action is accepted by the title (stepped on a copy), and random-legal pla
 triggers TextArena's invalid-move handling; every check agrees with its extractor on the whole
 vocabulary (tests/test_textarena_titles.py).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -69,8 +70,10 @@ def liars_dice_bids(max_dice: int) -> tuple[str, ...]:
 
 
 def chip_moves(max_amount: int) -> tuple[str, ...]:
-    return ("[check]", "[call]", "[fold]") + tuple(f"[bet {x}]" for x in range(1, max_amount + 1)) + tuple(
-        f"[raise {x}]" for x in range(1, max_amount + 1)
+    return (
+        ("[check]", "[call]", "[fold]")
+        + tuple(f"[bet {x}]" for x in range(1, max_amount + 1))
+        + tuple(f"[raise {x}]" for x in range(1, max_amount + 1))
     )
 
 
@@ -79,7 +82,11 @@ POKER_SIZES = (10, 20, 50, 100, 200, 500, 1000)
 
 
 def poker_moves() -> tuple[str, ...]:
-    return ("[check]", "[call]", "[fold]") + tuple(f"[bet {x}]" for x in POKER_SIZES) + tuple(f"[raise {x}]" for x in POKER_SIZES)
+    return (
+        ("[check]", "[call]", "[fold]")
+        + tuple(f"[bet {x}]" for x in POKER_SIZES)
+        + tuple(f"[raise {x}]" for x in POKER_SIZES)
+    )
 
 
 def nim_moves(piles: tuple[int, ...]) -> tuple[str, ...]:
@@ -205,7 +212,9 @@ def _liars_dice(env: Any) -> tuple[tuple[str, ...], frozenset[str]]:
     if known is None:
         q0, f0, total, standing = key
         out = ["[Call]"] if standing and q0 > 0 else []
-        out += [f"[Bid: {q}, {f}]" for q in range(max(1, q0), total + 1) for f in range(max(1, f0), 7) if q != q0 or f != f0]
+        out += [
+            f"[Bid: {q}, {f}]" for q in range(max(1, q0), total + 1) for f in range(max(1, f0), 7) if q != q0 or f != f0
+        ]
         known = _LIARS_LEGAL[key] = (tuple(out), frozenset(out))
     return known
 
@@ -277,7 +286,10 @@ CHOPSTICKS_MAX_SPLIT = 8
 
 def chopsticks_moves() -> tuple[str, ...]:
     return tuple(f"[attack {m} {o}]" for m in (0, 1) for o in (0, 1)) + tuple(
-        f"[split {a} {b}]" for a in range(CHOPSTICKS_MAX_SPLIT + 1) for b in range(CHOPSTICKS_MAX_SPLIT + 1) if a + b <= CHOPSTICKS_MAX_SPLIT
+        f"[split {a} {b}]"
+        for a in range(CHOPSTICKS_MAX_SPLIT + 1)
+        for b in range(CHOPSTICKS_MAX_SPLIT + 1)
+        if a + b <= CHOPSTICKS_MAX_SPLIT
     )
 
 

@@ -16,10 +16,12 @@ illegal text goes through an arena :class:`~arena_core.policy.IllegalActionPolic
 TextArena's own rule: one retry, then the offender loses) and is reported in ``info``, and a
 harness cut-off is reported as truncation in ``game_info``, never as a draw.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +108,9 @@ class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]
         pid = match.to_act()
         chosen = self._read(pid, action)
         if chosen is None:
-            sub = match.fail(pid, f"no legal action in {str(action)[:200]!r}", attempted=str(action)[:200], illegal=True)
+            sub = match.fail(
+                pid, f"no legal action in {str(action)[:200]!r}", attempted=str(action)[:200], illegal=True
+            )
         else:
             sub = match.submit(pid, chosen)
         info: dict[str, Any] = {}

@@ -10,12 +10,14 @@ queues, converted once per message) and the legal set of the player to move. A s
 is checked with the title's cheap check where it has one (see :mod:`.legal`), so the legal set
 is built only when someone asks for it (``legal``, ``mask``, a prompt).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -89,10 +91,19 @@ class TextArenaState(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, ta_seed: int, actions: Sequence[str], actors: Sequence[int], to_move: Sequence[int],
-                outcome: Outcome | None = None, inbox: Sequence[Sequence[Message]] = ()) -> "TextArenaState":
+    def __new__(
+        cls,
+        ta_seed: int,
+        actions: Sequence[str],
+        actors: Sequence[int],
+        to_move: Sequence[int],
+        outcome: Outcome | None = None,
+        inbox: Sequence[Sequence[Message]] = (),
+    ) -> TextArenaState:
         inbox = tuple(tuple(Message._make(m) for m in box) for box in inbox)
-        return _new_tuple(cls, (int(ta_seed), tuple(actions), tuple(actors), tuple(to_move), outcome, None, None, [inbox, None]))
+        return _new_tuple(
+            cls, (int(ta_seed), tuple(actions), tuple(actors), tuple(to_move), outcome, None, None, [inbox, None])
+        )
 
     ta_seed: int = property(itemgetter(0), doc="TextArena's seed (derived from the arena seed)")  # type: ignore[assignment]
     actions: tuple[str, ...] = property(itemgetter(1), doc="the action strings played so far")  # type: ignore[assignment]
@@ -133,22 +144,31 @@ class TextArenaState(tuple):
         return hash(self[:4])
 
     def __repr__(self) -> str:
-        return (f"TextArenaState(ta_seed={self[0]!r}, actions={self[1]!r}, actors={self[2]!r}, "
-                f"to_move={self[3]!r}, outcome={self[4]!r})")
+        return (
+            f"TextArenaState(ta_seed={self[0]!r}, actions={self[1]!r}, actors={self[2]!r}, "
+            f"to_move={self[3]!r}, outcome={self[4]!r})"
+        )
 
     def __reduce__(self):
         """Pickle (and copy) as plain data: the inbox materialised, no live references."""
         return (TextArenaState, (*self[:5], self.inbox))
 
-    def __copy__(self) -> "TextArenaState":
+    def __copy__(self) -> TextArenaState:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "TextArenaState":
+    def __deepcopy__(self, memo: dict) -> TextArenaState:
         return self
 
 
-def _state(ta_seed: int, actions: tuple[str, ...], actors: tuple[int, ...], to_move: tuple[int, ...],
-           outcome: Outcome | None, transcript: _Transcript, legal: tuple[str, ...] | None) -> TextArenaState:
+def _state(
+    ta_seed: int,
+    actions: tuple[str, ...],
+    actors: tuple[int, ...],
+    to_move: tuple[int, ...],
+    outcome: Outcome | None,
+    transcript: _Transcript,
+    legal: tuple[str, ...] | None,
+) -> TextArenaState:
     """A state on a live env's line: the inbox is read from ``transcript`` at today's counts."""
     counts = tuple(map(len, transcript.queues))
     return _new_tuple(TextArenaState, (ta_seed, actions, actors, to_move, outcome, transcript, counts, [None, legal]))
@@ -226,8 +246,10 @@ class LegalityHooks:
             else:
                 legal = tuple(self.title.legal(live.env, player))  # type: ignore[misc]  # set for every title that is not free text
                 if not legal:
-                    raise AdapterError(f"{self.spec.id}: no legal move for player {player} in a running game; "
-                                       "a title with a check must never reach this -- please report it with the seed and history")
+                    raise AdapterError(
+                        f"{self.spec.id}: no legal move for player {player} in a running game; "
+                        "a title with a check must never reach this -- please report it with the seed and history"
+                    )
             memo[1] = legal
         return legal
 
@@ -297,4 +319,3 @@ class LegalityHooks:
             if why is None:
                 return "TextArena would accept this text, but it is not one of the title's canonical legal actions"
         return None if why is None else f"TextArena: {why}"
-

@@ -7,11 +7,13 @@ Observations are rebuilt from the messages the player has received *in this epis
 read without draining TextArena's queues, with an optional length budget. The
 ``LLMObservationWrapper`` (which keeps transcripts across resets) is never used.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -34,7 +36,6 @@ _END_REASONS = {
     EndKind.PLAYER_ERROR: EndReason.PLAYER_ERROR,
     EndKind.ENV_ERROR: EndReason.GAME_ERROR,
 }
-
 
 
 class TextAndOutcomeHooks:
@@ -77,7 +78,6 @@ class TextAndOutcomeHooks:
             return Outcome(EndKind.TURN_LIMIT, returns, reason or "turn limit")
         return Outcome(EndKind.NATURAL, returns, reason)
 
-
     # ------------------------------------------------------------------ views
     def observation(self, state: TextArenaState, player: int) -> dict[str, Any]:
         messages, omitted = state.messages(player), 0
@@ -100,7 +100,9 @@ class TextAndOutcomeHooks:
         messages, omitted = budget(state.messages(player), self.params.max_observation_chars)
         lines = [m.render() for m in messages]
         if omitted:
-            lines.insert(1 if messages and messages[0].kind == "PROMPT" else 0, f"[... {omitted} earlier messages omitted ...]")
+            lines.insert(
+                1 if messages and messages[0].kind == "PROMPT" else 0, f"[... {omitted} earlier messages omitted ...]"
+            )
         return "\n".join(lines)
 
     def encode_observation(self, state: TextArenaState, player: int) -> np.ndarray:
@@ -174,7 +176,7 @@ def budget(messages: Sequence[Message], max_chars: int | None) -> tuple[list[Mes
     head = msgs[:1] if msgs and msgs[0].kind == "PROMPT" and len(msgs[0].text) + 12 <= max_chars // 2 else []
     room = max_chars - sum(len(m.text) + 12 for m in head)
     tail: list[Message] = []
-    for m in reversed(msgs[len(head):]):
+    for m in reversed(msgs[len(head) :]):
         cost = len(m.text) + 12
         if cost > room:
             break
@@ -225,9 +227,20 @@ class TranscriptTextView:
             return result
         folded = {" ".join(k.split()).lower(): a for k, a in legal.items()}
         visible = strip_think(text)[-MAX_ANSWER_CHARS:]
-        named = {key: folded[key] for key in (" ".join(t.split()).lower() for t in _BRACKET.findall(visible)) if key in folded}
+        named = {
+            key: folded[key]
+            for key in (" ".join(t.split()).lower() for t in _BRACKET.findall(visible))
+            if key in folded
+        }
         if len(named) == 1:  # bracket tokens (TextArena's format) that name one legal move only
             return ParseResult(next(iter(named.values())), "bracket", True, True, False)
         if len(named) > 1:
-            return ParseResult(result.action, "unparseable", False, False, True, f"the answer names different moves: {', '.join(sorted(named))}")
+            return ParseResult(
+                result.action,
+                "unparseable",
+                False,
+                False,
+                True,
+                f"the answer names different moves: {', '.join(sorted(named))}",
+            )
         return result

@@ -1,4 +1,5 @@
 """Nim with one pile: a complete Arena game in a few lines."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,12 @@ class NimState:
 
 class Nim(Game[NimState, int]):
     spec = GameSpec(
-        id="example_nim", min_players=2, max_players=2, utility=Utility.ZERO_SUM,
-        max_length=100, reward_bounds=(-1.0, 1.0),
+        id="example_nim",
+        min_players=2,
+        max_players=2,
+        utility=Utility.ZERO_SUM,
+        max_length=100,
+        reward_bounds=(-1.0, 1.0),
         description="One pile of stones; take 1 to max_take stones in turn; taking the last stone wins.",
     )
     Params = NimParams

@@ -1,4 +1,5 @@
 """A player that works on any Arena game."""
+
 from arena_core import BasePlayer, Decision
 
 
