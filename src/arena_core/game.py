@@ -204,7 +204,7 @@ class Game(ABC, Generic[S, A]):
             )
         return from_jsonable(state_type, data)
 
-    def text_view(self):
+    def text_view(self) -> Any:
         """The language-model view of this game (prompt and answer parser)."""
         from .text import GenericTextView
 
