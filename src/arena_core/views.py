@@ -5,6 +5,10 @@
 - ``"text"``: its language-model view (prompt and answer parser; ``Game.text_view()``);
 - ``"menu"``: :class:`MenuView`, its own prompt plus a lettered menu of its legal actions;
 
+- ``"transcript"``: a :class:`~arena_core.transcript.TranscriptView` that extends one
+  conversation per seat (the generic one reports the changes of the seat's observation; a
+  game may bring its own, e.g. MegaGem and the TextArena titles);
+
 and a game may add more, e.g. ``"compact"``: a short prompt whose action labels are single
 characters (a small trainable model reads it in one forward pass). Players and trainers
 look views up through :func:`get_view`, so a third-party game brings its own views by
@@ -47,7 +51,7 @@ class Menu:
 
 
 class MenuViewProtocol(Protocol):
-    def menu(self, game: Game, pos: Position, player: int, *, include_illegal: bool = False) -> Menu: ...
+    def menu(self, game: Game[Any, Any], pos: Position[Any], player: int, *, include_illegal: bool = False) -> Menu: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class MenuView:
 
     letters: str = string.ascii_uppercase + string.ascii_lowercase
 
-    def menu(self, game, pos, player, *, include_illegal: bool = False) -> Menu:
+    def menu(self, game: Game[Any, Any], pos: Position[Any], player: int, *, include_illegal: bool = False) -> Menu:
         prompt = game.text_view().prompt(game, pos, player)
         actions = tuple(game.legal(pos, player))
         if len(actions) > len(self.letters):
@@ -71,12 +75,16 @@ class MenuView:
         return Menu(text, actions, labels, (True,) * len(actions))
 
 
-def default_views(game: Game) -> dict[str, Callable[[], Any]]:
-    """The views every game has: ``text`` (its ``text_view()``) and ``menu`` (:class:`MenuView`)."""
-    return {"text": game.text_view, "menu": MenuView}
+def default_views(game: Game[Any, Any]) -> dict[str, Callable[[], Any]]:
+    """The views every game has: ``text`` (its ``text_view()``), ``menu`` (:class:`MenuView`)
+    and ``transcript`` (:class:`~arena_core.transcript.GenericTranscriptView`, built on the
+    text view; a game brings its own by overriding the entry)."""
+    from .transcript import GenericTranscriptView
+
+    return {"text": game.text_view, "menu": MenuView, "transcript": GenericTranscriptView}
 
 
-def get_view(game: Game, name: str, *, fallback: str | None = None) -> Any:
+def get_view(game: Game[Any, Any], name: str, *, fallback: str | None = None) -> Any:
     """A fresh instance of ``game``'s view ``name`` (or of ``fallback`` when the game has no
     such view); one clear line naming the views it has otherwise."""
     views: Mapping[str, Callable[[], Any]] = game.views()

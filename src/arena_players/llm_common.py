@@ -1,14 +1,18 @@
-"""Pieces shared by the text-based players: their settings, listed legal strings to actions, text recording, retry feedback."""
+"""Pieces shared by the text-based players: their settings, listed legal strings to actions, text recording, retry
+feedback, and their prompts in the snapshot or transcript view (:class:`ViewPrompts`)."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from arena_core.errors import ConfigError
+from arena_core.transcript import Conversation, SeatConversations, TranscriptView
+from arena_core.views import get_view
 
 TextRecord = Literal["full", "hash", "none"]
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
@@ -52,3 +56,98 @@ def legal_action_for(decision, text: str) -> Any:
             return action
     parsed = decision.parse(text)
     return NO_ACTION if parsed.default_used else parsed.action
+
+
+# ---------------------------------------------------------------------------- prompt views
+#: the ``view`` option of the text-based players: ``snapshot`` rebuilds the whole prompt from the
+#: position each turn (the game's text view); ``transcript`` extends one conversation per seat
+#: and episode (the game's ``"transcript"`` view, :mod:`arena_core.transcript`)
+PromptView = Literal["snapshot", "transcript"]
+VIEW_FIELD_DESCRIPTION = (
+    "snapshot: the whole prompt rebuilt from the position each turn; transcript: one conversation per seat and "
+    "episode, each turn adding what happened since the seat's last turn (a different view is a different entrant)"
+)
+
+
+@dataclass(frozen=True)
+class DecisionPrompt:
+    """The messages a text-based player sends for one decision, in either view.
+
+    ``messages``: the full list to send; ``legal``: the legal strings shown (for retry
+    feedback); ``added``: how many of ``messages`` this decision added (all of them in the
+    snapshot view); ``turn``: the seat's turn number in the conversation (0 in the snapshot
+    view); ``conversation``: the seat's :class:`~arena_core.transcript.Conversation`
+    (transcript view only) -- report the answer to it through :meth:`ViewPrompts.answered`."""
+
+    messages: list[dict[str, str]]
+    legal: tuple[str, ...]
+    added: int
+    turn: int
+    conversation: Conversation | None = None
+
+    def new_messages(self) -> list[dict[str, str]]:
+        return self.messages[len(self.messages) - self.added :]
+
+
+class ViewPrompts:
+    """The prompts of a text-based player in its ``view``: the shared piece of the OpenAI and
+    MLX players. In the transcript view it keeps one :class:`~arena_core.transcript.Conversation`
+    per ``(episode seed, seat)`` (:class:`~arena_core.transcript.SeatConversations`, at most
+    ``max_conversations``, least recently used dropped).
+
+    Per decision: ``prompt(decision)`` -> send ``messages``; on an unreadable answer that the
+    player retries with feedback, ``retry(prompt, answer, feedback)`` -> the next list (the answer
+    and the feedback are appended: every request extends the one before it); once done,
+    ``answered(prompt, final_answer)``. ``parse(decision, text)`` reads an answer with the
+    view's parser (the game's text view in both built-in cases)."""
+
+    def __init__(self, view: PromptView = "snapshot", *, max_conversations: int = 256):
+        if view not in ("snapshot", "transcript"):
+            raise ConfigError(f"view must be 'snapshot' or 'transcript', got {view!r}")
+        self.view: PromptView = view
+        self.conversations = SeatConversations(max_conversations)
+        self._views: dict[int, Any] = {}  # id(game) -> (game, its transcript view)
+
+    def begin_episode(self, game, seat: int, episode_seed: int) -> None:
+        if self.view == "transcript":
+            self.conversations.begin(episode_seed, seat)
+
+    def transcript_view(self, game) -> TranscriptView:
+        entry = self._views.get(id(game))
+        if entry is None or entry[0] is not game:
+            entry = self._views[id(game)] = (game, get_view(game, "transcript"))
+            if len(self._views) > 64:
+                self._views.pop(next(iter(self._views)))
+        return entry[1]
+
+    def prompt(self, decision) -> DecisionPrompt:
+        if self.view == "snapshot":
+            p = decision.prompt()
+            messages = p.messages()
+            return DecisionPrompt(messages, tuple(p.legal), len(messages), 0)
+        conv = self.conversations.get(decision.episode_seed, decision.seat)
+        tp = conv.ask(self.transcript_view(decision.game), decision)
+        return DecisionPrompt(list(tp.messages), tp.legal, tp.added, tp.turn, conv)
+
+    def retry(self, prompt: DecisionPrompt, answer: str, feedback: str) -> DecisionPrompt:
+        """The next request of a retry within one decision: ``prompt`` plus the unreadable
+        answer plus the feedback (also recorded in the seat's conversation)."""
+        if prompt.conversation is not None:
+            messages = prompt.conversation.feedback(answer, feedback)
+        else:
+            messages = prompt.messages + [
+                {"role": "assistant", "content": answer},
+                {"role": "user", "content": feedback},
+            ]
+        return DecisionPrompt(messages, prompt.legal, 1, prompt.turn, prompt.conversation)
+
+    def answered(self, prompt: DecisionPrompt, answer: str) -> None:
+        """The final answer of a decision (appended to the seat's conversation)."""
+        if prompt.conversation is not None:
+            prompt.conversation.answer(answer)
+
+    def parse(self, decision, text: str):
+        if self.view == "snapshot":
+            return decision.parse(text)
+        view = self.transcript_view(decision.game)
+        return decision.view_with(lambda game, pos, seat: view.parse(game, pos, seat, text))
