@@ -3,6 +3,7 @@
 from .cards import AUCTION_CARDS, COLOURS, VALUE_CHARTS, CardKind
 from .rules import Action, AuctionRecord, Bid, MegaGem, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
 from .text import MegaGemTextView, rules_text
+from .transcript import MegaGemTranscriptView
 from .views import MegaGemCompactView
 
 
@@ -12,7 +13,7 @@ def _attach_views(game: type[MegaGem]) -> None:
     import their views, so the views may import the rules."""
 
     def views(self):
-        return {**super(game, self).views(), "compact": MegaGemCompactView}
+        return {**super(game, self).views(), "compact": MegaGemCompactView, "transcript": MegaGemTranscriptView}
 
     game.rules_text = rules_text  # type: ignore[method-assign, assignment]
     game.text_view = lambda self: MegaGemTextView()  # type: ignore[method-assign]
