@@ -59,7 +59,7 @@ from .state import (
     TitleSpec,
     _state,
 )
-from .text import TextAndOutcomeHooks, TranscriptTextView, _rank_returns, budget
+from .text import TextAndOutcomeHooks, TextArenaTranscriptView, TranscriptTextView, _rank_returns, budget
 
 __all__ = [
     "MAX_ACTION_CHARS",
@@ -74,6 +74,7 @@ __all__ = [
     "TextArenaGame",
     "TextArenaParams",
     "TextArenaState",
+    "TextArenaTranscriptView",
     "TitleSpec",
     "TranscriptTextView",
     "budget",

@@ -165,6 +165,11 @@ class TextAndOutcomeHooks:
     def text_view(self):
         return TranscriptTextView()
 
+    def views(self):
+        """The game's views plus ``"transcript"``: :class:`TextArenaTranscriptView` (only the
+        messages that arrived since the seat's last turn)."""
+        return {**super().views(), "transcript": TextArenaTranscriptView}  # type: ignore[misc]
+
 
 def budget(messages: Sequence[Message], max_chars: int | None) -> tuple[list[Message], int]:
     """Keep the first message (the rules prompt) and the most recent ones within ``max_chars``."""
@@ -244,3 +249,42 @@ class TranscriptTextView:
                 f"the answer names different moves: {', '.join(sorted(named))}",
             )
         return result
+
+
+@dataclass(frozen=True)
+class TextArenaTranscriptView:
+    """The transcript view of a TextArena title (view name ``"transcript"``): a seat's first
+    turn is the snapshot prompt (:class:`TranscriptTextView`: its transcript so far and the
+    legal actions); every later turn is one user message with only the messages that seat
+    received since its last turn (``[GAME] ...`` / ``[Player k] ...`` lines, read from its own
+    observation) and its new legal actions. The whole history is never resent, so a prompt
+    grows by the new messages only. The marker is the number of messages the seat had
+    received. Answers are read by the snapshot view's parser."""
+
+    answer_instruction: str = TranscriptTextView.answer_instruction
+
+    def turn(self, game: TextArenaGame, pos, player: int, since: Any):
+        from arena_core.transcript import TranscriptTurn
+
+        obs = game.observe(pos, player)
+        messages: list[Message] = obs["messages"]
+        total = len(messages) + int(obs["omitted_messages"])
+        if since is None:
+            prompt = TranscriptTextView(self.answer_instruction).prompt(game, pos, player)
+            return TranscriptTurn(tuple(prompt.messages()), prompt.legal, total)
+        count = max(total - int(since), 0)
+        # with a length budget the observation keeps the rules prompt and the latest messages
+        head = 1 if obs["omitted_messages"] and messages and messages[0].kind == "PROMPT" else 0
+        new = messages[max(len(messages) - count, head) :] if count else []
+        lines = [m.render() for m in new]
+        if count > len(new):  # the length budget kept fewer of them
+            lines.insert(0, f"[... {count - len(new)} earlier messages omitted ...]")
+        if not lines:
+            lines = ["(no new messages)"]
+        legal = tuple(game.legal(pos, player))
+        label = "Some accepted actions" if game.title.free_text else "Legal actions"
+        user = "\n".join(lines) + (f"\n\n{label}: " + ", ".join(legal) if legal else "")
+        return TranscriptTurn(({"role": "user", "content": user},), legal, total)
+
+    def parse(self, game: TextArenaGame, pos, player: int, text: str):
+        return TranscriptTextView(self.answer_instruction).parse(game, pos, player, text)
