@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,6 +56,17 @@ class MLXSettings(BaseModel):
     prefill_step: int = Field(default=2048, ge=16)
     prefix_cache: bool = Field(
         default=True, description="reuse the KV cache of the system turn (the rules) across decisions"
+    )
+    view: Literal["snapshot", "transcript"] = Field(
+        default="snapshot",
+        description="'snapshot': the game's text view, the whole state every turn; 'transcript': one growing "
+        "conversation per seat (the game's 'transcript' view), whose KV cache is kept across the seat's turns",
+    )
+    max_cached_seats: int = Field(
+        default=64,
+        ge=0,
+        description="transcript view: the most seats' KV caches kept between turns (least recently used evicted; "
+        "0 keeps none); one engine shared by several players keeps the largest asked",
     )
 
 
@@ -273,12 +285,32 @@ class Request:
     sampler: KeyedSampler | None = None  # None: greedy
     constraint: TrieConstraint | None = None
     prefix_len: int = 0  # leading tokens shared by many prompts (the rules): their KV cache is reused
+    session: Hashable | None = None  # a seat's conversation: its KV cache is kept for the next turn
+    keep_logits: bool = False  # one at a time: return each step's raw logits (tests of cache exactness)
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """How a prompt was prefilled: ``cached`` leading tokens came from a kept KV cache (a seat's
+    earlier turns, or the shared rules), ``prefilled`` went through the model (the last prompt
+    token included: its logits start the answer). ``new`` is the prompt's growth since the seat's
+    last turn (tokens beyond that turn's prompt and answer; None on a seat's first turn).
+    ``event``: ``hit`` (the whole kept conversation extends into this prompt), ``partial`` (only
+    a prefix of it does: the cache was trimmed back to the longest common prefix), ``miss`` (no
+    kept conversation, or it shares no more than the rules), ``off`` (no session asked)."""
+
+    cached: int = 0
+    prefilled: int = 0
+    new: int | None = None
+    event: str = "off"
 
 
 @dataclass(frozen=True)
 class Generated:
     tokens: list[int]  # generated tokens, EOS excluded
     finish_reason: str  # "stop" (EOS), "complete" (a constrained string ended), "length"
+    cache: CacheUse = CacheUse()
+    logits: list[np.ndarray] | None = None  # each step's raw logits, when the request kept them
 
 
 @dataclass
@@ -291,6 +323,38 @@ class EngineStats:
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    prefill_tokens: int = 0  # prompt tokens run through the model
+    cached_tokens: int = 0  # prompt tokens whose KV cache was reused (rules or a seat's conversation)
+    session_hits: int = 0
+    session_partial: int = 0
+    session_misses: int = 0
+    session_evictions: int = 0
+
+
+@dataclass
+class _Session:
+    """A seat's conversation between its turns: ``cache`` holds the keys and values of exactly
+    ``tokens`` (the last prompt, then the answer tokens that went through the model)."""
+
+    tokens: list[int]
+    cache: list
+    prompt_len: int
+    answer_len: int
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    """Length of the longest common prefix of ``a`` and ``b``, at most ``limit``."""
+    n = min(len(a), len(b), limit)
+    if list(a[:n]) == list(b[:n]):
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]: bisect on slices (compared in C)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if list(a[:mid]) == list(b[:mid]):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @functools.lru_cache(maxsize=4)
@@ -317,7 +381,7 @@ def load_model(model: str):
 class MLXEngine:
     """A loaded model and tokenizer: chat-template encoding and generation, one at a time or batched."""
 
-    def __init__(self, model, tokenizer, *, prefill_step: int = 2048):
+    def __init__(self, model, tokenizer, *, prefill_step: int = 2048, max_sessions: int = 64):
         self.model = model
         self.tokenizer = tokenizer
         self.prefill_step = prefill_step
@@ -329,6 +393,9 @@ class MLXEngine:
         self.stats = EngineStats()
         self._prefixes: OrderedDict[tuple[int, ...], list] = OrderedDict()
         self.prefix_cache_size = 8
+        # seats' conversations kept between their turns, least recently used first
+        self._sessions: OrderedDict[Hashable, _Session] = OrderedDict()
+        self.max_sessions = max_sessions
         self._heads: dict[str, tuple[str, list[int]] | None] = {}
         self._answers: dict[str, list[int]] = {}
         try:
@@ -428,71 +495,156 @@ class MLXEngine:
     # -- one at a time
     def generate(self, req: Request) -> Generated:
         started = time.perf_counter()
-        cache = self._prefilled(req)
+        cache, use = self._prefilled(req)
         logits = self.model(mx.array(req.tokens[-1:])[None], cache=cache)[:, -1, :]
+        seen: list[np.ndarray] | None = [] if req.keep_logits else None
         if req.constraint is None:
-            out, finish = self._decode_free(req, logits, cache)
-            self._account(started, len(req.tokens), len(out))
-            return Generated(out, finish)
+            out, finish, drawn = self._decode_free(req, logits, cache, seen)
+        else:
+            out, finish, drawn = self._decode_constrained(req, logits, cache, seen)
+        self._keep(req, cache, drawn, len(out))
+        self._account(started, len(req.tokens), len(out))
+        return Generated(out, finish, use, seen)
+
+    def _decode_constrained(
+        self, req: Request, logits: mx.array, cache: list, seen: list | None
+    ) -> tuple[list[int], str, list[int]]:
+        """``(answer tokens, finish reason, every token drawn in order, EOS included)``."""
+        constraint = req.constraint
+        if constraint is None:  # pragma: no cover - the caller checks
+            raise ValueError("constrained decoding needs a constraint")
         out: list[int] = []
+        drawn: list[int] = []
         finish = "length"
         for _ in range(req.max_tokens):
-            if req.constraint is not None:
-                logits = req.constraint(mx.array(req.tokens + out), logits)
+            if seen is not None:
+                seen.append(np.array(logits[0]))
+            logits = constraint(mx.array((req.tokens + out)[-1:]), logits)  # it reads the last token only
             logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
             y = req.sampler(logprobs) if req.sampler is not None else mx.argmax(logprobs, axis=-1)
             token = int(y.item())
+            drawn.append(token)
             if token in self.eos_ids:
                 finish = "stop"
                 break
             out.append(token)
-            if req.constraint is not None and req.constraint.completes(token):
+            if constraint.completes(token):
                 finish = "complete"  # only EOS could follow: stop without the extra step
                 break
             if len(out) == req.max_tokens:
                 break  # the budget is spent: no forward pass for a token nobody reads
             logits = self.model(y.reshape(1, 1).astype(mx.uint32), cache=cache)[:, -1, :]
-        self._account(started, len(req.tokens), len(out))
-        return Generated(out, finish)
+        return out, finish, drawn
 
-    def _decode_free(self, req: Request, logits: mx.array, cache: list) -> tuple[list[int], str]:
+    def _decode_free(
+        self, req: Request, logits: mx.array, cache: list, seen: list | None = None
+    ) -> tuple[list[int], str, list[int]]:
         """Unconstrained decoding, pipelined: the next token's forward pass and draw are queued
         before this token is read back, so Python's bookkeeping overlaps the model (the same
-        draws in the same order as one token at a time; at most one queued step is discarded)."""
+        draws in the same order as one token at a time; at most one queued step is discarded,
+        though its token went through the model: the cache then holds it too)."""
 
         def draw(logits: mx.array) -> mx.array:
+            if seen is not None:
+                seen.append(np.array(logits[0]))
             logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
             return req.sampler(logprobs) if req.sampler is not None else mx.argmax(logprobs, axis=-1)
 
         y = draw(logits)
         mx.async_eval(y)
         out: list[int] = []
+        drawn: list[int] = []
         while True:
             queued = None
             if len(out) + 1 < req.max_tokens:
                 queued = draw(self.model(y.reshape(1, 1).astype(mx.uint32), cache=cache)[:, -1, :])
                 mx.async_eval(queued)
             token = int(y.item())
+            drawn.append(token)
             if token in self.eos_ids:
-                return out, "stop"
+                return out, "stop", drawn
             out.append(token)
             if queued is None:
-                return out, "length"
+                return out, "length", drawn
             y = queued
 
-    def _prefilled(self, req: Request) -> list:
-        """A KV cache holding every prompt token but the last (prefix from the cache)."""
+    def _prefilled(self, req: Request) -> tuple[list, CacheUse]:
+        """A KV cache holding every prompt token but the last, and how it was obtained.
+
+        With ``req.session`` the seat's kept conversation is taken out of the store (a request
+        owns it while it runs): it is trimmed back to the longest common prefix of its tokens
+        and the prompt's (all of it when the prompt extends it, the usual case), and only the
+        rest is prefilled. Reuse is exact whatever the tokenizer does at message boundaries: a
+        causal model's keys and values at a position depend only on the tokens up to it. When
+        the kept conversation shares no more than the rules, the rules' cache is used."""
         from mlx_lm.models.cache import make_prompt_cache
 
         started = time.perf_counter()
-        if req.prefix_len:
-            cache = self._prefix_cache(req.tokens[: req.prefix_len])
-            self._prefill(req.tokens[req.prefix_len : -1], cache)
-        else:
-            cache = make_prompt_cache(self.model)
-            self._prefill(req.tokens[:-1], cache)
+        need = len(req.tokens) - 1  # the last token is run by the caller: its logits start the answer
+        cache, cached, new, event = None, 0, None, "off"
+        if req.session is not None and self.max_sessions > 0 and self.sessions_supported:
+            kept = self._sessions.pop(req.session, None)
+            event = "miss"
+            if kept is not None:
+                new = max(len(req.tokens) - kept.prompt_len - kept.answer_len, 0)
+                common = common_prefix(kept.tokens, req.tokens, need)
+                if common > 0 and common > req.prefix_len:
+                    for layer in kept.cache:
+                        layer.trim(layer.offset - common)
+                    cache, cached = kept.cache, common
+                    event = "hit" if common == len(kept.tokens) else "partial"
+        if cache is None:
+            if req.prefix_len:
+                cache, cached = self._prefix_cache(req.tokens[: req.prefix_len]), req.prefix_len
+            else:
+                cache = make_prompt_cache(self.model)
+        self._prefill(req.tokens[cached:need], cache)
+        use = CacheUse(cached=cached, prefilled=len(req.tokens) - cached, new=new, event=event)
         self.stats.prefill_s += time.perf_counter() - started
-        return cache
+        self.stats.prefill_tokens += use.prefilled
+        self.stats.cached_tokens += use.cached
+        if event == "hit":
+            self.stats.session_hits += 1
+        elif event == "partial":
+            self.stats.session_partial += 1
+        elif event == "miss":
+            self.stats.session_misses += 1
+        return cache, use
+
+    @functools.cached_property
+    def sessions_supported(self) -> bool:
+        """Whether this model's KV cache can be kept across a seat's turns (see :func:`_trimmable`)."""
+        from mlx_lm.models.cache import make_prompt_cache
+
+        return _trimmable(make_prompt_cache(self.model))
+
+    def _keep(self, req: Request, cache: list, drawn: Sequence[int], answer_len: int) -> None:
+        """Store ``cache`` as ``req.session``'s conversation: it holds the prompt and then the
+        first of the ``drawn`` tokens (sampled in order, EOS included), as many as went through
+        the model; the least recently used sessions beyond ``max_sessions`` are evicted."""
+        if req.session is None or self.max_sessions <= 0 or not _trimmable(cache):
+            return
+        held = cache[0].offset
+        tokens = (list(req.tokens) + list(drawn))[:held]
+        if len(tokens) != held or any(layer.offset != held for layer in cache):
+            return  # cannot say which tokens the cache holds: keep nothing rather than guess
+        self._sessions[req.session] = _Session(tokens, cache, len(req.tokens), answer_len)
+        self._sessions.move_to_end(req.session)
+        while len(self._sessions) > self.max_sessions:
+            self._sessions.popitem(last=False)
+            self.stats.session_evictions += 1
+
+    def drop_sessions(self, where: Callable[[Hashable], bool] | None = None) -> int:
+        """Forget the kept conversations whose key satisfies ``where`` (all without it); returns how many."""
+        keys = [k for k in self._sessions if where is None or where(k)]
+        for key in keys:
+            del self._sessions[key]
+        return len(keys)
+
+    def session_tokens(self, key: Hashable) -> list[int] | None:
+        """The tokens a kept conversation's cache holds (None if not kept)."""
+        kept = self._sessions.get(key)
+        return None if kept is None else list(kept.tokens)
 
     # -- batched
     def generate_batch(self, reqs: Sequence[Request]) -> list[Generated]:
@@ -512,12 +664,25 @@ class MLXEngine:
         if len(reqs) == 1:
             return [self.generate(reqs[0])]
         started = time.perf_counter()
-        rows = [self._prefilled(r) for r in reqs]
+        prefilled = [self._prefilled(r) for r in reqs]
+        uses = [use for _, use in prefilled]
+        rows = [row for row, _ in prefilled]
         cache = [rows[0][layer].merge([row[layer] for row in rows]) for layer in range(len(rows[0]))]
-        del rows
+        del rows, prefilled
         sampling = RowSampling([r.sampler for r in reqs])
         active = list(range(len(reqs)))
         outs: list[list[int]] = [[] for _ in reqs]
+        drawn_by_row: list[list[int]] = [[] for _ in reqs]
+        keeping = self.max_sessions > 0 and _trimmable(cache)
+
+        def leave(leaving: Sequence[int]) -> None:
+            """Keep the conversations of the rows at ``leaving`` (indices into ``active``) that
+            belong to a session: each row's keys and values are copied out of the batch."""
+            for j in leaving:
+                i = active[j]
+                if keeping and reqs[i].session is not None:
+                    self._keep(reqs[i], [layer.extract(j) for layer in cache], drawn_by_row[i], len(outs[i]))
+
         finish = ["length"] * len(reqs)
         # without constraints the next step's forward pass is queued before this step's tokens
         # are read back (rows that end meanwhile are dropped from its result)
@@ -538,6 +703,7 @@ class MLXEngine:
             tokens = drawn.tolist()
             kept: list[int] = []
             for j, (i, token) in enumerate(zip(active, tokens, strict=True)):
+                drawn_by_row[i].append(token)
                 if token in self.eos_ids:
                     finish[i] = "stop"
                     continue
@@ -552,6 +718,8 @@ class MLXEngine:
                 if len(outs[i]) >= reqs[i].max_tokens:
                     continue
                 kept.append(j)
+            if len(kept) < len(active):
+                leave(sorted(set(range(len(active))) - set(kept)))
             if not kept:
                 break
             if len(kept) < len(active):
@@ -566,7 +734,7 @@ class MLXEngine:
             else:
                 logits = self.model(mx.array([[outs[i][-1]] for i in active]), cache=cache)[:, -1, :]
         self._account(started, sum(len(r.tokens) for r in reqs), sum(len(o) for o in outs))
-        return [Generated(o, f) for o, f in zip(outs, finish, strict=True)]
+        return [Generated(o, f, use) for o, f, use in zip(outs, finish, uses, strict=True)]
 
     def _account(self, started: float, tokens_in: int, tokens_out: int) -> None:
         self.stats.generate_s += time.perf_counter() - started
@@ -575,7 +743,19 @@ class MLXEngine:
         self.stats.tokens_out += tokens_out
 
 
+def _trimmable(cache: list) -> bool:
+    """Whether a model's cache can be kept across turns: plain (batched) KV caches only, whose
+    keys and values at a position depend on the tokens up to it and can be trimmed back
+    (sliding-window, quantized or recurrent caches are not kept)."""
+    from mlx_lm.models.cache import BatchKVCache, KVCache
+
+    return bool(cache) and all(type(layer) in (KVCache, BatchKVCache) for layer in cache)
+
+
 # ---------------------------------------------------------------------- the player
+_PLAYER_TAGS = itertools.count()
+
+
 @dataclass
 class _Pending:
     """One decision in flight: its conversation so far and what it has cost."""
@@ -592,6 +772,9 @@ class _Pending:
     tokens_out: int = 0
     responses: list[str] = field(default_factory=list)
     finish_reason: str = ""
+    conversation: Any = None  # transcript view: the seat's Conversation
+    view: Any = None  # transcript view: the view that parses answers
+    cache: dict[str, Any] = field(default_factory=dict)  # prompt-cache telemetry, summed over rounds
 
 
 class MLXPlayer(BasePlayer):
@@ -606,16 +789,40 @@ class MLXPlayer(BasePlayer):
     def __init__(self, seed: int = 0, *, engine: MLXEngine | None = None, **options: Any):
         super().__init__(seed)
         self.settings = player_settings(MLXSettings, "MLXPlayer", options)
+        own_engine = engine is None
         if engine is None:
             model, tokenizer = load_model(self.settings.model)
             engine = MLXEngine(model, tokenizer, prefill_step=self.settings.prefill_step)
         self.engine = engine
         self.name = f"mlx:{self.settings.model}:{self.settings.mode}"
         self._last_ply: dict[tuple[int, int], tuple[int, int]] = {}
+        self._transcript = self.settings.view == "transcript"
+        if self._transcript:
+            from arena_core.transcript import SeatConversations
+
+            self.name += ":transcript"
+            limit = self.settings.max_cached_seats
+            engine.max_sessions = limit if own_engine else max(engine.max_sessions, limit)
+            self._conversations = SeatConversations(max(256, self.settings.max_cached_seats))
+            self._views: dict[str, Any] = {}
+        self._tag = next(_PLAYER_TAGS)  # this player's sessions in a shared engine
 
     # -- episode bookkeeping
     def begin_episode(self, game, seat: int, episode_seed: int) -> None:
         self._last_ply.pop((int(episode_seed), int(seat)), None)
+        if self._transcript:
+            self._conversations.begin(episode_seed, seat)
+            self.engine.drop_sessions(lambda key: key == self._session(episode_seed, seat))
+
+    def end_episode(self, episode_seed: int, seat: int | None = None) -> int:
+        """Free what this player keeps for an ended episode (its seats' KV caches); returns how
+        many caches were freed. The least recently used ones go anyway once over the limit."""
+        return self.engine.drop_sessions(
+            lambda key: key[0] == self._tag and key[1] == int(episode_seed) and seat in (None, key[2])
+        )
+
+    def _session(self, episode_seed: int, seat: int) -> tuple[int, int, int]:
+        return (self._tag, int(episode_seed), int(seat))
 
     def _attempt(self, decision: Decision) -> int:
         """0 the first time a decision is asked, 1, 2, ... when the runner asks it again (retry policy)."""
@@ -657,6 +864,11 @@ class MLXPlayer(BasePlayer):
                 p.tokens_in += len(req.tokens)
                 p.tokens_out += len(gen.tokens) + (gen.finish_reason == "stop")
                 p.finish_reason = gen.finish_reason
+                use = gen.cache
+                for key, value in (("prefill_tokens", use.prefilled), ("cached_tokens", use.cached)):
+                    p.cache[key] = p.cache.get(key, 0) + value
+                p.cache.setdefault("kv_cache", use.event)  # the first round's: the seat's turn
+                p.cache.setdefault("new_tokens", use.new)
                 move = self._finish(p, gen)
                 if move is None:
                     retry.append(i)
@@ -666,15 +878,24 @@ class MLXPlayer(BasePlayer):
         return moves  # type: ignore[return-value]
 
     def _start(self, decision: Decision) -> _Pending:
-        prompt = decision.prompt()
-        messages = prompt.messages()
+        conversation = view = None
+        if self._transcript:
+            view = self._transcript_view(decision.game)
+            conversation = self._conversations.get(decision.episode_seed, decision.seat)
+            turn = conversation.ask(view, decision)
+            messages, legal = list(turn.messages), tuple(turn.legal)
+        else:
+            prompt = decision.prompt()
+            messages, legal = prompt.messages(), tuple(prompt.legal)
         pending = _Pending(
             decision=decision,
-            legal=tuple(prompt.legal),
+            legal=legal,
             messages=messages,
             attempt=self._attempt(decision),
             started=time.perf_counter(),
             prompt_text=json.dumps(messages, ensure_ascii=False),
+            conversation=conversation,
+            view=view,
         )
         if self.settings.mode == "constrained":
             if not pending.legal:
@@ -691,9 +912,22 @@ class MLXPlayer(BasePlayer):
         tokens, prefix = self.engine.encode_chat(p.messages)
         if not s.prefix_cache:
             prefix = 0
+        session = None
+        if self._transcript and s.max_cached_seats > 0:
+            session = self._session(p.decision.episode_seed, p.decision.seat)
         if p.trie is not None:
-            return Request(tokens, p.trie.depth + 1, sampler, TrieConstraint(p.trie, self.engine.eos), prefix)
-        return Request(tokens, s.max_tokens, sampler, None, prefix)
+            constraint = TrieConstraint(p.trie, self.engine.eos)
+            return Request(tokens, p.trie.depth + 1, sampler, constraint, prefix, session)
+        return Request(tokens, s.max_tokens, sampler, None, prefix, session)
+
+    def _transcript_view(self, game) -> Any:
+        """The game's ``transcript`` view (one instance per game id)."""
+        from arena_core.views import get_view
+
+        view = self._views.get(game.spec.id)
+        if view is None:
+            view = self._views[game.spec.id] = get_view(game, "transcript")
+        return view
 
     def _finish(self, p: _Pending, gen: Generated) -> Move | None:
         """The move for a finished generation, or None to ask again (free mode, retries left)."""
@@ -714,20 +948,28 @@ class MLXPlayer(BasePlayer):
             return Move(
                 action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False)
             )
-        parsed = p.decision.parse(text)
+        parsed = p.decision.parse(text) if p.view is None else p.decision.parse_with(p.view, text)
         if not parsed.default_used:
             return Move(parsed.action, self._telemetry(p, **parsed.telemetry()))
         if p.rounds <= self.settings.retries:
-            p.messages = p.messages + [
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": retry_feedback(p.legal, parsed.detail)},
-            ]
+            feedback = retry_feedback(p.legal, parsed.detail)
+            if p.conversation is not None:
+                p.messages = list(p.conversation.feedback(text, feedback))
+            else:
+                p.messages = p.messages + [
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": feedback},
+                ]
             return None
         # hand the unreadable text to the runner: it records it and applies the policy
         return Move(text, self._telemetry(p, **parsed.telemetry(), parse_detail=parsed.detail))
 
     def _telemetry(self, p: _Pending, **parse: Any) -> dict[str, Any]:
+        """The move's telemetry; in the transcript view also the seat's conversation gets the
+        answer (every move is built here, once per decision)."""
         s = self.settings
+        if p.conversation is not None:
+            p.conversation.answer(p.responses[-1])
         out: dict[str, Any] = {
             "model": s.model,
             "mode": s.mode,
@@ -738,6 +980,8 @@ class MLXPlayer(BasePlayer):
             "finish_reason": p.finish_reason,
             "retries": p.rounds - 1,
             "attempt": p.attempt,
+            "view": s.view,
+            **p.cache,
             **parse,
         }
         out.update(text_record("prompt", p.prompt_text, s.record_prompt))

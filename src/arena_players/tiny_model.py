@@ -62,6 +62,43 @@ class TinyConfig:
     max_position_embeddings: int = 8192
     init_scale: float = 0.5  # std of embeddings; larger than usual so greedy output varies
     seed: int = 0
+    # beyond the tiny model: the shape of a real small model, for benchmarks (speed does not
+    # depend on the weights) and for tests of another tokenizer
+    architecture: str = "llama"  # or "qwen2" (Llama plus q/k/v biases)
+    split_words: bool = False  # pre-tokenize like Qwen2 (words, numbers, spaces, newlines apart)
+    model_vocab_size: int = 0  # the model's vocabulary (0: the tokenizer's); ids past the tokenizer's decode to ''
+    rope_theta: float = 10000.0
+    float32_draws: bool = False  # draw weights directly in float32 (half the memory of a large model)
+
+
+def qwen25_05b_shape(**changes) -> TinyConfig:
+    """Qwen2.5-0.5B's architecture (24 layers, hidden 896, 14 query / 2 key-value heads, MLP 4864,
+    vocabulary 151,936, tied embeddings), random weights and our own word-splitting BPE."""
+    base = {
+        "hidden_size": 896,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 14,
+        "num_key_value_heads": 2,
+        "intermediate_size": 4864,
+        "vocab_size": 8192,
+        "model_vocab_size": 151936,
+        "architecture": "qwen2",
+        "split_words": True,
+        "rope_theta": 1000000.0,
+        "init_scale": 0.02,
+        "float32_draws": True,
+    }
+    base.update(changes)
+    return TinyConfig(**base)
+
+
+_NEW_FIELDS = {"architecture": "llama", "split_words": False, "model_vocab_size": 0, "rope_theta": 10000.0}
+_NEW_FIELDS["float32_draws"] = False
+
+#: Qwen2's pre-tokenizer pattern: contractions, words, single digits, punctuation runs, newlines, spaces
+QWEN2_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 
 def game_corpus(game_ids: Sequence[str] | None = None, *, episodes: int = 3) -> list[str]:
@@ -77,41 +114,56 @@ def game_corpus(game_ids: Sequence[str] | None = None, *, episodes: int = 3) -> 
     if game_ids is None:
         installed = {p.name for p in list_plugins("games")}
         game_ids = [g for g in DEFAULT_GAMES if g in installed]
+
+    class _Recorder(RandomPlayer):
+        def __init__(self, seed: int, collected: list[str]):
+            super().__init__(seed=seed)
+            self.collected = collected
+
+        def act(self, decision):
+            prompt = decision.prompt()
+            if not self.collected:
+                self.collected.append(prompt.system)
+            self.collected.append(prompt.user)
+            self.collected.append("\n".join(prompt.legal))
+            return super().act(decision)
+
     for game_id in sorted(game_ids):
         game = make_game(game_id)
         collected: list[str] = []
-
-        class _Recorder(RandomPlayer):
-            def act(self, decision):
-                prompt = decision.prompt()
-                if not collected:
-                    collected.append(prompt.system)
-                collected.append(prompt.user)
-                collected.append("\n".join(prompt.legal))
-                return super().act(decision)
-
         for seed in range(episodes):
+            players = [_Recorder(seat, collected) for seat in range(game.num_players)]
             try:
-                play_episode(game, [_Recorder(seed=seat) for seat in range(game.num_players)], seed, turn_cap=200)
+                play_episode(game, players, seed, turn_cap=200)
             except Exception:  # a game being written elsewhere must not break the build
                 break
         texts.extend(collected)
     return texts
 
 
-def train_tokenizer(corpus: Iterable[str], vocab_size: int):
-    """A byte-level BPE (any text encodes, every id decodes) with digits split one per token."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+def train_tokenizer(corpus: Iterable[str], vocab_size: int, *, split_words: bool = False):
+    """A byte-level BPE (any text encodes, every id decodes) with digits split one per token;
+    ``split_words``: pre-tokenized like Qwen2 (:data:`QWEN2_SPLIT`), so no token crosses a
+    word, space or newline boundary."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
-    # no word-splitting regex: merges may cross spaces and punctuation, so the JSON of a game
-    # state compresses to few tokens; digits stay one per token
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
+    if split_words:
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+    else:
+        # no word-splitting regex: merges may cross spaces and punctuation, so the JSON of a game
+        # state compresses to few tokens; digits stay one per token
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Digits(individual_digits=True),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -128,7 +180,11 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int):
 def fingerprint(config: TinyConfig, corpus: Sequence[str]) -> str:
     h = hashlib.blake2b(digest_size=8)
     h.update(_FINGERPRINT_VERSION.encode())
-    h.update(json.dumps(asdict(config), sort_keys=True).encode())
+    fields = asdict(config)
+    for name, default in _NEW_FIELDS.items():  # the tiny model's files keep the name they had
+        if fields[name] == default:
+            del fields[name]
+    h.update(json.dumps(fields, sort_keys=True).encode())
     for text in corpus:
         h.update(text.encode("utf-8"))
         h.update(b"\0")
@@ -141,8 +197,13 @@ def _random_weights(model_config: dict, config: TinyConfig) -> dict[str, np.ndar
     head_dim = h // config.num_attention_heads
     kv = config.num_key_value_heads * head_dim
     shapes: dict[str, tuple[int, ...]] = {"model.embed_tokens.weight": (v, h), "model.norm.weight": (h,)}
+    biases = {}
     for i in range(config.num_hidden_layers):
         p = f"model.layers.{i}."
+        if config.architecture == "qwen2":
+            biases.update(
+                {p + "self_attn.q_proj.bias": h, p + "self_attn.k_proj.bias": kv, p + "self_attn.v_proj.bias": kv}
+            )
         shapes.update(
             {
                 p + "self_attn.q_proj.weight": (h, h),
@@ -164,7 +225,12 @@ def _random_weights(model_config: dict, config: TinyConfig) -> dict[str, np.ndar
             continue
         rng = make_rng(config.seed, "tiny_model", name)
         std = config.init_scale if "embed" in name else 1.0 / np.sqrt(shape[1])
-        weights[name] = (rng.standard_normal(shape) * std).astype(np.float32)
+        if config.float32_draws:
+            weights[name] = rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+        else:
+            weights[name] = (rng.standard_normal(shape) * std).astype(np.float32)
+    for name, size in biases.items():
+        weights[name] = np.zeros((size,), dtype=np.float32)
     return weights
 
 
@@ -178,12 +244,13 @@ def build_tiny_model(
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     corpus = list(corpus) if corpus is not None else game_corpus()
-    tokenizer = train_tokenizer(corpus, config.vocab_size)
-    vocab = tokenizer.get_vocab_size()
+    tokenizer = train_tokenizer(corpus, config.vocab_size, split_words=config.split_words)
+    vocab = max(tokenizer.get_vocab_size(), config.model_vocab_size)
     eos_id = tokenizer.token_to_id(EOS_TOKEN)
+    qwen = config.architecture == "qwen2"
     model_config = {
-        "model_type": "llama",
-        "architectures": ["LlamaForCausalLM"],
+        "model_type": "qwen2" if qwen else "llama",
+        "architectures": ["Qwen2ForCausalLM" if qwen else "LlamaForCausalLM"],
         "hidden_size": config.hidden_size,
         "num_hidden_layers": config.num_hidden_layers,
         "num_attention_heads": config.num_attention_heads,
@@ -191,7 +258,7 @@ def build_tiny_model(
         "intermediate_size": config.intermediate_size,
         "vocab_size": vocab,
         "rms_norm_eps": 1e-5,
-        "rope_theta": 10000.0,
+        "rope_theta": config.rope_theta,
         "max_position_embeddings": config.max_position_embeddings,
         "tie_word_embeddings": True,
         "eos_token_id": eos_id,
@@ -258,9 +325,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--games", default=None, help="comma-separated game ids for the tokenizer corpus (default: kuhn_poker,megagem)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--shape",
+        choices=("tiny", "qwen2.5-0.5b"),
+        default="tiny",
+        help="'qwen2.5-0.5b': Qwen2.5-0.5B's architecture and vocabulary size with random weights (2 GB)",
+    )
     args = parser.parse_args(argv)
     games = args.games.split(",") if args.games else None
-    path = build_tiny_model(args.outdir, config=TinyConfig(seed=args.seed), corpus=game_corpus(games))
+    config = TinyConfig(seed=args.seed) if args.shape == "tiny" else qwen25_05b_shape(seed=args.seed)
+    path = build_tiny_model(args.outdir, config=config, corpus=game_corpus(games))
     print(path)
     return 0
 
