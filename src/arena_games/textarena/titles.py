@@ -522,6 +522,16 @@ def _build() -> dict[str, type[TextArenaGame]]:
 
 
 CLASSES = _build()
+
+
+def _kuhn_v0_views(self):
+    """KuhnPoker-v0 adds its compact view (``arena_games.textarena.kuhn_v0``) to the adapter's."""
+    from .kuhn_v0 import KuhnV0CompactView
+
+    return {**TextArenaGame.views(self), "compact": KuhnV0CompactView}
+
+
+CLASSES["KuhnPoker_v0"].views = _kuhn_v0_views  # type: ignore[method-assign]
 globals().update(CLASSES)
 _UNAVAILABLE_BY_CLASS = {class_name(t): reason for t, reason in UNAVAILABLE.items()}
 
