@@ -7,6 +7,13 @@ episode records or error messages. Requests time out, are retried with exponenti
 (calls or tokens per player), and are cached by the full request (in memory, and on disk with
 ``cache_dir``), so a repeated evaluation costs nothing. Failures raise typed errors; the runner
 records them and the illegal-action policy decides what happens next.
+
+``view="transcript"`` sends one growing conversation per seat and episode (the game's
+``"transcript"`` view, :mod:`arena_core.transcript`): each request extends the previous one, so
+a server's prompt cache applies. The prompt tokens the server reports as cached
+(``usage.prompt_tokens_details.cached_tokens``; also DeepSeek's ``prompt_cache_hit_tokens``) are
+recorded per decision (``tokens_in_cached``) and in :class:`Spend`, and priced at
+``price_cached_prompt`` when prices are set.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from arena_core.faults import CapExhausted
 from arena_core.outputs import scrub_and_cut
 from arena_core.players import BasePlayer, Decision, Move
 
-from .llm_common import player_settings, retry_feedback, text_record
+from .llm_common import VIEW_FIELD_DESCRIPTION, PromptView, ViewPrompts, player_settings, retry_feedback, text_record
 
 
 class ProviderError(PlayerError):
@@ -75,21 +82,55 @@ class OpenAISettings(BaseModel):
     record_prompt: Literal["full", "hash", "none"] = "hash"
     record_response: Literal["full", "hash", "none"] = "full"
     extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+    view: PromptView = Field(default="snapshot", description=VIEW_FIELD_DESCRIPTION)
+    max_conversations: int = Field(
+        default=256, ge=1, description="transcript view: seat conversations kept (least recently used dropped)"
+    )
+    price_prompt: float | None = Field(
+        default=None, ge=0, description="price per million uncached prompt tokens (None: no cost accounting)"
+    )
+    price_cached_prompt: float | None = Field(
+        default=None, ge=0, description="price per million cached prompt tokens (None: the uncached price)"
+    )
+    price_completion: float | None = Field(default=None, ge=0, description="price per million completion tokens")
 
 
 @dataclass
 class Spend:
-    """What the player has spent (cache hits excluded)."""
+    """What the player has spent (hits of its own response cache excluded). ``prompt_tokens``
+    counts every prompt token the server billed; ``cached_prompt_tokens`` those of them the
+    server read from its prompt cache (as it reports them)."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_hits: int = 0
+    cached_prompt_tokens: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def uncached_prompt_tokens(self) -> int:
+        return self.prompt_tokens - self.cached_prompt_tokens
+
+    def cost(self, settings: OpenAISettings) -> float | None:
+        """The spend priced by ``settings`` (per million tokens; cached prompt tokens at
+        ``price_cached_prompt``), or None when no prompt price is set."""
+        return token_cost(settings, self.prompt_tokens, self.cached_prompt_tokens, self.completion_tokens)
+
+
+def token_cost(settings: OpenAISettings, prompt: int, cached: int, completion: int) -> float | None:
+    """The price of ``prompt`` tokens (``cached`` of them from the server's prompt cache) and
+    ``completion`` tokens under ``settings``' prices per million tokens; None without a prompt price."""
+    s = settings
+    if s.price_prompt is None:
+        return None
+    cached_price = s.price_prompt if s.price_cached_prompt is None else s.price_cached_prompt
+    completion_price = s.price_completion or 0.0
+    return ((prompt - cached) * s.price_prompt + cached * cached_price + completion * completion_price) / 1e6
 
 
 @dataclass(frozen=True)
@@ -100,6 +141,7 @@ class Completion:
     finish_reason: str
     cached: bool
     http_attempts: int
+    cached_prompt_tokens: int = 0  # prompt tokens the server read from its prompt cache (as it reports)
 
 
 class ResponseCache:
@@ -165,11 +207,13 @@ class OpenAIPlayer(BasePlayer):
         self._sleep = sleep
         self._last_ply: dict[tuple[int, int], tuple[int, int]] = {}
         self._ply_lock = threading.Lock()
+        self.prompts = ViewPrompts(self.settings.view, max_conversations=self.settings.max_conversations)
 
     # -- the Player protocol
     def begin_episode(self, game, seat: int, episode_seed: int) -> None:
         with self._ply_lock:
             self._last_ply.pop((int(episode_seed), int(seat)), None)
+        self.prompts.begin_episode(game, seat, episode_seed)
 
     def act(self, decision: Decision) -> Move:
         return self._decide(decision, self._attempt(decision))
@@ -225,26 +269,39 @@ class OpenAIPlayer(BasePlayer):
         return count
 
     def _decide(self, decision: Decision, attempt: int) -> Move:
+        """One decision: the view's messages (the whole snapshot prompt, or the seat's growing
+        conversation), up to ``retries`` re-asks with feedback appended as extra turns, then the
+        final answer recorded in the conversation. In the transcript view ``prompt`` in the
+        telemetry is the messages this decision added (the conversation before it was recorded
+        with the earlier decisions)."""
         started = time.perf_counter()
-        prompt = decision.prompt()
-        messages = prompt.messages()
-        prompt_text = json.dumps(messages, ensure_ascii=False)
+        transcript = self.settings.view == "transcript"
+        prompt = self.prompts.prompt(decision)
+        messages = prompt.messages
+        prompt_text = json.dumps(prompt.new_messages() if transcript else messages, ensure_ascii=False)
         responses: list[str] = []
-        usage = {"tokens_in": 0, "tokens_out": 0, "http_attempts": 0, "cached": True}
+        usage = {"tokens_in": 0, "tokens_in_cached": 0, "tokens_out": 0, "http_attempts": 0, "cached": True}
+        view_info: dict[str, Any] = {"view": self.settings.view}
+        if transcript:
+            view_info.update(conversation_turn=prompt.turn, conversation_messages=len(messages))
         for round_ in range(self.settings.retries + 1):
             seed = int(decision.rng("openai", self.seed, attempt, round_).integers(0, 2**31 - 1))
             completion = self.complete(messages, seed=seed)
             responses.append(completion.text)
             usage["tokens_in"] += completion.prompt_tokens
+            usage["tokens_in_cached"] += completion.cached_prompt_tokens
             usage["tokens_out"] += completion.completion_tokens
             usage["http_attempts"] += completion.http_attempts
             usage["cached"] = usage["cached"] and completion.cached
-            parsed = decision.parse(completion.text)
+            parsed = self.prompts.parse(decision, completion.text)
+            cost = token_cost(self.settings, usage["tokens_in"], usage["tokens_in_cached"], usage["tokens_out"])
             telemetry = {
                 "model": self.settings.model,
                 "mode": "free",
+                **view_info,
                 "temperature": self.settings.temperature,
                 **usage,
+                **({"cost": round(cost, 9)} if cost is not None else {}),
                 "latency_s": round(time.perf_counter() - started, 6),
                 "finish_reason": completion.finish_reason,
                 "retries": round_,
@@ -256,14 +313,14 @@ class OpenAIPlayer(BasePlayer):
             if len(responses) > 1 and self.settings.record_response == "full":
                 telemetry["earlier_responses"] = responses[:-1]
             if not parsed.default_used:
+                self.prompts.answered(prompt, completion.text)
                 return Move(parsed.action, telemetry)
             if round_ == self.settings.retries:
+                self.prompts.answered(prompt, completion.text)
                 telemetry["parse_detail"] = parsed.detail
                 return Move(completion.text, telemetry)  # the runner's policy decides
-            messages = messages + [
-                {"role": "assistant", "content": completion.text},
-                {"role": "user", "content": retry_feedback(prompt.legal, parsed.detail)},
-            ]
+            prompt = self.prompts.retry(prompt, completion.text, retry_feedback(prompt.legal, parsed.detail))
+            messages = prompt.messages
         raise AssertionError("unreachable")  # pragma: no cover
 
     def request_body(self, messages: list[dict[str, str]], *, seed: int | None) -> dict[str, Any]:
@@ -295,6 +352,7 @@ class OpenAIPlayer(BasePlayer):
         completion = _read_completion(data, cached=False, attempts=attempts)
         with self.spend._lock:
             self.spend.prompt_tokens += completion.prompt_tokens
+            self.spend.cached_prompt_tokens += completion.cached_prompt_tokens
             self.spend.completion_tokens += completion.completion_tokens
         self.cache.put(key, data)
         return completion
@@ -422,11 +480,32 @@ def _read_completion(data: dict, *, cached: bool, attempts: int) -> Completion:
     except (KeyError, IndexError, TypeError) as exc:
         raise ProviderError(f"malformed reply: no choices[0].message.content ({type(exc).__name__}: {exc})") from None
     usage = data.get("usage") or {}
+    prompt_tokens = _count(usage.get("prompt_tokens"))
     return Completion(
         text=text,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=_count(usage.get("completion_tokens")),
         finish_reason=str(choice.get("finish_reason") or ""),
         cached=cached,
         http_attempts=attempts,
+        cached_prompt_tokens=min(cached_prompt_tokens(usage), prompt_tokens),
     )
+
+
+def _count(value: Any) -> int:
+    """A token count from a reply (0 when missing or not a non-negative number)."""
+    try:
+        n = int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+    return max(n, 0)
+
+
+def cached_prompt_tokens(usage: dict) -> int:
+    """The prompt tokens a server says it read from its prompt cache: OpenAI's (and
+    ``mlx_lm.server``'s, vLLM's) ``prompt_tokens_details.cached_tokens``, else DeepSeek's
+    ``prompt_cache_hit_tokens``; 0 when the server says nothing."""
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        return _count(details.get("cached_tokens"))
+    return _count(usage.get("prompt_cache_hit_tokens"))
