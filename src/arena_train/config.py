@@ -173,6 +173,25 @@ class ExpertIterationConfig(_Strict):
     init_from: str | None = Field(
         None, description="start from another run's weights (checkpoint or run directory); recorded as the parent"
     )
+    restrict_expert: bool = Field(
+        False,
+        description="the expert chooses among the student's legal menu entries (e.g. search over the bid grid) "
+        "instead of being mapped to the nearest entry",
+    )
+    steps: int = Field(
+        0,
+        ge=0,
+        description="0: each round fine-tunes `epochs` passes on its own data; N: collect `rounds` rounds with the "
+        "starting student first (the last round held out when rounds >= 2), then N updates on minibatches",
+    )
+    eval_every: int = Field(0, ge=0, description="steps mode: evaluate every N steps (0: only at the start and end)")
+    checkpoint_every: int = Field(0, ge=0, description="steps mode: save every N steps (0: only at the end)")
+    eval_expert: bool = Field(True, description="also evaluate the expert and the grid expert (costly for search)")
+    data_cache: str | None = Field(
+        None,
+        description="steps mode: a JSON-lines file of labelled decisions, read when it exists (no collection), "
+        "else written after collection; seeds can share one teacher's labels",
+    )
 
 
 class PolicyGradientConfig(_Strict):

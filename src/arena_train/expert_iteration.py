@@ -10,10 +10,21 @@ expert's menu entry under the menu-restricted softmax (full fine-tuning or LoRA,
 clipping). The report compares the student, its initial self and the expert on the same
 held-out deals (paired bootstrap intervals) and gives the fraction of the expert's advantage
 the student recovers, plus its agreement with the expert on held-out states.
+
+Steps mode (``steps = N``): the starting student plays ``rounds`` rounds and the expert labels
+them once (a slow teacher such as ``search`` is paid for once; ``data_cache`` keeps the labels
+in a JSON-lines file that later runs, e.g. other seeds, read instead of collecting), the last
+round is held out, and training is N AdamW updates on minibatches of ``batch_size`` labelled
+decisions, with the margin on held-out deals every ``eval_every`` steps and checkpoints every
+``checkpoint_every``. ``restrict_expert`` lets the expert choose among the student's legal
+menu (search over the bid grid) instead of mapping its answer to the nearest menu entry.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +40,7 @@ from arena_core.errors import ConfigError
 from arena_core.players import Decision, Move
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
+from arena_core.stats import paired_t
 
 from .config import ExpertIterationConfig, parse_config
 from .exact import evaluation_deals
@@ -52,12 +64,38 @@ from .views import Menu, compact_view
 class Labelled:
     record: LMRecord
     label: int  # the expert's menu index
+    round: int = 0  # the collection round (steps mode holds the last one out)
+
+    def to_json(self) -> dict:
+        r = self.record
+        return {
+            "tokens": list(r.tokens),
+            "labels": list(r.labels),
+            "legal": list(r.legal),
+            "chosen": r.chosen,
+            "logprob": r.logprob,
+            "text": r.text,
+            "label": self.label,
+            "round": self.round,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Labelled:
+        rec = LMRecord(
+            tuple(d["tokens"]), tuple(d["labels"]), tuple(d["legal"]), int(d["chosen"]), float(d["logprob"]), d["text"]
+        )
+        return cls(rec, int(d["label"]), int(d.get("round", 0)))
 
 
-def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: int) -> int:
+def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: int, *, restrict: bool = False) -> int:
     """The expert's answer at ``pos`` as an index into ``menu``: the same action if the menu
-    offers it, else the legal menu action nearest by action id (a bid nearest in amount)."""
+    offers it, else the legal menu action nearest by action id (a bid nearest in amount).
+    ``restrict``: the expert is offered only the menu's legal actions (a search player then
+    searches over them)."""
     decision = Decision.at(game, pos, seat, episode_seed)
+    if restrict:
+        offered = tuple(a for a, ok in zip(menu.actions, menu.legal) if ok)
+        decision = dataclasses.replace(decision, legal_actions=offered)
     answer = expert.act(decision)
     if isinstance(answer, Move):
         answer = answer.action
@@ -91,13 +129,15 @@ class GridExpert:
 
     name = "grid_expert"
 
-    def __init__(self, expert, view):
-        self.expert, self.view = expert, view
+    def __init__(self, expert, view, restrict: bool = False):
+        self.expert, self.view, self.restrict = expert, view, restrict
 
     def act(self, decision: Decision):
         def choose(game, pos, seat):
             menu = self.view.menu(game, pos, seat)
-            return menu.actions[expert_menu_index(game, pos, seat, self.expert, menu, decision.episode_seed)]
+            return menu.actions[
+                expert_menu_index(game, pos, seat, self.expert, menu, decision.episode_seed, restrict=self.restrict)
+            ]
 
         return decision.view_with(choose)
 
@@ -150,7 +190,10 @@ class ExpertIterationTrainer:
             load_trainables(self.model, load_flat(init / "trainable.safetensors"))
             parent = parent or str(init.parent.parent)
         self.initial = trainables(self.model)
-        self.optimizer = optim.AdamW(learning_rate=cfg.optim.learning_rate, weight_decay=cfg.optim.weight_decay)
+        lr = cfg.optim.learning_rate
+        if cfg.steps and cfg.optim.schedule == "linear":
+            lr = optim.linear_schedule(lr, 0.0, cfg.steps)
+        self.optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
         self.expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
         for spec in cfg.opponents:
             make_player(spec, seed=0)
@@ -197,11 +240,11 @@ class ExpertIterationTrainer:
         cfg = self.config
         deals = [derive_seed(cfg.seed, "ei_train_deal", round_index, j) for j in range(cfg.deals_per_round)]
         specs = self._specs(deals, f"ei_round_{round_index}")
-        labeller = _LabellingLearner(self.policy(1.0), self.expert, self.view)
+        labeller = _LabellingLearner(self.policy(1.0), self.expert, self.view, restrict=cfg.restrict_expert)
         play_episodes(self.game, specs, labeller)
         pairs = labeller.pairs
         agree = float(np.mean([rec.chosen == lab for rec, lab in pairs])) if pairs else 1.0
-        data = [Labelled(rec, lab) for rec, lab in pairs if cfg.label_all or rec.chosen != lab]
+        data = [Labelled(rec, lab, round_index) for rec, lab in pairs if cfg.label_all or rec.chosen != lab]
         return data, {"decisions": len(pairs), "labelled": len(data), "train_agreement_before": agree}
 
     def fine_tune(self, data: Sequence[Labelled], round_index: int) -> float:
@@ -223,7 +266,12 @@ class ExpertIterationTrainer:
     def evaluate(self, learner) -> tuple[list[float], float]:
         """Per-deal margins on the held-out deals and agreement with the expert on the states met."""
         specs = self._specs(self.eval_deals, "ei_eval")
-        probe = _LabellingLearner(learner, self.expert, self.view) if isinstance(learner, LMPolicy) else learner
+        label = isinstance(learner, LMPolicy) and not self.config.steps
+        probe = (
+            _LabellingLearner(learner, self.expert, self.view, restrict=self.config.restrict_expert)
+            if label
+            else learner
+        )
         results = play_episodes(self.game, specs, probe)
         agreement = (
             float(np.mean([rec.chosen == lab for rec, lab in probe.pairs]))
@@ -233,12 +281,14 @@ class ExpertIterationTrainer:
         return margin_values(results), agreement
 
     def run(self) -> dict:
+        if self.config.steps:
+            return self.run_steps()
         cfg = self.config
         started = time.perf_counter()
         self.log.path.write_text("")
         initial, agree0 = self.evaluate(self.policy(0.0, weights=self.initial))
         expert, _ = self.evaluate(PlayerLearner(self.expert))
-        grid_expert, _ = self.evaluate(PlayerLearner(GridExpert(self.expert, self.view)))
+        grid_expert, _ = self.evaluate(PlayerLearner(GridExpert(self.expert, self.view, cfg.restrict_expert)))
         self.log.append(
             {
                 "step": 0,
@@ -284,11 +334,131 @@ class ExpertIterationTrainer:
         write_manifest(self.run_dir, self.manifest)
         return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
 
+    # ------------------------------------------------------------------ steps mode
+    def teacher_data(self) -> tuple[list[Labelled], dict]:
+        """Every labelled decision of ``rounds`` rounds played by the starting student: read from
+        ``data_cache`` when that file exists, else collected (and written there)."""
+        cfg = self.config
+        cache = Path(cfg.data_cache) if cfg.data_cache else None
+        if cache is not None and cache.exists():
+            rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
+            data = [Labelled.from_json(r) for r in rows]
+            info = {"source": "cache", "rows": len(data)}
+        else:
+            data, decisions, seconds = [], 0, time.perf_counter()
+            for r in range(1, cfg.rounds + 1):
+                got, row = self.collect(r)
+                data.extend(got)
+                decisions += row["decisions"]
+                if self.progress:
+                    self.progress(0, {"collect_round": r, **row})
+            info = {"source": "collected", "rows": len(data), "collect_s": round(time.perf_counter() - seconds, 1)}
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(".tmp")
+                tmp.write_text("".join(json.dumps(d.to_json()) + "\n" for d in data))
+                tmp.replace(cache)
+        if not data:
+            raise ConfigError("expert iteration: the teacher labelled no decisions; raise rounds or deals_per_round")
+        if cache is not None:
+            info.update({"path": str(cache), "sha256": hashlib.sha256(cache.read_bytes()).hexdigest()[:16]})
+        return data, info
+
+    def agreement_loss(self, data: Sequence[Labelled]) -> tuple[float, float]:
+        """Greedy agreement with the labels and their mean cross-entropy, on ``data``."""
+        if not data:
+            return float("nan"), float("nan")
+        hits, nll = [], []
+        for start in range(0, len(data), 256):
+            chunk = data[start : start + 256]
+            lp = np.array(menu_logprobs(self.model, *records_batch([d.record for d in chunk])), dtype=np.float64)
+            for i, d in enumerate(chunk):
+                row = lp[i, : len(d.record.labels)]
+                hits.append(int(np.argmax(row)) == d.label)
+                nll.append(-row[d.label])
+        return float(np.mean(hits)), float(np.mean(nll))
+
+    def _eval_row(self, step: int, held: Sequence[Labelled]) -> dict:
+        values, _ = self.evaluate(self.policy(0.0))
+        mean, low, high, _ = paired_t(values)
+        agree, loss = self.agreement_loss(held)
+        return {
+            "step": step,
+            "eval_mean": float(np.mean(values)),
+            "eval_mean_low": low,
+            "eval_mean_high": high,
+            "heldout_agreement": agree,
+            "heldout_loss": loss,
+        }, values
+
+    def run_steps(self) -> dict:
+        """Steps mode (see the module docstring)."""
+        cfg = self.config
+        started = time.perf_counter()
+        self.log.path.write_text("")
+        data, info = self.teacher_data()
+        last = max(d.round for d in data)
+        held = [d for d in data if d.round == last] if cfg.rounds >= 2 and last > 1 else []
+        train = [d for d in data if d.round != last] if held else list(data)
+        info.update({"train_rows": len(train), "heldout_rows": len(held)})
+        train_started = time.perf_counter()
+        row, initial = self._eval_row(0, held)
+        if cfg.eval_expert:
+            row["expert_mean"] = float(np.mean(self.evaluate(PlayerLearner(self.expert))[0]))
+            row["grid_expert_mean"] = float(
+                np.mean(self.evaluate(PlayerLearner(GridExpert(self.expert, self.view, cfg.restrict_expert)))[0])
+            )
+        self.log.append(row)
+        first = row
+        values = initial
+        for step in range(1, cfg.steps + 1):
+            order = make_rng(cfg.seed, "ei_batch", step).choice(
+                len(train), size=min(cfg.batch_size, len(train)), replace=False
+            )
+            loss = sft_update(self.model, self.optimizer, [train[i] for i in order], cfg.optim.max_grad_norm)
+            row = {"step": step, "sft_loss": loss}
+            if step == cfg.steps or (cfg.eval_every and step % cfg.eval_every == 0):
+                evaluated, values = self._eval_row(step, held)
+                row.update(evaluated)
+            if step == cfg.steps or (cfg.checkpoint_every and step % cfg.checkpoint_every == 0):
+                self.save_checkpoint(step)
+            row["train_s"] = round(time.perf_counter() - train_started, 2)
+            self.log.append(row)
+            if self.progress:
+                self.progress(step, row)
+        rows = self.log.rows()
+        report = {
+            "initial_margin": first["eval_mean"],
+            "student_margin": float(np.mean(values)),
+            "student_minus_initial": _iv(values, initial, cfg),
+            "agreement_initial": first["heldout_agreement"],
+            "agreement_student": rows[-1]["heldout_agreement"],
+            "eval_deals": len(self.eval_deals),
+            "data": info,
+            "steps": cfg.steps,
+        }
+        if cfg.eval_expert:
+            report.update({"expert_margin": first["expert_mean"], "grid_expert_margin": first["grid_expert_mean"]})
+        plot_metrics(
+            rows,
+            self.run_dir / "metrics.png",
+            keys=("eval_mean", "heldout_agreement", "heldout_loss", "sft_loss"),
+            title=self.manifest["run_id"],
+        )
+        self.manifest.update(
+            {
+                "status": "ok",
+                "report": report,
+                "wall_s": round(time.perf_counter() - started, 2),
+                "train_wall_s": round(time.perf_counter() - train_started, 2),
+            }
+        )
+        write_manifest(self.run_dir, self.manifest)
+        return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
+
     def save_checkpoint(self, round_index: int) -> Path:
         """``checkpoints/step_NNNNNN/``: the student's trainable weights and ``state.json`` (a
         checkpoint any trainer can start from with ``init_from``, and the ``checkpoint`` player loads)."""
-        import json
-
         ckpt = self.run_dir / "checkpoints" / f"step_{round_index:06d}"
         save_flat(ckpt / "trainable.safetensors", trainables(self.model))
         state = {
@@ -309,8 +479,8 @@ def _iv(a, b, cfg) -> dict[str, float]:
 class _LabellingLearner:
     """Wraps an :class:`LMPolicy`: decides as it does and records ``(record, expert index)``."""
 
-    def __init__(self, policy: LMPolicy, expert, view):
-        self.policy, self.expert, self.view = policy, expert, view
+    def __init__(self, policy: LMPolicy, expert, view, restrict: bool = False):
+        self.policy, self.expert, self.view, self.restrict = policy, expert, view, restrict
         self.pairs: list[tuple[LMRecord, int]] = []
 
     def decide(self, requests: Sequence[Request]):
@@ -318,7 +488,10 @@ class _LabellingLearner:
         for req, choice in zip(requests, choices):
             menu = self.view.menu(req.game, req.pos, req.seat, include_illegal=self.policy.include_illegal)
             self.pairs.append(
-                (choice.record, expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key))
+                (
+                    choice.record,
+                    expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key, restrict=self.restrict),
+                )
             )
         return choices
 
