@@ -5,12 +5,11 @@ A seat's first turn is the snapshot prompt (:class:`~.text.MegaGemTextView`: the
 the whole state). Every later turn is one user message of compact JSON lines:
 
 - ``since_your_last_turn``: every auction settled since (card, all bids, winner, price, gems
-  won, the gem revealed, missions completed);
-- the parts of the state that changed: the value display, the players whose public state
-  changed (coins, collections, hand sizes, loans, investments, missions), the missions still open, the tiebreak order, the
-  seat's own hand;
-- this turn: the round and phase, the auction on offer with the seat's bid limit (or, at a
-  reveal, the win it must reveal for), and the answer format.
+  won, the gem revealed, missions completed), and the parts of the state that changed: the
+  value display, the players whose public state changed (coins, collection, hand size,
+  loans, investments, missions), the missions still open, the tiebreak order, the seat's hand;
+- ``now``: the round and phase, the card on offer, the seat's coins and bid limit (or, at a
+  reveal, the win it must reveal for and its hand); then the answer format.
 
 Everything is read from the seat's observations (``game.observe``: the auction history with
 all bids is public; other hands never appear) and its legal set; the marker is the seat's
@@ -35,8 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
-BID_REQUEST = 'Answer: brief reasoning, then exactly one final JSON object on its own line: {"bid": <integer>}.'
-REVEAL_REQUEST = 'Answer: brief reasoning, then exactly one final JSON object on its own line: {"reveal": "<Colour>"}.'
+BID_REQUEST = 'End with one JSON object on its own line: {"bid": <integer>}.'
+REVEAL_REQUEST = 'End with one JSON object on its own line: {"reveal": "<Colour>"}.'
 
 
 def _nonzero(counts: dict[str, int]) -> dict[str, int]:
@@ -44,126 +43,88 @@ def _nonzero(counts: dict[str, int]) -> dict[str, int]:
 
 
 def auction_line(record: dict[str, Any]) -> dict[str, Any]:
-    """One settled auction (an entry of the observation's ``history``) as the transcript shows it."""
+    """One settled auction (an entry of the observation's ``history``) as the transcript shows
+    it: round, card, every player's bid (by player id), winner, price, gems won, the gem
+    revealed to the display, missions completed."""
     return {
-        "round_number": record["round"],
-        "auction": record["card"],
-        "all_bids_by_player_id": {str(p): b for p, b in enumerate(record["bids"])},
-        "winner_id": record["winner"],
-        "winning_bid": record["price"],
-        "gems_won": record["gems_won"],
-        "gem_revealed_to_display": record["revealed"],
-        "missions_completed": record["missions"],
+        "round": record["round"],
+        "card": record["card"],
+        "bids": record["bids"],
+        "winner": record["winner"],
+        "price": record["price"],
+        "won": record["gems_won"],
+        "revealed": record["revealed"],
+        "missions": record["missions"],
     }
 
 
-def _display(obs: dict[str, Any]) -> str:
-    values = obs["value_chart"]["values"]
-    return _dumps(
-        {
-            "value_display": {
-                "revealed_gems": obs["display"],
-                "value_per_gem": {c: values[min(n, len(values) - 1)] for c, n in obs["display_counts"].items()},
-                "counts": _nonzero(obs["display_counts"]),
-            }
-        }
-    )
+def _player(i: int, p: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": i,
+        "coins": p["coins"],
+        "collection": _nonzero(p["collection"]),
+        "hand": p["hand_size"],
+        "loans": p["total_loans"],
+        "investments": p["num_investments"],
+        "missions": p["missions"],
+    }
 
 
-def _players(obs: dict[str, Any], before: dict[str, Any]) -> str:
-    me = obs["player"]
-    return _dumps(
-        {
-            "players_changed": [
-                {
-                    "player_id": i,
-                    "is_you": i == me,
-                    "coins": p["coins"],
-                    "collection_counts": _nonzero(p["collection"]),
-                    "num_private_hand_cards": p["hand_size"],
-                    "total_loans": p["total_loans"],
-                    "num_investments": p["num_investments"],
-                    "completed_missions": p["missions"],
-                }
-                for i, (p, old) in enumerate(zip(obs["players"], before["players"]))
-                if p != old
-            ]
-        }
-    )
-
-
-def _hand(obs: dict[str, Any]) -> str:
-    hand = _nonzero(obs["hand"])
-    return _dumps({"your_private_hand": {"counts": hand, "total_cards": sum(hand.values())}})
-
-
-def _auction(obs: dict[str, Any]) -> str:
+def _card(obs: dict[str, Any]) -> dict[str, Any]:
     card = dict(obs["current_card"] or {})
-    out: dict[str, Any] = {"id": card.get("id"), "type": card.get("type"), "max_bid_for_you": obs["bid_limit"]}
+    out: dict[str, Any] = {"id": card.get("id")}
     if card.get("type") == "treasure":
-        gems = int(card.get("gems", 0))
-        out["gems_on_offer"] = obs["pool"][:gems]
+        out["gems_on_offer"] = obs["pool"][: int(card.get("gems", 0))]
     elif card.get("type") == "loan":
-        out["loan_amount"] = card.get("amount")
+        out["loan"] = card.get("amount")
     elif card.get("type") == "investment":
-        out["investment_bonus"] = card.get("bonus")
-    return _dumps({"current_auction": out})
+        out["bonus"] = card.get("bonus")
+    return out
 
 
 def update_text(before: dict[str, Any], obs: dict[str, Any]) -> str:
     """The user message of a turn after the seat's first: what changed from ``before`` (the
-    seat's observation at its last turn) to ``obs`` (its observation now), then this turn."""
-    lines = []
-    new = obs["history"][len(before["history"]) :]
-    lines.append(_dumps({"since_your_last_turn": {"auctions_settled": [auction_line(r) for r in new]}}))
+    seat's observation at its last turn) to ``obs`` (its observation now), then this turn, as
+    compact JSON lines (the first turn's full prompt explains every quantity)."""
+    changes: dict[str, Any] = {
+        "auctions": [auction_line(r) for r in obs["history"][len(before["history"]) :]],
+    }
     if obs["display"] != before["display"]:
-        lines.append(_display(obs))
-    if obs["players"] != before["players"]:
-        lines.append(_players(obs, before))
+        values = obs["value_chart"]["values"]
+        changes["display"] = _nonzero(obs["display_counts"])
+        changes["value_per_gem"] = {c: values[min(n, len(values) - 1)] for c, n in obs["display_counts"].items()}
+    players = [_player(i, p) for i, (p, old) in enumerate(zip(obs["players"], before["players"])) if p != old]
+    if players:
+        changes["players"] = players
     if obs["missions"] != before["missions"]:
-        lines.append(_dumps({"open_missions": [m["id"] for m in obs["missions"]]}))
+        changes["open_missions"] = [m["id"] for m in obs["missions"]]
     if obs["tiebreak"] != before["tiebreak"]:
-        lines.append(_dumps({"tiebreak_order": obs["tiebreak"]}))
+        changes["tiebreak"] = obs["tiebreak"]
     if obs["hand"] != before["hand"]:
-        lines.append(_hand(obs))
+        changes["your_hand"] = _nonzero(obs["hand"])
     me = obs["player"]
     if obs["phase"] == "reveal":
         win = obs["pending_win"]
-        lines.append(
-            _dumps({"turn_context": {"round_number": obs["round"], "phase": "gem_reveal", "your_player_id": me}})
-        )
-        lines.append(
-            _dumps(
-                {
-                    "you_won": {
-                        "auction": (obs["current_card"] or {}).get("id"),
-                        "winning_bid": win["price"],
-                        "all_bids_by_player_id": {str(p): b for p, b in enumerate(win["bids"])},
-                        "gems_won": win["gems"],
-                        "note": "reveal one gem from your private hand to the Value Display",
-                    }
-                }
-            )
-        )
-        lines.append(REVEAL_REQUEST)
+        now: dict[str, Any] = {
+            "round": obs["round"],
+            "phase": "reveal",
+            "you_won": (obs["current_card"] or {}).get("id"),
+            "bids": win["bids"],
+            "gems_won": win["gems"],
+            "your_hand": _nonzero(obs["hand"]),
+        }
+        request = REVEAL_REQUEST
     else:
-        lines.append(
-            _dumps(
-                {
-                    "turn_context": {
-                        "round_number": obs["round"],
-                        "phase": "bidding",
-                        "your_player_id": me,
-                        "your_coins": obs["players"][me]["coins"],
-                        "remaining_auction_cards": obs["auction_deck_size"],
-                        "gems_remaining_in_deck_unrevealed": obs["gem_deck_size"],
-                    }
-                }
-            )
-        )
-        lines.append(_auction(obs))
-        lines.append(BID_REQUEST)
-    return "\n".join(lines)
+        now = {
+            "round": obs["round"],
+            "phase": "bid",
+            "card": _card(obs),
+            "your_coins": obs["players"][me]["coins"],
+            "max_bid": obs["bid_limit"],
+            "cards_left": obs["auction_deck_size"],
+        }
+        request = BID_REQUEST
+    return "\n".join([_dumps({"since_your_last_turn": changes}), _dumps({"now": now}), request])
 
 
 @dataclass(frozen=True)
