@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .errors import ArenaError
 
@@ -46,7 +47,7 @@ def minimal_failing_playthrough(game, check: str, *, max_examples: int = 200):
     fn = PLAYTHROUGH_CHECKS.get(check)
     if fn is None and check != "legal_play":
         return None
-    found: list = []
+    found: list[Any] = []
 
     @settings(
         max_examples=max_examples,

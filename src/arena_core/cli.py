@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int  # noqa: F401 (EXIT_USER_ERROR: re-exported)
 from .errors import ArenaError, ReplayDivergenceError
@@ -13,7 +14,7 @@ from .errors import ArenaError, ReplayDivergenceError
 EXIT_DIVERGENCE = 1
 
 
-def _parse_params(items: Sequence[str]) -> dict:
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
     params = {}
     for item in items:
         key, eq, value = item.partition("=")

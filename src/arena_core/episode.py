@@ -134,7 +134,7 @@ class EpisodeRecord(BaseModel):
         if self.end is not None:
             yield self.end.model_dump_json()
 
-    def write(self, path: str | os.PathLike) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             for line in self.lines():
                 fh.write(line + "\n")
@@ -149,7 +149,7 @@ def digest(obj: Any) -> str:
 class EpisodeWriter:
     """Appends each line as it happens, flushed, so a killed run loses nothing written."""
 
-    def __init__(self, path: str | os.PathLike, *, fsync: bool = False):
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False):
         self.path = Path(path)
         self._fh = open(self.path, "a", encoding="utf-8")
         self._fsync = fsync
@@ -166,11 +166,11 @@ class EpisodeWriter:
     def __enter__(self) -> EpisodeWriter:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def read_episodes(path: str | os.PathLike) -> list[EpisodeRecord]:
+def read_episodes(path: str | os.PathLike[str]) -> list[EpisodeRecord]:
     """Read every episode in a JSON-lines file (several may follow one another)."""
     episodes: list[EpisodeRecord] = []
     current: EpisodeRecord | None = None

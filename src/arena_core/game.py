@@ -33,6 +33,7 @@ from .spec import GameParams, GameSpec, Information, NoParams
 
 S = TypeVar("S")
 A = TypeVar("A")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -54,7 +55,7 @@ class Position(Generic[S]):
         return frozenset(p for p, _ in self.pending)
 
 
-_set_state, _set_pending, _set_ply = Position.state.__set__, Position.pending.__set__, Position.ply.__set__  # type: ignore[attr-defined]
+_set_state, _set_pending, _set_ply = Position.state.__set__, Position.pending.__set__, Position.ply.__set__  # type: ignore[attr-defined,misc]  # the slots' descriptors
 
 
 class Game(ABC, Generic[S, A]):
@@ -202,7 +203,8 @@ class Game(ABC, Generic[S, A]):
             raise SerializationError(
                 f"{self.spec.id}: set the class attribute State (the state type) or override state_from_json"
             )
-        return from_jsonable(state_type, data)
+        state: S = from_jsonable(state_type, data)
+        return state
 
     def text_view(self) -> Any:
         """The language-model view of this game (prompt and answer parser)."""
@@ -350,6 +352,6 @@ class Game(ABC, Generic[S, A]):
         return f"{type(self).__name__}({params or ''}{', ' if params else ''}num_players={self.num_players})"
 
 
-def frozen_state(cls):
+def frozen_state(cls: type[T]) -> type[T]:
     """Decorator: a frozen, slotted dataclass for game states."""
     return dataclasses.dataclass(frozen=True, slots=True)(cls)

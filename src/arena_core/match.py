@@ -31,7 +31,7 @@ class Match:
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any, Any],
         seed: int,
         *,
         policy: IllegalActionPolicy = RAISE,
@@ -55,14 +55,14 @@ class Match:
         self._started = clock()
         self._sink = sink
         self._record_obs = record_observations
-        self.position: Position = game.start(self.seed)
+        self.position: Position[Any] = game.start(self.seed)
         self.end: End | None = None
         self._failures: dict[int, int] = {}
-        self._to_act_pos: Position | None = None
+        self._to_act_pos: Position[Any] | None = None
         self._to_act_ply = -1
         self._to_act: int | None = None
         self._players = list(players or [])
-        self._events: list = []  # Step/PolicyEvent, or a raw step tuple until the record is read
+        self._events: list[Any] = []  # Step/PolicyEvent, or a raw step tuple until the record is read
         self._record: EpisodeRecord | None = None
         if sink is not None:
             sink(self._header())
@@ -122,10 +122,10 @@ class Match:
             self._to_act = None if self.done else self.game.current_player(self.position)
         return None if self.done else self._to_act
 
-    def legal_actions(self, player: int) -> tuple:
+    def legal_actions(self, player: int) -> tuple[Any, ...]:
         return () if self.done else self.game.legal(self.position, player)
 
-    def observation(self, player: int) -> dict:
+    def observation(self, player: int) -> dict[str, Any]:
         return self.game.observe(self.position, player)
 
     def returns(self) -> tuple[float, ...] | None:
@@ -135,9 +135,9 @@ class Match:
         return tuple(self.end.returns)
 
     # ---------------------------------------------------------------- actions
-    def submit(self, player: int, action: Any, *, telemetry: dict | None = None) -> Submission:
+    def submit(self, player: int, action: Any, *, telemetry: dict[str, Any] | None = None) -> Submission:
         """Submit ``player``'s action; the policy handles an illegal one."""
-        if self.done:
+        if self.end is not None:
             raise GameOverError(
                 f"{self.game.spec.id}: the episode has ended ({self.end.reason.value}); no more actions"
             )
@@ -156,7 +156,7 @@ class Match:
         self._accept(player, action, new_pos, obs_digest, telemetry, substituted=False)
         return Submission(True, None, action)
 
-    def submit_id(self, player: int, index: int, *, telemetry: dict | None = None) -> Submission:
+    def submit_id(self, player: int, index: int, *, telemetry: dict[str, Any] | None = None) -> Submission:
         """:meth:`submit` with an action index."""
         try:
             action = self.game.action_from_id(int(index))
@@ -176,7 +176,7 @@ class Match:
         detail: str,
         *,
         attempted: str | None = None,
-        telemetry: dict | None = None,
+        telemetry: dict[str, Any] | None = None,
         illegal: bool = False,
     ) -> Submission:
         """Record that ``player`` failed to produce a legal action (crash, timeout, garbage)."""

@@ -45,7 +45,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _read_lock_info(path: Path) -> dict:
+def _read_lock_info(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
         return data if isinstance(data, dict) else {}
@@ -53,7 +53,7 @@ def _read_lock_info(path: Path) -> dict:
         return {}
 
 
-def _describe(info: dict) -> str:
+def _describe(info: dict[str, Any]) -> str:
     started = info.get("started")
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if isinstance(started, (int, float)) else "?"
     return f"pid {info.get('pid', '?')} on {info.get('host', '?')}, started {when}"
@@ -65,12 +65,12 @@ class RunLock:
     A second live run raises :class:`~arena_core.errors.ConfigError` with one line naming the
     holder; a stale lock (its run was killed) is taken over."""
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike[str]):
         self.directory = Path(directory)
         self.path = self.directory / LOCK_NAME
         self._fd: int | None = None
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
 
     def acquire(self) -> RunLock:
@@ -119,7 +119,7 @@ class RunLock:
             f"could not take the lock {self.path}: it keeps changing; is another run starting?"
         )  # pragma: no cover
 
-    def _refuse(self, held: dict):
+    def _refuse(self, held: dict[str, Any]):
         raise ConfigError(
             f"another run is writing {self.directory} ({_describe(held)}); wait for it, or use another output directory"
         )
@@ -158,13 +158,13 @@ class RunLock:
         self.release()
 
 
-def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half:
     a temporary file beside it, fsynced, then renamed over it."""
     atomic_write_bytes(path, text.encode(encoding))
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """:func:`atomic_write_text` for bytes (a PNG)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,7 @@ class IllegalActionPolicy(BaseModel):
             return Verdict.RETRY
         return Verdict.FORFEIT if self.after_retries == "forfeit" else Verdict.DEFAULT
 
-    def forfeit_returns(self, spec: GameSpec, num_players: int, offender: int) -> tuple[float, ...]:
+    def forfeit_returns(self, spec: GameSpec, num_players: int, offender: int | None) -> tuple[float, ...]:
         """Returns when ``offender`` forfeits: the penalty for it; the others share what keeps
         the declared sum (zero- and constant-sum games) or get 0 (general-sum games)."""
         penalty = spec.reward_bounds[0] if self.penalty is None else float(self.penalty)
@@ -68,8 +68,8 @@ class IllegalActionPolicy(BaseModel):
         if parts[0] == "retry":
             k = int(parts[1]) if len(parts) > 1 else 1
             after = parts[2] if len(parts) > 2 else "forfeit"
-            return cls(mode="retry", max_retries=k, after_retries=after)
-        return cls(mode=parts[0])
+            return cls.model_validate({"mode": "retry", "max_retries": k, "after_retries": after})
+        return cls.model_validate({"mode": parts[0]})
 
 
 RAISE = IllegalActionPolicy()

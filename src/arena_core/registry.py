@@ -211,12 +211,12 @@ def game_class(game_id: str):
     return load("games", game_id)
 
 
-def make_game(game_id: str, params: dict | None = None, *, num_players: int | None = None):
+def make_game(game_id: str, params: dict[str, Any] | None = None, *, num_players: int | None = None):
     """Instantiate a registered game by id."""
     return game_class(game_id)(params, num_players=num_players)
 
 
-def _check_options(name: str, factory: Any, seed: int, options: dict) -> None:
+def _check_options(name: str, factory: Any, seed: int, options: dict[str, Any]) -> None:
     """Options the factory's signature cannot take are the user's error, said in one line."""
     import inspect
 

@@ -16,7 +16,7 @@ _POLICY_FIELDS = ("ply", "player", "verdict", "illegal")
 _END_FIELDS = ("reason", "returns", "ply", "offender", "terminated", "truncated")
 
 
-def replay(record: EpisodeRecord, game: Game | None = None) -> EpisodeRecord:
+def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> EpisodeRecord:
     """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first
     line that differs. Returns the re-run record."""
     from .testing.checks import sampled_ply, state_key  # catches a game that changes the state it is given
@@ -108,7 +108,11 @@ def _compare(where: Any, recorded, rerun, fields=None) -> None:
 
 
 def replay_file(
-    path: str | os.PathLike, game: Game | None = None, *, allow_incomplete: bool = False, game_key: str | None = None
+    path: str | os.PathLike[str],
+    game: Game[Any, Any] | None = None,
+    *,
+    allow_incomplete: bool = False,
+    game_key: str | None = None,
 ) -> list[EpisodeRecord]:
     """Replay every episode in a JSON-lines file. An episode without its end line (what a run
     killed mid-game leaves) is refused with :class:`EpisodeError` unless ``allow_incomplete``:

@@ -16,7 +16,7 @@ from .text import ParseResult
 
 
 def play_episode(
-    game: Game,
+    game: Game[Any, Any],
     players: Sequence[Player],
     seed: int,
     *,
@@ -59,6 +59,7 @@ def play_match(match: Match, players: Sequence[Player]) -> EpisodeRecord:
     begin_episodes(players, match.game, match.seed)
     while not match.done:
         seat = match.to_act()
+        assert seat is not None  # a running match has a player to act
         step_player(match, seat, players[seat])
     return match.record
 

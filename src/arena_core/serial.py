@@ -111,7 +111,7 @@ def from_jsonable(tp: Any, data: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=1)
-def collections_abc_mapping():
+def collections_abc_mapping() -> type:
     import collections.abc
 
     return collections.abc.Mapping

@@ -26,7 +26,7 @@ class ArenaAECEnv(AECEnv):
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any, Any],
         *,
         policy: IllegalActionPolicy = RAISE,
         turn_cap: int | None = None,
@@ -56,7 +56,7 @@ class ArenaAECEnv(AECEnv):
         return self._act_spaces[agent]
 
     # ------------------------------------------------------------ protocol
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is None:  # continue the stream of the last seeded reset
             seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
         self.episode_seed = int(seed)
@@ -133,11 +133,11 @@ class ArenaAECEnv(AECEnv):
         """Nothing to release: the env holds no external resources."""
 
     # ------------------------------------------------------------ arena extras
-    def legal_actions(self, agent: str) -> tuple:
+    def legal_actions(self, agent: str) -> tuple[Any, ...]:
         """The typed legal actions of ``agent`` (empty if it is not to act)."""
         return self.match.legal_actions(self._index[agent])
 
-    def structured_observation(self, agent: str) -> dict:
+    def structured_observation(self, agent: str) -> dict[str, Any]:
         return self.match.observation(self._index[agent])
 
     def prompt(self, agent: str):
@@ -149,7 +149,7 @@ class ArenaAECEnv(AECEnv):
         return self.match.record
 
 
-def aec_env(game: Game, **kwargs: Any) -> ArenaAECEnv:
+def aec_env(game: Game[Any, Any], **kwargs: Any) -> ArenaAECEnv:
     """The AEC env of ``game`` wrapped in PettingZoo's order-enforcing wrapper."""
     from pettingzoo.utils import wrappers
 

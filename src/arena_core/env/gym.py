@@ -52,7 +52,7 @@ class ArenaGymEnv(gym.Env):
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any, Any],
         opponents: Sequence[Player] | None = None,
         *,
         seat: int = 0,
@@ -77,7 +77,7 @@ class ArenaGymEnv(gym.Env):
         self._last_seed: int | None = None
         self.match: Match | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if seed is None:  # continue the stream of the last seeded reset
             seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
@@ -119,7 +119,7 @@ class ArenaGymEnv(gym.Env):
     def _obs(self):
         return sp.observe(self.game, self.match.position, self.seat, live=not self.match.done)
 
-    def _info(self) -> dict:
+    def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {
             "legal_actions": self.match.legal_actions(self.seat),
             "action_mask": self.action_masks().astype(np.int8),

@@ -21,7 +21,7 @@ class ArenaParallelEnv(ParallelEnv):
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any, Any],
         *,
         policy: IllegalActionPolicy = RAISE,
         turn_cap: int | None = None,
@@ -52,7 +52,7 @@ class ArenaParallelEnv(ParallelEnv):
     def action_space(self, agent: str):
         return self._act_spaces[agent]
 
-    def reset(self, seed: int | None = None, options: dict | None = None):
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is None:  # continue the stream of the last seeded reset
             seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
         self._last_seed = int(seed)
@@ -73,7 +73,7 @@ class ArenaParallelEnv(ParallelEnv):
         missing = [a for a in acting if a not in actions]
         if missing:
             raise ValueError(f"step() needs an action for every live agent; missing {missing}")
-        infos: dict[str, dict] = {a: {} for a in self.agents}
+        infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         for agent in acting:
             if self.match.done:
                 break
@@ -100,5 +100,5 @@ class ArenaParallelEnv(ParallelEnv):
         """Nothing to release."""
 
 
-def parallel_env(game: Game, **kwargs: Any) -> ArenaParallelEnv:
+def parallel_env(game: Game[Any, Any], **kwargs: Any) -> ArenaParallelEnv:
     return ArenaParallelEnv(game, **kwargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 
@@ -12,7 +14,7 @@ def agent_name(player: int) -> str:
     return f"player_{player}"
 
 
-def agent_spaces(game: Game):
+def agent_spaces(game: Game[Any, Any]):
     """Agent names, name -> seat, and one space object per agent (the same object every call,
     as PettingZoo's tests require)."""
     agents = [agent_name(p) for p in range(game.num_players)]
@@ -20,7 +22,7 @@ def agent_spaces(game: Game):
     return agents, {a: p for p, a in enumerate(agents)}, {a: obs_space for a in agents}, {a: act_space for a in agents}
 
 
-def observation_space(game: Game) -> spaces.Dict:
+def observation_space(game: Game[Any, Any]) -> spaces.Dict:
     low, high = getattr(game, "observation_bounds", (-np.inf, np.inf))
     return spaces.Dict(
         {
@@ -30,11 +32,11 @@ def observation_space(game: Game) -> spaces.Dict:
     )
 
 
-def action_space(game: Game) -> spaces.Discrete:
+def action_space(game: Game[Any, Any]) -> spaces.Discrete:
     return spaces.Discrete(game.num_actions)
 
 
-def observe(game: Game, pos: Position, player: int, *, live: bool = True) -> dict[str, np.ndarray]:
+def observe(game: Game[Any, Any], pos: Position[Any], player: int, *, live: bool = True) -> dict[str, np.ndarray]:
     """The numeric observation with the legality mask (all zeros for a player not to act)."""
     obs = np.asarray(game.encode_observation(pos.state, player), dtype=np.float32)
     mask = game.mask(pos, player) if live else np.zeros(game.num_actions, dtype=np.int8)

@@ -24,7 +24,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ..game import Game
 from ..seeding import make_rng
@@ -63,7 +63,7 @@ class CheckResult:
 class ConformanceError(AssertionError):
     """The game fails one or more conformance checks."""
 
-    def __init__(self, game: Game, results: list[CheckResult]):
+    def __init__(self, game: Game[Any, Any], results: list[CheckResult]):
         self.results = results
         failed = [r for r in results if r.status == "failed"]
         lines = "\n".join(
@@ -73,7 +73,7 @@ class ConformanceError(AssertionError):
 
 
 def run_conformance(
-    game: Game,
+    game: Game[Any, Any],
     *,
     max_examples: int = 20,
     checks: Iterable[str] | None = None,
@@ -178,7 +178,7 @@ def run_conformance(
     return results
 
 
-def _global_rng_hint(game: Game) -> str:
+def _global_rng_hint(game: Game[Any, Any]) -> str:
     """Why a check that does not replay by itself saw two different games, if the global RNG is why."""
     try:
         return global_rng_hint(game, play_random(game, 0, lambda n: 0))
@@ -186,7 +186,7 @@ def _global_rng_hint(game: Game) -> str:
         return ""
 
 
-def _check_pettingzoo_api(game: Game) -> None:
+def _check_pettingzoo_api(game: Game[Any, Any]) -> None:
     from pettingzoo.test import api_test, seed_test
 
     from ..env import aec_env
@@ -198,7 +198,7 @@ def _check_pettingzoo_api(game: Game) -> None:
         seed_test(lambda: aec_env(fresh(game.params, num_players=game.num_players)), num_cycles=20)
 
 
-def assert_conformance(game: Game, **kwargs) -> list[CheckResult]:
+def assert_conformance(game: Game[Any, Any], **kwargs) -> list[CheckResult]:
     """Run the kit and raise :class:`ConformanceError` listing every failed check."""
     results = run_conformance(game, **kwargs)
     if any(r.status == "failed" for r in results):

@@ -40,23 +40,23 @@ class Playthrough:
     """A random-legal game: the positions, the (player, action) moves, and per-ply digests."""
 
     seed: int
-    positions: list[Position] = field(default_factory=list)
+    positions: list[Position[Any]] = field(default_factory=list)
     moves: list[tuple[int, Any]] = field(default_factory=list)
     obs_digests: list[str] = field(default_factory=list)
     returns: tuple[float, ...] | None = None
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
-    def final(self) -> Position:
+    def final(self) -> Position[Any]:
         return self.positions[-1]
 
-    def views(self, game: Game) -> list[View]:
+    def views(self, game: Game[Any, Any]) -> list[View]:
         """Every player's view at every position (computed once)."""
         if "views" not in self._cache:
             self._cache["views"] = [view_of(game, pos) for pos in self.positions]
         return self._cache["views"]
 
-    def twins(self, game: Game) -> list[Twin]:
+    def twins(self, game: Game[Any, Any]) -> list[Twin]:
         """The same moves replayed from other seeds (:func:`twin_seeds`), as far as they stay legal (computed once)."""
         if "twins" not in self._cache:
             self._cache["twins"] = [replay_twin(game, s, self.moves) for s in twin_seeds(self.seed)]
@@ -83,7 +83,7 @@ class Twin:
     returns: tuple[float, ...] | None
 
 
-def view_of(game: Game, pos: Position) -> View:
+def view_of(game: Game[Any, Any], pos: Position[Any]) -> View:
     n = range(game.num_players)
     return View(
         tuple(digest(game.observe(pos, p)) for p in n),
@@ -98,7 +98,7 @@ def twin_seeds(seed: int) -> tuple[int, ...]:
     return (derive_seed(seed, "kit-twin") % 2**31,)
 
 
-def replay_twin(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Twin:
+def replay_twin(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> Twin:
     pos = game.start(seed)
     views = [view_of(game, pos)]
     for player, action in moves:
@@ -110,7 +110,7 @@ def replay_twin(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Twin:
     return Twin(seed, views, over, game.final_returns(pos) if over else None)
 
 
-def state_key(game: Game, state: Any) -> str:
+def state_key(game: Game[Any, Any], state: Any) -> str:
     """A digest of a state's content (its pickle, else its JSON form, else its repr), to see
     whether a hook changed a state it was given."""
     try:
@@ -122,11 +122,19 @@ def state_key(game: Game, state: Any) -> str:
             return "repr:" + repr(state)
 
 
-def observation_digest(game: Game, pos: Position) -> str:
+def observation_digest(game: Game[Any, Any], pos: Position[Any]) -> str:
     return digest([game.observe(pos, p) for p in range(game.num_players)])
 
 
-def play_random(game: Game, seed: int, choose: Callable[[int], int], *, max_steps: int | None = None) -> Playthrough:
+def _kit_chooser(seed: int) -> Callable[[int], int]:
+    """The kit's random choices for the episode of ``seed``: ``choose(n)`` is an index in range(n)."""
+    rng = make_rng(seed, "kit-choices")
+    return lambda n: int(rng.integers(n))
+
+
+def play_random(
+    game: Game[Any, Any], seed: int, choose: Callable[[int], int], *, max_steps: int | None = None
+) -> Playthrough:
     """Play from ``seed``; ``choose(n)`` picks an index in range(n) for each decision."""
     limit = max_steps if max_steps is not None else game.spec.max_length
     pt = Playthrough(seed)
@@ -158,7 +166,7 @@ def play_random(game: Game, seed: int, choose: Callable[[int], int], *, max_step
     return pt
 
 
-def _copied_positions(game: Game, seed: int, moves: list[tuple[int, Any]]) -> list[Position]:
+def _copied_positions(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> list[Position[Any]]:
     pos = game.start(seed)
     out = []
     for player, action in moves:
@@ -168,7 +176,7 @@ def _copied_positions(game: Game, seed: int, moves: list[tuple[int, Any]]) -> li
     return out
 
 
-def replay_moves(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Playthrough:
+def replay_moves(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> Playthrough:
     pt = Playthrough(seed)
     pos = game.start(seed)
     pt.positions.append(pos)
@@ -183,7 +191,7 @@ def replay_moves(game: Game, seed: int, moves: list[tuple[int, Any]]) -> Playthr
 
 
 # ---------------------------------------------------------------------- per-playthrough checks
-def check_determinism(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_determinism(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     try:
         again = replay_moves(game, pt.seed, pt.moves)
     except Exception as exc:
@@ -204,7 +212,7 @@ def check_determinism(game: Game, pt: Playthrough, rng: np.random.Generator) -> 
         )
 
 
-def check_mask_matches_legal(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_mask_matches_legal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     for pos in pt.positions:
         for p in range(game.num_players):
             legal = game.legal(pos, p)
@@ -239,7 +247,7 @@ def check_mask_matches_legal(game: Game, pt: Playthrough, rng: np.random.Generat
                         )
 
 
-def check_illegal_rejected(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_illegal_rejected(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     for pos in pt.positions:
         if game.is_over(pos):
             continue
@@ -265,7 +273,7 @@ def check_illegal_rejected(game: Game, pt: Playthrough, rng: np.random.Generator
                 raise CheckFailure(f"illegal_rejected: ply {pos.ply}: player {others[0]} acted out of turn")
 
 
-def check_no_step_after_end(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_no_step_after_end(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     end = pt.final
     for p in range(game.num_players):
         if game.legal(end, p):
@@ -282,7 +290,7 @@ def check_no_step_after_end(game: Game, pt: Playthrough, rng: np.random.Generato
             raise CheckFailure(f"no_step_after_end: player {p}'s action index {i} was accepted after the end")
 
 
-def check_returns_bounds(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_returns_bounds(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     lo, hi = game.spec.reward_bounds
     if len(pt.returns) != game.num_players:
         raise CheckFailure(f"returns_bounds: {len(pt.returns)} returns for {game.num_players} players")
@@ -293,7 +301,7 @@ def check_returns_bounds(game: Game, pt: Playthrough, rng: np.random.Generator) 
             )
 
 
-def check_returns_sum(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_returns_sum(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     total = game.spec.declared_sum
     if total is not None and abs(sum(pt.returns) - total) > 1e-6:
         raise CheckFailure(
@@ -301,14 +309,14 @@ def check_returns_sum(game: Game, pt: Playthrough, rng: np.random.Generator) -> 
         )
 
 
-def check_length_bound(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_length_bound(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     if len(pt.moves) > game.spec.max_length:
         raise CheckFailure(
             f"length_bound: seed {pt.seed}: {len(pt.moves)} decisions > declared max_length {game.spec.max_length}"
         )
 
 
-def check_serialization(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_serialization(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     k = int(rng.integers(len(pt.positions)))
     pos = pt.positions[k]
     text = json.dumps(game.position_to_json(pos))
@@ -328,7 +336,7 @@ def check_serialization(game: Game, pt: Playthrough, rng: np.random.Generator) -
         )
 
 
-def check_replay(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_replay(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     from ..replay import replay
 
     try:
@@ -345,7 +353,7 @@ def check_replay(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
         ) from None
 
 
-def check_no_private_leak(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_no_private_leak(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """Resample everything hidden from a player; that player's view must not change."""
     if not game.has_hidden_state_sampler:
         raise CheckFailure(
@@ -377,7 +385,7 @@ def check_no_private_leak(game: Game, pt: Playthrough, rng: np.random.Generator)
                 )
 
 
-def check_hidden_state_sampling(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """The sampler must keep every earlier observation of the player (its observation history)."""
     if game.spec.information is Information.PERFECT or not game.has_hidden_state_sampler:
         return
@@ -391,7 +399,7 @@ def check_hidden_state_sampling(game: Game, pt: Playthrough, rng: np.random.Gene
                 raise CheckFailure(f"hidden_state_sampling: ply {k}: a sampled state changes player {p}'s observation")
 
 
-def check_commit_reveal(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_commit_reveal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     for before, after in zip(pt.positions, pt.positions[1:]):
         if not after.pending:
             continue
@@ -402,11 +410,11 @@ def check_commit_reveal(game: Game, pt: Playthrough, rng: np.random.Generator) -
                 )
 
 
-def _encode(game: Game, state: Any, player: int) -> bytes:
+def _encode(game: Game[Any, Any], state: Any, player: int) -> bytes:
     return np.asarray(game.encode_observation(state, player), dtype=np.float32).tobytes()
 
 
-def _played_under(game: Game, pt: Playthrough, py_seed: int, np_seed: int) -> tuple[list[str] | str, bool]:
+def _played_under(game: Game[Any, Any], pt: Playthrough, py_seed: int, np_seed: int) -> tuple[list[str] | str, bool]:
     """``pt``'s moves replayed with the global generators reseeded first: the observation
     digests and returns (or the exception), and whether the game moved either generator."""
     random.seed(py_seed)
@@ -425,7 +433,7 @@ def _played_under(game: Game, pt: Playthrough, py_seed: int, np_seed: int) -> tu
 
 
 def global_rng_reader(
-    game: Game, pt: Playthrough, *, salts: tuple[int, ...] = (987654321, 2**31 - 1, 20261201)
+    game: Game[Any, Any], pt: Playthrough, *, salts: tuple[int, ...] = (987654321, 2**31 - 1, 20261201)
 ) -> str | None:
     """``"Python's global `random`"`` or ``"numpy's global random state"`` if reseeding it
     changes the playthrough from ``pt.seed``; None if no salt does. The global states are restored."""
@@ -447,12 +455,12 @@ def global_rng_reader(
         np.random.set_state(np_state)
 
 
-def global_rng_hint(game: Game, pt: Playthrough) -> str:
+def global_rng_hint(game: Game[Any, Any], pt: Playthrough) -> str:
     who = global_rng_reader(game, pt)
     return "" if who is None else f" (the game reads {who}, the global RNG: see no_global_rng)"
 
 
-def check_no_global_rng(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_no_global_rng(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """The same seed plays the same game whatever the global generators hold (one replay with
     them reseeded by a salt of this example, compared with the playthrough), and the game
     leaves their states as it found them."""
@@ -502,7 +510,7 @@ def sampled_ply(ply: int) -> bool:
     return ply < 4 or ply % 16 == 0
 
 
-def check_no_state_mutation(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_no_state_mutation(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """Replays the moves; every transition must leave the state it was given unchanged: what
     the acting player observes of it (every ply) and its content (:func:`state_key`, sampled plies)."""
     pos = game.start(pt.seed)
@@ -519,7 +527,7 @@ def check_no_state_mutation(game: Game, pt: Playthrough, rng: np.random.Generato
         pos = new
 
 
-def check_chance(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_chance(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """``chance=False``: another seed must give the same game for the same moves (the
     ``chance=True`` half needs several playthroughs: :func:`check_chance_observed`)."""
     if game.spec.chance:
@@ -534,13 +542,13 @@ def check_chance(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
             )
 
 
-def seed_matters(game: Game, pt: Playthrough) -> bool:
+def seed_matters(game: Game[Any, Any], pt: Playthrough) -> bool:
     """Whether replaying ``pt``'s moves from another seed changes any view or the returns."""
     mine = pt.views(game)
     return any(_first_difference(game, mine, pt.returns, twin) is not None for twin in pt.twins(game))
 
 
-def check_chance_observed(game: Game, pairs: int, seen: bool) -> None:
+def check_chance_observed(game: Game[Any, Any], pairs: int, seen: bool) -> None:
     """``chance=True``: over ``pairs`` seed pairs, some seed must change something."""
     if game.spec.chance and pairs and not seen:
         raise CheckFailure(
@@ -549,7 +557,7 @@ def check_chance_observed(game: Game, pairs: int, seen: bool) -> None:
         )
 
 
-def _first_difference(game: Game, mine: list[View], returns, twin: Twin) -> str | None:
+def _first_difference(game: Game[Any, Any], mine: list[View], returns, twin: Twin) -> str | None:
     for ply, (a, b) in enumerate(zip(mine, twin.views)):
         for p in range(game.num_players):
             if a.obs[p] != b.obs[p]:
@@ -563,7 +571,7 @@ def _first_difference(game: Game, mine: list[View], returns, twin: Twin) -> str 
     return None
 
 
-def check_turn_structure(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_turn_structure(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """Sequential: one player at every decision; simultaneous: several at every decision."""
     declared = game.spec.turn_structure
     if game.num_players < 2 or declared is TurnStructure.MIXED:
@@ -584,7 +592,7 @@ def check_turn_structure(game: Game, pt: Playthrough, rng: np.random.Generator) 
             )
 
 
-def turn_shapes(game: Game, pt: Playthrough) -> set[str]:
+def turn_shapes(game: Game[Any, Any], pt: Playthrough) -> set[str]:
     """``"single"`` and/or ``"several"``: the kinds of decision points seen in ``pt``."""
     return {
         "several" if len(game.to_move(pos.state)) > 1 else "single"
@@ -593,7 +601,7 @@ def turn_shapes(game: Game, pt: Playthrough) -> set[str]:
     }
 
 
-def check_turn_structure_observed(game: Game, shapes: set[str]) -> None:
+def check_turn_structure_observed(game: Game[Any, Any], shapes: set[str]) -> None:
     """``mixed``: over all playthroughs, both kinds of decision point must occur."""
     if game.spec.turn_structure is not TurnStructure.MIXED or game.num_players < 2 or not shapes:
         return
@@ -607,7 +615,7 @@ def check_turn_structure_observed(game: Game, shapes: set[str]) -> None:
         )
 
 
-def check_information(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_information(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """Perfect information: no player may see something another does not."""
     if game.spec.information is not Information.PERFECT:
         return
@@ -629,7 +637,7 @@ def check_information(game: Game, pt: Playthrough, rng: np.random.Generator) -> 
                 )
 
 
-def check_encoding(game: Game, pt: Playthrough, rng: np.random.Generator) -> None:
+def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """The numeric observation is a function of ``observe`` (nothing hidden leaks into it), of
     the declared size and bounds; with ``spec.observation_is_state`` it also tells apart every
     two different observations."""
@@ -674,7 +682,7 @@ def check_encoding(game: Game, pt: Playthrough, rng: np.random.Generator) -> Non
                     )
 
 
-PLAYTHROUGH_CHECKS: dict[str, Callable[[Game, Playthrough, np.random.Generator], None]] = {
+PLAYTHROUGH_CHECKS: dict[str, Callable[[Game[Any, Any], Playthrough, np.random.Generator], None]] = {
     "determinism": check_determinism,
     "mask_matches_legal": check_mask_matches_legal,
     "illegal_rejected": check_illegal_rejected,
@@ -705,7 +713,7 @@ class CannotRebuild(Exception):
     """The game's class cannot be imported by another process (the reason is the message)."""
 
 
-def game_reference(game: Game) -> dict[str, Any]:
+def game_reference(game: Game[Any, Any]) -> dict[str, Any]:
     """How another process finds ``type(game)``: its module, or for a class defined in the
     script being run (``__main__``), that script's file."""
     cls = type(game)
@@ -732,12 +740,11 @@ def game_reference(game: Game) -> dict[str, Any]:
     return ref
 
 
-def fingerprint(game: Game, seeds: list[int]) -> str:
+def fingerprint(game: Game[Any, Any], seeds: list[int]) -> str:
     """Digest of seeded random-legal playthroughs (choices from a seeded generator)."""
     parts = []
     for seed in seeds:
-        choice_rng = make_rng(seed, "kit-choices")
-        pt = play_random(game, seed, lambda n: int(choice_rng.integers(n)))
+        pt = play_random(game, seed, _kit_chooser(seed))
         parts.append([pt.obs_digests, list(pt.returns), [[p, game.action_to_str(a)] for p, a in pt.moves]])
     return digest(parts)
 
@@ -780,7 +787,7 @@ def _subprocess_fingerprint(ref: dict[str, Any], seeds: list[int], hashseed: str
     return marked[-1].split(" ", 1)[1]
 
 
-def check_cross_process_determinism(game: Game, seeds: list[int]) -> None:
+def check_cross_process_determinism(game: Game[Any, Any], seeds: list[int]) -> None:
     """The same seeds give the same games in fresh processes (other string-hash seeds).
     Raises :class:`CannotRebuild` when no other process can import the game's class."""
     here = fingerprint(game, seeds)
@@ -788,8 +795,7 @@ def check_cross_process_determinism(game: Game, seeds: list[int]) -> None:
     for hashseed in ("1", "4242"):
         there = _subprocess_fingerprint(ref, seeds, hashseed)
         if there != here:
-            choice_rng = make_rng(seeds[0], "kit-choices")
-            hint = global_rng_hint(game, play_random(game, seeds[0], lambda n: int(choice_rng.integers(n))))
+            hint = global_rng_hint(game, play_random(game, seeds[0], _kit_chooser(seeds[0])))
             if hint:
                 raise CheckFailure(
                     f"cross_process_determinism: seeds {seeds} give different games in another process{hint}"

@@ -43,7 +43,7 @@ from .strategies import Playthrough, _report, illegal_actions, legal_actions, se
 __all__ = ["GameStateMachine"]
 
 
-def _view(game: Game, pos: Position) -> str:
+def _view(game: Game[Any, Any], pos: Position[Any]) -> str:
     """Everything every player can see and do at ``pos``, as one digest."""
     return digest(
         [[game.observe(pos, p), [game.action_to_str(a) for a in game.legal(pos, p)]] for p in range(game.num_players)]
@@ -59,18 +59,18 @@ class GameStateMachine(RuleBasedStateMachine):
     :class:`~arena_core.testing.strategies.Playthrough`).
     """
 
-    game: ClassVar[Game]
+    game: ClassVar[Game[Any, Any]]
     #: where a failing run's episode is written (default: ``$ARENA_FAILING_EPISODES``)
-    save_failing_to: ClassVar[str | os.PathLike | None] = None
+    save_failing_to: ClassVar[str | os.PathLike[str] | None] = None
 
     def __init__(self) -> None:
         super().__init__()
         if not isinstance(getattr(type(self), "game", None), Game):
             raise TypeError(f"{type(self).__name__} must set the class attribute `game` to a Game instance")
         self.seed = 0
-        self.position: Position | None = None
+        self.position: Position[Any] | None = None
         self.moves: list[tuple[int, Any]] = []
-        self._positions: list[Position] = []
+        self._positions: list[Position[Any]] = []
 
     @property
     def playthrough(self) -> Playthrough:

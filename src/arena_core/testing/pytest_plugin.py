@@ -154,7 +154,7 @@ class _KitCollector(pytest.Collector):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
     if not config.getoption("--arena-conformance"):
         return
     root = _KitCollector.from_parent(session, name=_ROOT)
@@ -168,7 +168,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def arena_game():
     """``arena_game(game_id, params=None, num_players=None)``: a registered game."""
 
-    def make(game_id: str, params: dict | None = None, num_players: int | None = None):
+    def make(game_id: str, params: dict[str, Any] | None = None, num_players: int | None = None):
         from ..registry import make_game
 
         return make_game(game_id, params, num_players=num_players)

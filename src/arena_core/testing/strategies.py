@@ -75,13 +75,13 @@ class Playthrough:
     (shrinking stops it right after the decision that matters).
     """
 
-    game: Game
+    game: Game[Any, Any]
     seed: int
     moves: tuple[tuple[int, Any], ...]
-    positions: tuple[Position, ...]
+    positions: tuple[Position[Any], ...]
 
     @property
-    def final(self) -> Position:
+    def final(self) -> Position[Any]:
         return self.positions[-1]
 
     @property
@@ -97,7 +97,7 @@ class Playthrough:
         """The final returns, or None for a playthrough that stopped before the end."""
         return self.game.final_returns(self.final) if self.complete else None
 
-    def transitions(self) -> Iterator[tuple[Position, int, Any, Position]]:
+    def transitions(self) -> Iterator[tuple[Position[Any], int, Any, Position]]:
         """``(before, seat, action, after)`` for every decision."""
         for k, (seat, action) in enumerate(self.moves):
             yield self.positions[k], seat, action, self.positions[k + 1]
@@ -137,7 +137,7 @@ class Playthrough:
             match.submit(seat, action)
         return match.record
 
-    def write(self, path: str | os.PathLike) -> Path:
+    def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the episode file; ``arena replay PATH`` re-runs it and checks every step."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,7 +157,7 @@ def seeds(max_value: int = 2**31 - 1) -> st.SearchStrategy[int]:
 _seeds = seeds
 
 
-def _policy_action(policy: Any, game: Game, pos: Position, seat: int, seed: int) -> Any:
+def _policy_action(policy: Any, game: Game[Any, Any], pos: Position[Any], seat: int, seed: int) -> Any:
     from ..players import Decision, Move
 
     decision = Decision.at(game, pos, seat, seed)
@@ -173,7 +173,7 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def _report(pt: Playthrough, save_failing_to: str | os.PathLike | None) -> None:
+def _report(pt: Playthrough, save_failing_to: str | os.PathLike[str] | None) -> None:
     """On the run hypothesis reports (the shrunk failing example), note the episode and write
     it where asked."""
     if not currently_in_test_context() or not getattr(current_build_context(), "is_final", False):
@@ -202,7 +202,7 @@ def _playthroughs(
     limit = game.spec.max_length if max_decisions is None else max_decisions
     pos = game.start(seed)
 
-    def seat_has_policy(at: Position) -> bool:
+    def seat_has_policy(at: Position[Any]) -> bool:
         return game.current_player(at) in policies
 
     moves: list[tuple[int, Any]] = []
@@ -258,13 +258,13 @@ def _playthroughs(
 
 
 def playthroughs(
-    game: Game,
+    game: Game[Any, Any],
     *,
     seeds: st.SearchStrategy[int] | None = None,
     policies: Mapping[int, Any] | None = None,
     max_decisions: int | None = None,
     complete: bool = False,
-    save_failing_to: str | os.PathLike | None = None,
+    save_failing_to: str | os.PathLike[str] | None = None,
 ) -> st.SearchStrategy[Playthrough]:
     """Random legal play of ``game`` from a drawn seed.
 
@@ -292,7 +292,7 @@ def _build(game, seeds, policies, max_decisions, complete, save_failing_to, *, r
 
 
 @st.composite
-def _positions(draw, game, where, seeds, policies, max_decisions, save_failing_to) -> Position:
+def _positions(draw, game, where, seeds, policies, max_decisions, save_failing_to) -> Position[Any]:
     pt = draw(_build(game, seeds, policies, max_decisions, False, save_failing_to, report=False))
     candidates = [k for k, pos in enumerate(pt.positions) if where is None or where(game, pos)]
     if not candidates:
@@ -305,14 +305,14 @@ def _positions(draw, game, where, seeds, policies, max_decisions, save_failing_t
 
 
 def positions(
-    game: Game,
+    game: Game[Any, Any],
     *,
-    where: Callable[[Game, Position], bool] | None = None,
+    where: Callable[[Game[Any, Any], Position[Any]], bool] | None = None,
     seeds: st.SearchStrategy[int] | None = None,
     policies: Mapping[int, Any] | None = None,
     max_decisions: int | None = None,
-    save_failing_to: str | os.PathLike | None = None,
-) -> st.SearchStrategy[Position]:
+    save_failing_to: str | os.PathLike[str] | None = None,
+) -> st.SearchStrategy[Position[Any]]:
     """Positions reachable by legal play (the end of a playthrough, so terminal ones too).
 
     ``where(game, position)`` keeps only the positions it accepts (the earliest of a
@@ -322,11 +322,11 @@ def positions(
     return _positions(game, where, seeds, policies, max_decisions, save_failing_to)
 
 
-def _seat(game: Game, position: Position, player: int | None) -> int | None:
+def _seat(game: Game[Any, Any], position: Position[Any], player: int | None) -> int | None:
     return game.current_player(position) if player is None else player
 
 
-def legal_actions(game: Game, position: Position, player: int | None = None) -> st.SearchStrategy[Any]:
+def legal_actions(game: Game[Any, Any], position: Position[Any], player: int | None = None) -> st.SearchStrategy[Any]:
     """The legal actions of ``player`` (default: the one to act) at ``position``; shrinks toward
     the first. Nothing to draw (an unsatisfiable strategy) when the player has none."""
     seat = _seat(game, position, player)
@@ -334,7 +334,7 @@ def legal_actions(game: Game, position: Position, player: int | None = None) -> 
     return st.sampled_from(legal) if legal else st.nothing()
 
 
-def illegal_actions(game: Game, position: Position, player: int | None = None) -> st.SearchStrategy[Any]:
+def illegal_actions(game: Game[Any, Any], position: Position[Any], player: int | None = None) -> st.SearchStrategy[Any]:
     """Actions of the game's index space that ``player`` (default: the one to act, or seat 0
     at the end) may not play at ``position``: every action when it is not that player's turn."""
     seat = _seat(game, position, player)
@@ -351,7 +351,7 @@ def illegal_actions(game: Game, position: Position, player: int | None = None) -
     return st.sampled_from(out) if out else st.nothing()
 
 
-def joint_actions(game: Game, position: Position) -> st.SearchStrategy[dict[int, Any]]:
+def joint_actions(game: Game[Any, Any], position: Position[Any]) -> st.SearchStrategy[dict[int, Any]]:
     """At a decision point, one legal action for each player still to act: ``{seat: action}``
     (several seats at a simultaneous move). Apply it with :func:`apply_joint`."""
     seats = game.players_to_act(position)
@@ -360,7 +360,7 @@ def joint_actions(game: Game, position: Position) -> st.SearchStrategy[dict[int,
     return st.fixed_dictionaries({p: st.sampled_from(game.legal(position, p)) for p in seats})
 
 
-def apply_joint(game: Game, position: Position, joint: Mapping[int, Any]) -> Position:
+def apply_joint(game: Game[Any, Any], position: Position[Any], joint: Mapping[int, Any]) -> Position:
     """Commit every action of ``joint`` in the order the game asks for them."""
     for seat in game.players_to_act(position):
         if seat in joint:

@@ -114,7 +114,9 @@ def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | N
     }
 
 
-def attach_faults(summary: dict, header, games: Iterable[GameResult], max_fault_rate: float | None = None) -> dict:
+def attach_faults(
+    summary: dict[str, Any], header, games: Iterable[GameResult], max_fault_rate: float | None = None
+) -> dict:
     """Add :func:`fault_summary` to a ratings summary: ``summary["faults"]``, and on each
     leaderboard row ``mode``, ``fault_rate``, ``fault_rates`` and ``flagged``. Returns it."""
     faults = fault_summary(header, games, max_fault_rate)
@@ -128,7 +130,7 @@ def attach_faults(summary: dict, header, games: Iterable[GameResult], max_fault_
     return summary
 
 
-def fault_lines(summary: dict) -> list[str]:
+def fault_lines(summary: dict[str, Any]) -> list[str]:
     """The fault table as text lines (entrants with any fault, a mode note, unplayed games)."""
     faults = summary.get("faults")
     if not faults:
@@ -157,12 +159,12 @@ def fault_lines(summary: dict) -> list[str]:
     return lines
 
 
-def print_faults(summary: dict, *, file=None) -> None:
+def print_faults(summary: dict[str, Any], *, file=None) -> None:
     for line in fault_lines(summary):
         print(line, file=file or sys.stdout)
 
 
-def flagged_line(summary: dict) -> str | None:
+def flagged_line(summary: dict[str, Any]) -> str | None:
     """One summary line naming the flagged entrants, or None."""
     faults = summary.get("faults") or {}
     flagged = faults.get("flagged") or []
@@ -176,7 +178,7 @@ def flagged_line(summary: dict) -> str | None:
 EXIT_FLAGGED = 3
 
 
-def finish_status(summary: dict, *, quiet: bool = False, file=None) -> int:
+def finish_status(summary: dict[str, Any], *, quiet: bool = False, file=None) -> int:
     """0, or :data:`EXIT_FLAGGED` after printing one line naming the flagged entrants."""
     line = flagged_line(summary)
     if line is None:

@@ -268,7 +268,9 @@ def _marker_file(marker_dir: str, key: str) -> str:
     return os.path.join(marker_dir, hashlib.sha1(key.encode()).hexdigest())
 
 
-def _play_with_context(ctx: GameContext, sg: ScheduledGame, marker_dir: str | None = None) -> tuple[dict, str | None]:
+def _play_with_context(
+    ctx: GameContext, sg: ScheduledGame, marker_dir: str | None = None
+) -> tuple[dict[str, Any], str | None]:
     """A Ray task. With ``marker_dir`` (a directory of this machine), the seat whose code runs
     is kept in a small file there, for the driver to read if the worker dies."""
     if marker_dir is None:

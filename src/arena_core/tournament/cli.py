@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
@@ -30,7 +31,7 @@ def _rating_args(p: OneLineArgumentParser) -> None:
     )
 
 
-def _summary(results: str, args, defaults=None) -> dict:
+def _summary(results: str, args, defaults=None) -> dict[str, Any]:
     from .config import RatingOptions
     from .ratings import summarize
     from .runner import load_results

@@ -25,6 +25,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def compare_schedule(
     *,
     reference: str | None = None,
     num_players: int,
-    params: dict | None = None,
+    params: dict[str, Any] | None = None,
     rotations: str = "cyclic",
     seed: int = 0,
 ) -> Schedule:
@@ -86,7 +87,7 @@ def compare_schedule(
     )
 
 
-def play(schedule: Schedule, settings, *, quiet: bool = False, out: Path | None = None) -> list:
+def play(schedule: Schedule, settings, *, quiet: bool = False, out: Path | None = None) -> list[Any]:
     """Play every game of ``schedule`` in this process; writes ``out/results.jsonl`` when given."""
     from .play import GameContext, play_game
     from .results import ScheduleLine
@@ -163,7 +164,7 @@ def analyse(
     power: float = 0.8,
     seed: int = 0,
     resamples: int = 2000,
-) -> dict:
+) -> dict[str, Any]:
     """The comparison of ``a`` and ``b`` (entrant names) over the deals both played."""
     ma, mb = per_deal_margins(games, a), per_deal_margins(games, b)
     deals = sorted(set(ma) & set(mb))
@@ -174,7 +175,7 @@ def analyse(
     xa, xb = np.array([ma[d] for d in deals]), np.array([mb[d] for d in deals])
     d = xa - xb
     battery = paired_battery(d, seed=seed, resamples=resamples, level=level)
-    out: dict = {
+    out: dict[str, Any] = {
         "a": a,
         "b": b,
         "deals": len(deals),
@@ -238,7 +239,7 @@ def _iv(lo: float, hi: float) -> str:
     return f"[{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else "[-inf, inf]"
 
 
-def format_report(r: dict) -> str:
+def format_report(r: dict[str, Any]) -> str:
     """The comparison as plain text: the battery side by side, the luck control, deals needed."""
     a, b, dd = r["a"], r["b"], r["difference"]
     pct = f"{r['level']:.0%}"

@@ -198,7 +198,7 @@ class TournamentConfig(_Strict):
         )
 
 
-def load_config(path: str | os.PathLike) -> TournamentConfig:
+def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     """Read and validate a TOML (.toml) or YAML (.yaml, .yml) tournament config."""
     path = Path(path)
     if not path.exists():
@@ -241,7 +241,7 @@ def expand_env(data: Any, *, source: str = "config", environ: Mapping[str, str] 
     by an option such as ``api_key_env``, so they never appear in the saved schedule."""
     env = os.environ if environ is None else environ
 
-    def sub(match: re.Match) -> str:
+    def sub(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         if name in env:
             return env[name]
@@ -270,7 +270,7 @@ def config_from_dict(data: Any, *, source: str = "config") -> TournamentConfig:
         ) from None
 
 
-def _explain(err: dict) -> str:
+def _explain(err: dict[str, Any]) -> str:
     loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
     if err["type"] == "extra_forbidden":
         key = str(err["loc"][-1])
@@ -284,7 +284,7 @@ def _explain(err: dict) -> str:
     return f"{loc}: {err['msg'].removeprefix('Value error, ')}"
 
 
-def _model_at(loc: tuple) -> type[BaseModel] | None:
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] = TournamentConfig
     for part in loc:
         if isinstance(part, int):

@@ -188,7 +188,7 @@ def entrant_identity(entrant: Entrant, player: Any) -> dict[str, Any]:
     return ident
 
 
-def identity_change(saved: dict[str, dict], now: dict[str, dict]) -> str | None:
+def identity_change(saved: dict[str, dict[str, Any]], now: dict[str, dict]) -> str | None:
     """One line saying how the resolved identities changed, or None (an empty ``saved``: a
     file without identities, nothing to compare)."""
     if not saved:

@@ -42,7 +42,7 @@ class GameContext:
     fresh_players: bool = True
 
 
-_GAME_CACHE: dict[tuple, Any] = {}
+_GAME_CACHE: dict[tuple[Any, ...], Any] = {}
 _PLAYER_CACHE: dict[str, Any] = {}
 
 #: set by the runner's SIGINT handler: the user pressed Ctrl-C (not a player raising KeyboardInterrupt)
@@ -107,10 +107,10 @@ class _TimedCaller:
     """Runs calls on a worker thread with a timeout; a hung worker is abandoned (daemon)."""
 
     def __init__(self):
-        self._jobs: queue.SimpleQueue | None = None
+        self._jobs: queue.SimpleQueue[Any] | None = None
 
-    def _start(self) -> queue.SimpleQueue:
-        jobs: queue.SimpleQueue = queue.SimpleQueue()
+    def _start(self) -> queue.SimpleQueue[Any]:
+        jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
         def work():
             while True:
@@ -127,13 +127,13 @@ class _TimedCaller:
         threading.Thread(target=work, name="arena-decision", daemon=True).start()
         return jobs
 
-    def call(self, fn: Callable, args: tuple, timeout: float | None) -> Any:
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float | None) -> Any:
         """``fn(*args)``; raises TimeoutError past ``timeout`` seconds, re-raises fn's error."""
         if timeout is None:
             return fn(*args)
         if self._jobs is None:
             self._jobs = self._start()
-        box: list = []
+        box: list[Any] = []
         done = threading.Event()
         self._jobs.put((fn, args, box, done))
         if not done.wait(timeout):
@@ -170,7 +170,7 @@ class _AlarmCaller:
             self._armed = False
             raise _DecisionTimeout()
 
-    def call(self, fn: Callable, args: tuple, timeout: float | None) -> Any:
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float | None) -> Any:
         if timeout is None:
             return fn(*args)
         try:
@@ -406,7 +406,7 @@ def _decide(
     caller,
     limit,
     game_bound: bool,
-    broken: dict,
+    broken: dict[str, Any],
     settings: Settings,
     tally: _Tally,
 ) -> None:

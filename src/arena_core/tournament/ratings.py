@@ -30,6 +30,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def stage_data(outcomes: Sequence[Outcome], names: Sequence[str]) -> tuple[Stage
     clusters = sorted({o.cluster for o in outcomes})
     cindex = {c: i for i, c in enumerate(clusters)}
     n = len(names)
-    set_index: dict[frozenset, int] = {}
+    set_index: dict[frozenset[Any], int] = {}
     set_weight: dict[tuple[int, int], float] = {}
     wins = np.zeros((len(clusters), n))
     for o in outcomes:
@@ -433,7 +434,7 @@ def openskill_ratings(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict
 
 
 # ---------------------------------------------------------------------- tables
-def player_table(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, dict]:
+def player_table(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per entrant: games, mean score, mean margin (own score minus the others' mean), mean
     finishing position and first-place share (ties split)."""
     acc = {n: {"games": 0, "score": 0.0, "margin": 0.0, "position": 0.0, "wins": 0.0} for n in names}
@@ -461,7 +462,7 @@ def player_table(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str,
     }
 
 
-def seat_table(outcomes: Sequence[Outcome], num_seats: int) -> list[dict]:
+def seat_table(outcomes: Sequence[Outcome], num_seats: int) -> list[dict[str, Any]]:
     """Per seat (seat bias): games, mean score, mean finishing position, first-place share."""
     rows = [{"seat": s, "games": 0, "score": 0.0, "position": 0.0, "wins": 0.0} for s in range(num_seats)]
     for o in outcomes:
@@ -504,7 +505,7 @@ def player_seat_positions(
 def deal_clusters(games) -> dict[str, str]:
     """Game key -> cluster: the deal seed when deals are shared between tables (a deal's
     tables and rotations are one unit), otherwise the recorded table-on-deal cluster."""
-    tables_per_seed: dict[int, set] = {}
+    tables_per_seed: dict[int, set[Any]] = {}
     for g in games:
         tables_per_seed.setdefault(g.seed, set()).add(g.cluster)
     shared = any(len(t) > 1 for t in tables_per_seed.values())
@@ -563,7 +564,7 @@ def summarize(
     seed: int = 0,
     min_pair_games: int = 5,
     note_gap: float = 100.0,
-) -> dict:
+) -> dict[str, Any]:
     """Everything the leaderboard and the report show, as JSON-able data.
 
     ``header`` is the results file's schedule line, ``games`` its game lines.

@@ -31,6 +31,7 @@ import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..episode import End, EpisodeRecord, Header, PolicyEvent, Step
 from ..errors import ConfigError
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-def _compact(line) -> dict:
+def _compact(line) -> dict[str, Any]:
     data = line.model_dump(mode="json", exclude_defaults=True)
     data["type"] = line.type
     return data
@@ -68,7 +69,7 @@ def encode_record(key: str, record: EpisodeRecord) -> str:
     return scrub_secrets(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
 
 
-def decode_record(data: dict) -> EpisodeRecord:
+def decode_record(data: dict[str, Any]) -> EpisodeRecord:
     """The :class:`EpisodeRecord` of one stored member."""
     events = [
         Step.model_validate(e) if e.get("type") == "step" else PolicyEvent.model_validate(e) for e in data["events"]
@@ -80,7 +81,7 @@ def decode_record(data: dict) -> EpisodeRecord:
 class RecordsFile:
     """The append-only, gzip-member-per-game records of one tournament."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
 
     def members(self) -> Iterator[tuple[int, bytes]]:
@@ -104,9 +105,7 @@ class RecordsFile:
         """Cut what follows the last complete member (left by a kill during a write)."""
         if not self.path.exists():
             return
-        end = 0
-        for end, _ in self.members():
-            pass
+        end = max((offset for offset, _ in self.members()), default=0)  # offsets only grow
         if end != self.path.stat().st_size:
             with open(self.path, "rb+") as fh:
                 fh.truncate(end)
@@ -124,9 +123,9 @@ class RecordsFile:
         fh.flush()
         os.fsync(fh.fileno())
 
-    def read(self) -> dict[str, dict]:
+    def read(self) -> dict[str, dict[str, Any]]:
         """Every complete member as ``{key: data}`` (the last one of a key counts)."""
-        out: dict[str, dict] = {}
+        out: dict[str, dict[str, Any]] = {}
         for _, raw in self.members():
             try:
                 data = json.loads(raw)
@@ -136,14 +135,14 @@ class RecordsFile:
         return out
 
 
-def _records_path(results: str | os.PathLike) -> tuple[Path, Path]:
+def _records_path(results: str | os.PathLike[str]) -> tuple[Path, Path]:
     p = Path(results)
     directory = p if p.is_dir() else p.parent
     results_path = p if not p.is_dir() else p / "results.jsonl"
     return directory / RECORDS_NAME, results_path
 
 
-def read_game_records(results_dir: str | os.PathLike) -> dict[str, EpisodeRecord]:
+def read_game_records(results_dir: str | os.PathLike[str]) -> dict[str, EpisodeRecord]:
     """``{game key: EpisodeRecord}`` of every game recorded in ``results.jsonl`` that has a
     record (``results_dir`` is the tournament's output directory or its results file)."""
     from .results import ResultsFile
@@ -155,7 +154,7 @@ def read_game_records(results_dir: str | os.PathLike) -> dict[str, EpisodeRecord
     return {k: decode_record(v) for k, v in stored.items() if k in keep}
 
 
-def game_record(results_dir: str | os.PathLike, key: str) -> EpisodeRecord:
+def game_record(results_dir: str | os.PathLike[str], key: str) -> EpisodeRecord:
     """The record of one game (for ``arena replay --game KEY``); a one-line ConfigError when absent."""
     records = read_game_records(results_dir)
     if key not in records:
@@ -167,7 +166,7 @@ def game_record(results_dir: str | os.PathLike, key: str) -> EpisodeRecord:
     return records[key]
 
 
-def episodes_at(path: str | os.PathLike, key: str | None = None) -> list[EpisodeRecord] | None:
+def episodes_at(path: str | os.PathLike[str], key: str | None = None) -> list[EpisodeRecord] | None:
     """For ``arena replay``: the game records at ``path`` (a tournament's output directory, its
     ``results.jsonl`` or its ``records.jsonl.gz``), all of them in schedule order or only game
     ``key``; None when ``path`` is not a tournament's (an ordinary episode file)."""

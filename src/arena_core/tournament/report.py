@@ -23,7 +23,7 @@ def _interval(lo: Any, hi: Any, digits: int = 0) -> str:
     return "-" if lo is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def leaderboard_rows(summary: dict) -> list[list[str]]:
+def leaderboard_rows(summary: dict[str, Any]) -> list[list[str]]:
     """Leaderboard cells: rank, entrant, rating with interval, rank interval, openskill, stats."""
     rows = []
     for r in summary["leaderboard"]:
@@ -61,7 +61,7 @@ HEADERS = [
 ]
 
 
-def leaderboard_notes(summary: dict, *, max_pairs: int = 15) -> list[str]:
+def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[str]:
     """Plain lines under the leaderboard: groups that never met, which orderings the data
     resolve (Holm over all pairs) and which they do not, and the few-games note."""
     lines = []
@@ -101,7 +101,7 @@ def leaderboard_notes(summary: dict, *, max_pairs: int = 15) -> list[str]:
     return lines
 
 
-def print_leaderboard(summary: dict, *, file=None) -> None:
+def print_leaderboard(summary: dict[str, Any], *, file=None) -> None:
     """The leaderboard on the terminal (a rich table when rich is installed), then the notes:
     resolved and unresolved orderings, groups that never met, too few games."""
     deals = summary.get("deals_scored", summary.get("deals"))
@@ -134,7 +134,7 @@ def print_leaderboard(summary: dict, *, file=None) -> None:
         console.print(line, markup=False, highlight=False)
 
 
-def write_json(summary: dict, path: str | os.PathLike) -> Path:
+def write_json(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from ..outputs import atomic_write_text
@@ -143,7 +143,7 @@ def write_json(summary: dict, path: str | os.PathLike) -> Path:
     return path
 
 
-def ratings_png(summary: dict) -> bytes:
+def ratings_png(summary: dict[str, Any]) -> bytes:
     """A PNG of every rating with its 95% interval, best at the top."""
     try:
         import matplotlib
@@ -173,7 +173,7 @@ def ratings_png(summary: dict) -> bytes:
     return buf.getvalue()
 
 
-def write_png(summary: dict, path: str | os.PathLike) -> Path:
+def write_png(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from ..outputs import atomic_write_bytes
@@ -188,9 +188,9 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _h2h_matrix(summary: dict) -> str:
+def _h2h_matrix(summary: dict[str, Any]) -> str:
     names = [r["name"] for r in summary["leaderboard"]]
-    cell: dict[tuple[str, str], dict] = {}
+    cell: dict[tuple[str, str], dict[str, Any]] = {}
     for p in summary["head_to_head"]:
         cell[(p["a"], p["b"])] = {
             "p": p["a_above_b"],
@@ -225,7 +225,7 @@ def _h2h_matrix(summary: dict) -> str:
     return _table(["row above column"] + [html.escape(n) for n in names], rows, "matrix")
 
 
-def html_report(summary: dict, *, results: str | os.PathLike | None = None) -> str:
+def html_report(summary: dict[str, Any], *, results: str | os.PathLike[str] | None = None) -> str:
     """A self-contained HTML page: leaderboard, ratings plot, head-to-head matrix, seat bias;
     with ``results`` (the results file or its directory) also the entrants, every game, and a
     step-through viewer of each recorded game's decisions."""
@@ -331,7 +331,9 @@ window.addEventListener("load", function () {{
 """
 
 
-def write_html(summary: dict, path: str | os.PathLike, *, results: str | os.PathLike | None = None) -> Path:
+def write_html(
+    summary: dict[str, Any], path: str | os.PathLike[str], *, results: str | os.PathLike | None = None
+) -> Path:
     """Write :func:`html_report` atomically (a reader never sees half a page)."""
     from ..outputs import atomic_write_text
 
@@ -341,7 +343,7 @@ def write_html(summary: dict, path: str | os.PathLike, *, results: str | os.Path
 
 
 def write_all(
-    summary: dict, directory: str | os.PathLike, *, results: str | os.PathLike | None = None
+    summary: dict[str, Any], directory: str | os.PathLike[str], *, results: str | os.PathLike | None = None
 ) -> dict[str, Path]:
     """summary.json, ratings.png and report.html in ``directory``; ``results`` (the results file)
     adds the entrants, the game list and the decision viewer to the page."""

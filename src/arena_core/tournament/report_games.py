@@ -219,7 +219,7 @@ def modes_from_records(games: Iterable[Any], records: Mapping[str, Any] | None) 
     return {name: ", ".join(sorted(modes)) for name, modes in seen.items()}
 
 
-def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[str, Any], Any, str]:
+def load_games_and_records(results: str | os.PathLike[str]) -> tuple[list[Any], dict[str, Any], Any, str]:
     """(games, records by game key, the results' schedule line, note) of a results file or its directory.
 
     Records come from the per-game episode records beside the results, when the run kept them;
@@ -255,7 +255,7 @@ def load_games_and_records(results: str | os.PathLike) -> tuple[list[Any], dict[
     return list(games), records, header, ""
 
 
-def drilldown_for(summary: dict, results: str | os.PathLike) -> str:
+def drilldown_for(summary: dict[str, Any], results: str | os.PathLike[str]) -> str:
     """The drill-down HTML of the tournament whose results are at ``results``."""
     games, records, header, note = load_games_and_records(results)
     modes = {r["name"]: r["mode"] for r in summary.get("leaderboard", []) if r.get("mode")}

@@ -99,7 +99,7 @@ class GameResult(BaseModel):
     def unplayed(self) -> bool:
         return self.reason == UNPLAYED
 
-    def outcome(self) -> dict:
+    def outcome(self) -> dict[str, Any]:
         """Everything but the timing: equal across backends for the same schedule and seeds."""
         return self.model_dump(exclude={"duration_s"})
 
@@ -108,7 +108,7 @@ class GameResult(BaseModel):
 class ResultsFile:
     """The append-only JSON-lines results of one tournament."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
 
     def read(self) -> tuple[ScheduleLine | None, list[GameResult]]:
@@ -180,7 +180,7 @@ def append_line(fh, model: BaseModel) -> None:
     append_jsonl(fh, model)
 
 
-def load_results(path: str | os.PathLike) -> tuple[ScheduleLine, list[GameResult]]:
+def load_results(path: str | os.PathLike[str]) -> tuple[ScheduleLine, list[GameResult]]:
     """The schedule line and games of a results file (or of ``<dir>/results.jsonl``)."""
     path = Path(path)
     if path.is_dir():

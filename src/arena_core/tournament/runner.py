@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import ArenaError, ConfigError
 from ..faults import FaultKind
@@ -125,10 +126,10 @@ class RunReport:
     played: int
     seconds: float
     unplayed: int = 0  # games recorded as unplayed by this run
-    stopped: dict = field(default_factory=dict)  # entrant -> why its remaining games are not played
+    stopped: dict[str, Any] = field(default_factory=dict)  # entrant -> why its remaining games are not played
     crashes: int = 0  # games whose worker process died, in this run
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -171,14 +172,14 @@ def check_entrants(schedule: Schedule) -> None:
         load("players", name)  # import errors surface here, and forked workers inherit the module
 
 
-def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool = False) -> dict[str, dict]:
+def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool = False) -> dict[str, dict[str, Any]]:
     """Build every entrant (and run its ``preflight()`` unless ``preflight`` is False) before
     the first game; a failure is one :class:`ConfigError` line naming the entrant. Returns each
     entrant's resolved identity. ``keep``: reuse the built players in this process's games."""
     from ..players import preflight_player
     from .play import _PLAYER_CACHE
 
-    identities: dict[str, dict] = {}
+    identities: dict[str, dict[str, Any]] = {}
     for e in schedule.entrants:
         try:
             player = build_player(e, fresh=True)
@@ -257,7 +258,7 @@ def unplayed_result(sg: ScheduledGame, why: str) -> GameResult:
 def run_tournament(
     config: TournamentConfig,
     *,
-    results_path: str | os.PathLike | None = None,
+    results_path: str | os.PathLike[str] | None = None,
     quiet: bool = False,
     options: RunOptions | None = None,
     max_games: int | None = None,
@@ -281,7 +282,7 @@ def run_tournament(
 
 
 def _run_locked(
-    config, schedule, path: Path, options: RunOptions, identities: dict, quiet: bool, max_games: int | None
+    config, schedule, path: Path, options: RunOptions, identities: dict[str, Any], quiet: bool, max_games: int | None
 ) -> RunReport:
     results = ResultsFile(path)
     results.drop_torn_tail()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -54,7 +54,7 @@ class Entrant(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[^|/\s][^|/]*$", description="unique label (no '|' or '/')")
     player: str | None = Field(default=None, description="registered player spec, e.g. 'random' or 'random:x=1'")
     factory: str | None = Field(default=None, description="'package.module:Class' for an unregistered player")
-    options: dict = Field(default_factory=dict, description="keyword options passed to the player")
+    options: dict[str, Any] = Field(default_factory=dict, description="keyword options passed to the player")
     seed: int = Field(default=0, ge=0, description="the player's own seed")
 
     @model_validator(mode="after")
@@ -75,7 +75,7 @@ class Schedule(BaseModel):
 
     game: str
     game_factory: str | None = None
-    params: dict = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
     num_players: int = Field(ge=1)
     entrants: tuple[Entrant, ...]
     tables: tuple[tuple[int, ...], ...]
@@ -357,7 +357,7 @@ def make_schedule(
     num_players: int,
     deals: list[int],
     *,
-    params: dict | None = None,
+    params: dict[str, Any] | None = None,
     game_factory: str | None = None,
     design: Design = "auto",
     rotations: Rotations = "cyclic",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def true_ratings(
     theta = np.asarray(theta, dtype=float)
     v = len(theta)
     rng = make_rng(seed, "true_ratings")
-    set_index: dict[frozenset, int] = {}
+    set_index: dict[frozenset[Any], int] = {}
     set_weight: dict[int, float] = {}
     wins = np.zeros(v)
     for t in tables:
@@ -110,7 +111,7 @@ def coverage(
     resamples: int = 300,
     seed: int = 0,
     level: float = 0.95,
-) -> dict:
+) -> dict[str, Any]:
     """Simulate ``trials`` tournaments and count how often each kind of interval covers its
     deal-averaged truth: ratings, pairwise rating differences, head-to-head shares. Also the
     share of tournaments with any falsely resolved pair (rating pairs or head-to-head, where
