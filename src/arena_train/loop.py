@@ -181,13 +181,16 @@ def win_rate(h2h: dict[int, tuple[float, int]]) -> dict[str, Any]:
     wins = sum(w for w, _ in h2h.values())
     n = sum(c for _, c in h2h.values())
     lo, hi = wilson_interval(wins, n)
-    cm = cluster_mean([w for w, _ in h2h.values()], [c for _, c in h2h.values()], bounds=(0.0, 1.0), null=0.5)
+    clustered = None
+    if len(h2h) >= 2:  # a deal-clustered interval needs 2 deals or more
+        cm = cluster_mean([w for w, _ in h2h.values()], [c for _, c in h2h.values()], bounds=(0.0, 1.0), null=0.5)
+        clustered = [cm.low, cm.high]
     return {
         "win_rate": wins / n if n else math.nan,
         "games": n,
         "deals": len(h2h),
         "wilson": [lo, hi],
-        "deal_clustered": [cm.low, cm.high],
+        "deal_clustered": clustered,
     }
 
 
@@ -356,7 +359,9 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def _iv(iv: Sequence[float], scale: float = 100.0) -> str:
+def _iv(iv: Sequence[float] | None, scale: float = 100.0) -> str:
+    if iv is None:
+        return "n/a"
     return f"[{scale * iv[0]:.1f}, {scale * iv[1]:.1f}]"
 
 

@@ -1,0 +1,95 @@
+"""The local-model arena loop end to end, tiny: a plumbing check through a real local
+mlx_lm.server, a baseline tournament, two GRPO steps against a snapshot pool, the
+re-tournament and the before/after report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("textarena")
+pytest.importorskip("mlx_lm")
+
+from arena_core.errors import ConfigError
+from arena_train.loop import load_config, main, parse_loop_config, run_loop
+
+TINY = {
+    "name": "tiny-loop",
+    "game": "textarena/KuhnPoker-v0",
+    "seeds": [5],
+    "tournament": {"deals": 2, "seed": 7, "bootstrap": 200},
+    "server": {"enabled": True, "deals": 1, "max_tokens": 2},
+    "train": {
+        "steps": 2,
+        "deals_per_step": 1,
+        "group_size": 2,
+        "kl_beta": 0.0,
+        "plot": False,
+        "pool": {"snapshot_every": 1, "max_snapshots": 2, "snapshot_temperature": 1.0},
+        "eval": {"anchor": "textarena_kuhn_equilibrium", "deals": 2},
+    },
+}
+
+
+def test_tiny_loop_end_to_end(tmp_path):
+    cfg = parse_loop_config(TINY)
+    lines = []
+    report = run_loop(cfg, tmp_path / "out", log=lines.append)
+    (seed,) = report["seeds"]
+    assert seed["seed"] == 5 and seed["train_status"] == "ok"
+    # the untrained model (step 0) and the trained one were both saved and entered
+    ckpts = sorted(p.name for p in (tmp_path / "out" / "seed5" / "train" / "checkpoints").iterdir())
+    assert ckpts == ["step_000000", "step_000002"]
+    for spec in ("textarena_kuhn_equilibrium", "random"):
+        o = seed["opponents"][spec]
+        for phase in ("before", "after"):
+            r = o[phase]
+            assert r["games"] == 4 and r["deals"] == 2  # 2 deals x 2 seatings
+            assert r["wilson"][0] <= r["win_rate"] <= r["wilson"][1]
+            assert r["deal_clustered"][0] <= r["win_rate"] <= r["deal_clustered"][1]
+        d = o["after_minus_before"]
+        assert d["diff"] == pytest.approx(o["after"]["win_rate"] - o["before"]["win_rate"])
+        assert d["interval"][0] <= d["diff"] <= d["interval"][1]
+    assert seed["faults"]["before"]["faults"] == 0 and seed["faults"]["after"]["faults"] == 0
+    assert seed["faults"]["before"]["decisions"] > 0
+    # exact curve: one point per step, probabilities, and the equilibrium's ceiling of 1/2
+    curve = seed["exact"]["curve"]
+    assert [c["step"] for c in curve] == [0, 1, 2]
+    assert all(0.0 <= c["win_vs_equilibrium"] <= 0.5 + 1e-9 for c in curve)
+    # the stock model through the server: its games and faults counted apart
+    server = report["server"]
+    assert server["faults"]["games"] == 4 and server["faults"]["decisions"] > 0
+    assert report["coverage"]["compact_labels_single_token"] is True
+    saved = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert saved["seeds"][0]["opponents"] == json.loads(json.dumps(seed["opponents"]))
+    assert "after - before" in (tmp_path / "out" / "report.md").read_text()
+    # runs never mix
+    with pytest.raises(ConfigError, match="not empty"):
+        run_loop(cfg, tmp_path / "out")
+
+
+def test_the_example_config_is_valid():
+    cfg = load_config("examples/textarena_loop.toml")
+    assert cfg.game == "textarena/KuhnPoker-v0" and len(cfg.seeds) >= 3
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"train": {**TINY["train"], "self_play": True}}, "self_play"),
+        ({"train": {**TINY["train"], "pool": {"snapshot_every": 0}}}, "snapshot_every"),
+        ({"train": {**TINY["train"], "seed": 3}}, "must not set 'seed'"),
+        ({"tournament": {"deals": 1}}, "tournament.deals"),
+        ({"bogus": 1}, "bogus"),
+    ],
+)
+def test_bad_configs_name_the_field(change, words):
+    with pytest.raises(ConfigError, match=words):
+        parse_loop_config({**TINY, **change})
+
+
+def test_cli_bad_config_is_one_line(tmp_path, capsys):
+    assert main([str(tmp_path / "missing.toml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "does not exist" in err
