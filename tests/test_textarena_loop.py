@@ -18,6 +18,7 @@ TINY = {
     "name": "tiny-loop",
     "game": "textarena/KuhnPoker-v0",
     "seeds": [5],
+    "analysis": "arena_games.textarena.kuhn_v0:exact_values",
     "tournament": {"deals": 2, "seed": 7, "bootstrap": 200},
     "server": {"enabled": True, "deals": 1, "max_tokens": 2},
     "train": {
@@ -82,6 +83,8 @@ def test_the_example_config_is_valid():
         ({"train": {**TINY["train"], "seed": 3}}, "must not set 'seed'"),
         ({"tournament": {"deals": 1}}, "tournament.deals"),
         ({"bogus": 1}, "bogus"),
+        ({"analysis": "arena_games.textarena.kuhn_v0:nothing_here"}, "must name a function"),
+        ({"analysis": "no_such_module_x:f"}, "cannot be imported"),
     ],
 )
 def test_bad_configs_name_the_field(change, words):

@@ -17,9 +17,12 @@ played through the OpenAI-compatible player (free text through the game's text v
 small tournament against the same opponents; its faults are counted apart (it is a
 random-weight model: its games say little).
 
-For ``textarena/KuhnPoker-v0`` the report adds exact values (:mod:`arena_games.textarena.kuhn_v0`):
-the model's expected win probability against the equilibrium bot and the random player, and its
-exploitability, before, after and at every training step (the training curve).
+``analysis`` (optional) names a game's exact analysis, ``"package.module:function"`` taking the
+policy's ``distributions(menus)`` and returning named values; it is called before training, at
+every step (the training curve) and after. For ``textarena/KuhnPoker-v0`` it is
+``arena_games.textarena.kuhn_v0:exact_values``: the model's exact win probability against the
+equilibrium bot and the random player, and its exploitability. (The trainer package imports no
+game package: the game supplies the analysis, named in the config.)
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ class LoopConfig(_Strict):
     output: str = "runs/arena-loop"
     tournament: LoopTournament = LoopTournament()
     server: LoopServer = LoopServer()
+    analysis: str | None = Field(
+        None, description="'package.module:function': exact values of a policy from its distributions(menus)"
+    )
     train: dict[str, Any] = Field(..., description="a GRPO config (without trainer, game and seed)")
 
 
@@ -104,7 +110,23 @@ def parse_loop_config(data: dict) -> LoopConfig:
         if key in cfg.train:
             raise ConfigError(f"loop config: [train] must not set {key!r} (the loop sets it)")
     grpo_config(cfg, cfg.seeds[0])  # validate the trainer part now, naming the field
+    if cfg.analysis:
+        resolve_analysis(cfg.analysis)
     return cfg
+
+
+def resolve_analysis(ref: str):
+    """The function a ``"package.module:function"`` reference names; one clear line otherwise."""
+    import importlib
+
+    module, _, name = ref.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), name, None) if name else None
+    except ImportError as exc:
+        raise ConfigError(f"loop config: analysis {ref!r} cannot be imported ({exc})") from None
+    if not callable(fn):
+        raise ConfigError(f"loop config: analysis {ref!r} must name a function as 'package.module:function'")
+    return fn
 
 
 def grpo_config(cfg: LoopConfig, seed: int):
@@ -202,20 +224,6 @@ def difference(after: dict, before: dict, seed: int, resamples: int) -> dict[str
     return {"diff": iv.mean, "interval": [iv.low, iv.high], "deals": iv.n, "resolved": iv.low > 0 or iv.high < 0}
 
 
-# ---------------------------------------------------------------------- exact values (KuhnPoker-v0)
-def exact_values(policy) -> dict[str, float]:
-    """The LM policy's exact win probabilities vs the equilibrium bot and random, and its
-    exploitability (``textarena/KuhnPoker-v0`` only)."""
-    from arena_games.textarena import kuhn_v0 as K
-
-    table = K.table_policy(K.lm_policy_table(policy.distributions))
-    return {
-        "win_vs_equilibrium": K.seat_mean_win(table, K.equilibrium_policy),
-        "win_vs_random": K.seat_mean_win(table, K.uniform_policy),
-        "exploitability": K.exploitability(table).exploitability,
-    }
-
-
 def tokenizer_coverage(game_id: str, tokenizer) -> dict[str, Any]:
     """How the model's tokenizer encodes the title's action strings and the compact view's labels."""
     from arena_core.registry import make_game
@@ -247,19 +255,19 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log=print) -> dict[str, A
     gcfg = grpo_config(cfg, seed)
     run_dir = out / "train"
     curve: list[dict[str, Any]] = []
-    kuhn = cfg.game == KUHN_V0
+    analysis = resolve_analysis(cfg.analysis) if cfg.analysis else None
     trainer = GRPOTrainer(gcfg, run_dir, progress=None)
 
     def exact_row(step: int) -> None:
-        if kuhn:
-            curve.append({"step": step, **exact_values(trainer.policy())})
+        if analysis is not None:
+            curve.append({"step": step, **analysis(trainer.policy().distributions)})
 
     def progress(step: int, row: dict) -> None:
         exact_row(step)
         if step % 10 == 0 or step == gcfg.steps:
             log(
                 f"seed {seed} step {step}/{gcfg.steps} reward {row['reward_mean']:+.3f}"
-                + (f" exact {curve[-1]}" if kuhn else "")
+                + (f" exact {curve[-1]}" if curve else "")
             )
 
     trainer.progress = progress
@@ -310,7 +318,7 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log=print) -> dict[str, A
             "after": win_rate(ha),
             "after_minus_before": difference(ha, hb, derive_seed(t_seed, "bootstrap", i), cfg.tournament.bootstrap),
         }
-    if kuhn:
+    if curve:
         result["exact"] = {"before": curve[0], "after": curve[-1], "curve": curve}
     (out / "result.json").write_text(json.dumps(result, indent=2))
     return result
@@ -382,23 +390,19 @@ def report_markdown(cfg: LoopConfig, seeds: list[dict], server: dict | None, cov
                 f"| {_pct(a['win_rate'])} | {_iv(a['wilson'])} | {_iv(a['deal_clustered'])} "
                 f"| {100 * d['diff']:+.1f} {_iv(d['interval'])} | {'yes' if d['resolved'] else 'no'} |"
             )
-    if any("exact" in r for r in seeds):
+    exact = [r for r in seeds if r.get("exact")]
+    if exact:
+        keys = [k for k in exact[0]["exact"]["before"] if k != "step"]
         lines += [
             "",
-            "Exact values of the model's sampling policy (no games: its 12 information states read off the model):",
+            f"Exact values of the model's sampling policy (`{cfg.analysis}`; no games), before -> after:",
             "",
-            "| seed | win vs equilibrium before -> after | win vs random before -> after | exploitability before -> after |",
-            "|---|---|---|---|",
+            "| seed | " + " | ".join(keys) + " |",
+            "|---|" + "---|" * len(keys),
         ]
-        for r in seeds:
-            e = r.get("exact")
-            if e:
-                b, a = e["before"], e["after"]
-                lines.append(
-                    f"| {r['seed']} | {_pct(b['win_vs_equilibrium'])} -> {_pct(a['win_vs_equilibrium'])} "
-                    f"| {_pct(b['win_vs_random'])} -> {_pct(a['win_vs_random'])} "
-                    f"| {b['exploitability']:.3f} -> {a['exploitability']:.3f} |"
-                )
+        for r in exact:
+            b, a = r["exact"]["before"], r["exact"]["after"]
+            lines.append(f"| {r['seed']} | " + " | ".join(f"{b[k]:.4f} -> {a[k]:.4f}" for k in keys) + " |")
     lines += [
         "",
         "Faults of the model (decisions / faults): "
@@ -430,20 +434,16 @@ def plot_curves(seeds: list[dict], path: Path, title: str) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    keys = [k for k in curves[0][1][0] if k != "step"]
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.3 * len(keys), 3.6), squeeze=False)
     for seed, curve in curves:
         steps = [c["step"] for c in curve]
-        axes[0].plot(steps, [c["win_vs_equilibrium"] for c in curve], label=f"seed {seed}")
-        axes[1].plot(steps, [c["win_vs_random"] for c in curve], label=f"seed {seed}")
-        axes[2].plot(steps, [c["exploitability"] for c in curve], label=f"seed {seed}")
-    axes[0].axhline(0.5, color="grey", ls=":", lw=1)
-    axes[1].axhline(0.76953125, color="grey", ls=":", lw=1)
-    for ax, t in zip(
-        axes, ("exact win vs equilibrium bot (max 0.5)", "exact win vs random (max 0.770)", "exploitability")
-    ):
-        ax.set_title(t, fontsize=9)
+        for ax, key in zip(axes[0], keys):
+            ax.plot(steps, [c[key] for c in curve], label=f"seed {seed}")
+    for ax, key in zip(axes[0], keys):
+        ax.set_title(key, fontsize=9)
         ax.set_xlabel("GRPO step")
-    axes[0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -311,3 +311,16 @@ def lm_policy_table(
         p = p / p.sum()
         table[key] = {a: float(q) for a, q in zip(menu.actions, p)}
     return table
+
+
+def exact_values(distributions: Callable[[Sequence[Menu]], Sequence[Any]]) -> dict[str, float]:
+    """The loop's analysis hook (``arena_train.loop``, ``analysis = "arena_games.textarena.kuhn_v0:exact_values"``):
+    a menu policy's exact match-win probability against :class:`EquilibriumBot` (at most 1/2)
+    and against the uniform random player (at most 197/256 = 0.7695, reached by the bot), seats
+    averaged, and its exploitability."""
+    table = table_policy(lm_policy_table(distributions))
+    return {
+        "win_vs_equilibrium": seat_mean_win(table, equilibrium_policy),
+        "win_vs_random": seat_mean_win(table, uniform_policy),
+        "exploitability": exploitability(table).exploitability,
+    }
