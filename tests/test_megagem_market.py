@@ -45,3 +45,43 @@ def test_the_expert_with_the_learned_prior_plays_legally():
     game = make_game("megagem")
     players = [ExpertBidder(prior="learned"), make_player("megagem_expert"), make_player("megagem_market")]
     assert play_episode(game, players, 3).end.returns is not None
+
+
+def test_at_cold_start_the_learned_law_bids_where_the_simple_prior_bids_nothing():
+    """Issue 19's example: deal 8 opens on a 2-gem treasure worth about 21.9 to seat 0 on an empty
+    chart-A display; with no bid history the simple prior (a third each on 0, 0.8 x the public value
+    0, half the limit) makes any bid above 0 look wasted, while the learned law prices the lot."""
+    from arena_core.players import Decision
+
+    game = make_game("megagem")
+    pos = game.start(8)
+    obs = game.observe(pos, 0)
+    assert obs["current_card"]["type"] == "treasure" and not obs["history"]
+    assert not any(obs["display_counts"].values())
+    value = ExpertBidder().lot_value(obs)
+    assert 20 < value < 24
+    decision = Decision.at(game, pos, 0, 8)
+    assert ExpertBidder(prior="simple").act(decision).amount == 0
+    for prior in ("cold", "learned"):
+        assert 0 < ExpertBidder(prior=prior).act(decision).amount < value
+
+
+def test_the_cold_prior_is_the_simple_one_once_there_is_history():
+    from arena_core.players import Decision
+
+    game = make_game("megagem")
+    players = [make_player("megagem_expert", seed=p) for p in range(3)]
+    pos = game.start(4)
+    differs = same = 0
+    while not game.is_over(pos) and differs + same < 40:
+        p = game.current_player(pos)
+        d = Decision.at(game, pos, p, 4)
+        obs = d.observation
+        if obs["phase"] == "bid" and obs["history"]:
+            kind = obs["current_card"]["type"]
+            if any(h["card"].startswith(kind) for h in obs["history"]):  # every seat has bid on this kind
+                a, b = ExpertBidder(prior="cold").act(d), ExpertBidder(prior="simple").act(d)
+                same += a == b
+                differs += a != b
+        pos = game.act(pos, p, players[p].act(d))
+    assert same > 0 and differs == 0

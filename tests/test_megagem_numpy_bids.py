@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena_core.registry import make_game
+from arena_core.registry import make_game, make_player
 from arena_games.megagem.rules import Bid, Reveal
 
 
@@ -29,3 +29,33 @@ def test_a_numpy_reveal_colour_is_the_same_colour_and_bools_stay_refused():
     seat = game.current_player(pos)
     assert not game.is_legal(pos.state, seat, Bid(True))  # a bool is not a bid
     assert not game.is_legal(pos.state, seat, Bid(2.0))  # nor a float
+
+
+@pytest.mark.parametrize("kind", [np.int64, np.int16, np.uint16])
+def test_every_entry_point_that_takes_an_int_takes_a_numpy_int(kind):
+    game = make_game("megagem")
+    pos = game.start(5)
+    seat = game.current_player(pos)
+    state = pos.state
+    assert game.action_from_id(kind(3)) == Bid(3)  # ids
+    assert game.action_id(game.action_from_id(kind(3))) == 3
+    assert game.coerce_bid(state, seat, kind(4)) == (Bid(4), True)  # the text parser's path
+    assert game.coerce_bid(state, seat, kind(10_000)) == (Bid(0), False)
+    assert game.legal_mask(state, seat)[kind(2)] == 1
+    assert game.action_from_str(pos, seat, "bid 2") == Bid(kind(2))
+
+
+def test_a_player_answering_with_numpy_bids_plays_a_whole_game():
+    from arena_core.players import BasePlayer
+    from arena_core.runner import play_episode
+
+    class NumpyBidder(BasePlayer):
+        def act(self, decision):
+            legal = decision.legal_actions
+            if isinstance(legal[0], Bid):
+                return Bid(np.int64(min(1, len(legal) - 1)))
+            return Reveal(np.int64(legal[0].colour))
+
+    game = make_game("megagem")
+    rec = play_episode(game, [NumpyBidder(), NumpyBidder(), make_player("megagem_expert")], 2)
+    assert rec.end.returns is not None and not any(getattr(e, "verdict", None) for e in rec.events)

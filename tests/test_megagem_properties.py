@@ -84,7 +84,7 @@ def test_coins_and_gems_are_conserved_at_every_position(pt):
         assert gem_totals(s) == [6] * 5
         assert all(c >= 0 for c in s.coins)
         paid = sum(r.price for r in s.history)
-        borrowed = sum(sum(l) for l in s.loans)
+        borrowed = sum(sum(loan) for loan in s.loans)
         assert sum(s.coins) == n * game.start_coins + borrowed - paid  # the bank's books close
         locked = sum(b for inv in s.investments for b, _ in inv)
         assert locked == sum(r.price for r in s.history if AUCTION_CARDS[r.card].kind is CardKind.INVESTMENT)

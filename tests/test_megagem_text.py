@@ -285,7 +285,7 @@ _BID_POS = bid_pos(_GAME)
 @settings(max_examples=60, deadline=None, database=None)
 @given(amount=st.integers(-500, 500), fenced=st.booleans(), prefix=st.text(alphabet="abc xyz.,\n", max_size=40))
 def test_a_json_bid_is_read_exactly_or_replaced_by_zero(amount, fenced, prefix):
-    body = '{"bid": %d}' % amount
+    body = f'{{"bid": {amount}}}'
     text = prefix + ("\n```json\n" + body + "\n```" if fenced else "\n" + body)
     r = parse(_GAME, _BID_POS, text)
     legal = 0 <= amount <= 35
@@ -320,3 +320,76 @@ def test_every_listed_legal_string_parses_to_its_action():
                 result = view.parse(game, pos, p, f"  {text.upper()} ")
                 assert (result.action, result.method, result.legal) == (action, "exact", True)
             pos = game.act(pos, p, legal[len(legal) // 3])
+
+
+# -- issue 19 part 4: where the strict reading and the benchmark's differ ------------------
+# (answer, the strict core reading, the benchmark's reading per its documented rules, rule book 7.4)
+_DIFFERENCES = [
+    ("bid 7", 7, 0),  # an exact legal string: read here; the benchmark has no such phrase
+    ("I'll bid12", 0, 12),  # the benchmark allows no space before the amount
+    ("I am going to bid 5", 5, 0),  # "I am going to" is not among the benchmark's phrases
+    ("I'll  bid 5", 5, 0),  # the benchmark wants exactly one space in "I'll bid"
+    ("bidding 5coins", 0, 5),  # "coins" may touch the amount there
+    ("bid=5", 0, 5),  # no space needed before "=" there
+    ("overbid 5 coins", 0, 5),  # no word boundary there
+    ("my bid : 5", 5, 0),  # no space allowed before the colon there
+    ("I'll bid ***7***", 7, 0),  # at most two asterisks around the amount there
+    ('<think>{"bid": 3}</think> {"bid": 9}', 9, 3),  # reasoning is read there (tags dropped)
+    ("<think>I'll bid 5</think>", 0, 5),  # a bid phrase inside reasoning too
+    ('{"bid": 3} then {"bid": 9}', 0, 3),  # conflicting objects: refused here, the first there
+    ("I'll bid 4, no wait, my bid is 6", 0, 6),  # conflicting phrases: refused here, the rightmost there
+    ("{a} " * 70 + '{"bid": 8}', 0, 8),  # past 64 balanced non-JSON starts: tried there
+]
+
+
+@pytest.mark.parametrize(("text", "strict", "bench"), _DIFFERENCES)
+def test_the_benchmark_mode_reads_the_corner_cases_as_the_benchmark_does(game, text, strict, bench):
+    pos = bid_pos(game)
+    assert parse(game, pos, text).action == Bid(strict)
+    r = bench_parse(game, pos, text)
+    assert r.action == Bid(bench)
+    assert r.default_used == (bench == 0)
+
+
+@pytest.mark.parametrize(
+    "text", ['{"bid": 11}', '```json\n{"bid": 11}\n```', "I'll bid 11", "my bid is **11**", "bid of 11"]
+)
+def test_both_readings_agree_on_ordinary_answers(game, text):
+    pos = bid_pos(game)
+    assert parse(game, pos, text).action == bench_parse(game, pos, text).action == Bid(11)
+
+
+def test_a_non_finite_bid_is_zero_in_both_readings(game):
+    # the benchmark's own parser raises on NaN/Infinity (int() of a non-finite float): not comparable
+    for text in ('{"bid": NaN}', '{"bid": Infinity}'):
+        assert parse(game, bid_pos(game), text).action == bench_parse(game, bid_pos(game), text).action == Bid(0)
+
+
+def test_an_exact_reveal_string_is_read_here_but_not_in_benchmark_mode(game):
+    pos = reveal_pos(game, counts(R, G))
+    assert parse(game, pos, "reveal Red").action == Reveal(R)
+    r = bench_parse(game, pos, "reveal Red")
+    assert r.action == Reveal(G) and r.default_used  # the alphabetically first colour in hand
+
+
+def test_the_bid_limit_reason_names_the_card():
+    from arena_games.megagem.cards import AUCTION_CARDS, CardKind
+    from arena_games.megagem.text import bid_user_text
+
+    game = MegaGem()
+    s = game.initial_state(np.random.default_rng(0))
+    seen = set()
+    for index, card in enumerate(AUCTION_CARDS):
+        if card.kind in seen:
+            continue
+        seen.add(card.kind)
+        text = bid_user_text(game, dataclasses.replace(s, card=index), 0)
+        reason = json.loads(next(line for line in text.split("\n\n") if "current_auction" in line))["current_auction"][
+            "bid_limit_reason"
+        ]
+        if card.kind is CardKind.TREASURE:
+            assert reason == "your coins"
+        else:
+            assert card.id in reason and str(card.value) in reason
+            assert ("loan" if card.kind is CardKind.LOAN else "investment") in reason
+    assert len(seen) == 3

@@ -164,7 +164,7 @@ def expected_final_values(obs: dict) -> list[float]:
     dc = _counts(obs["display_counts"])
     hand = _counts(obs["hand"])
     unknown = [GEMS_PER_COLOUR - dc[c] - hand[c] for c in range(NUM_COLOURS)]
-    for p, pl in enumerate(obs["players"]):
+    for pl in obs["players"]:
         coll = pl["collection"]
         for c, name in enumerate(COLOURS):
             unknown[c] -= coll[name]
@@ -311,10 +311,12 @@ class ExpertSettings(BaseModel):
         description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
         "liquidity: lambda_t x its whole amount",
     )
-    prior: Literal["simple", "learned"] = Field(
+    prior: Literal["simple", "learned", "cold"] = Field(
         "simple",
         description="the opponent model before any bid history and mixed into the fitted law: simple "
-        "(a third each on 0, 0.8 x public value, half the limit) or learned (the market model, arena_games.megagem.market)",
+        "(a third each on 0, 0.8 x public value, half the limit), learned (the market model, "
+        "arena_games.megagem.market), or cold (the learned model only while an opponent has no bid "
+        "history on this kind of card, simple after)",
     )
 
 
@@ -412,7 +414,7 @@ class ExpertBidder(_MegaGemBot):
                     units = float(h["card"].split("_")[1])
                     value = units
                 past.append((float(h["bids"][j]), units, float(coins_then[k][j]), value))
-            if self.settings.prior == "learned":
+            if self.settings.prior == "learned" or (self.settings.prior == "cold" and not past):
                 prior = market.load().bids(
                     kind, market.features(obs, j, public_now if kind == "treasure" else 0.0), limit
                 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -79,7 +79,7 @@ class Reveal:
         return f"reveal {COLOURS[self.colour]}"
 
 
-Action = Union[Bid, Reveal]
+Action = Bid | Reveal
 
 
 @dataclass(frozen=True, slots=True)

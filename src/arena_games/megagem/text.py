@@ -290,7 +290,7 @@ def bid_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
     card = AUCTION_CARDS[state.card]
     limit = game.bid_limit(state, player)
     lines = [
-        '{"turn_context":{"round_number":%d,"phase":"bidding","your_player_id":%d}}' % (state.round, player),
+        f'{{"turn_context":{{"round_number":{state.round},"phase":"bidding","your_player_id":{player}}}}}',
         chart_line,
         _display_line(state.display, game.chart),
     ]
@@ -299,17 +299,11 @@ def bid_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
         on_sale = [COLOURS[g] for g in state.pool[: card.value]]
         lines.append(_dumps({"revealed_gems_available_for_auction": {"gems": on_sale, "count": len(on_sale)}}))
     lines.append(
-        '{"game_progress":{"round_number":%d,"typical_total_rounds":"15-20","remaining_auction_cards":%d,'
-        '"gems_won_in_treasure_auctions_so_far":%d,"auctionable_gems_remaining":%d,"gems_remaining_in_deck_unrevealed":%d,'
-        '"revealed_gems_waiting_for_treasure_auction":%d}}'
-        % (
-            state.round,
-            len(state.auction_deck),
-            won,
-            len(state.gem_deck) + len(state.pool),
-            len(state.gem_deck),
-            len(state.pool),
-        )
+        f'{{"game_progress":{{"round_number":{state.round},"typical_total_rounds":"15-20",'
+        f'"remaining_auction_cards":{len(state.auction_deck)},"gems_won_in_treasure_auctions_so_far":{won},'
+        f'"auctionable_gems_remaining":{len(state.gem_deck) + len(state.pool)},'
+        f'"gems_remaining_in_deck_unrevealed":{len(state.gem_deck)},'
+        f'"revealed_gems_waiting_for_treasure_auction":{len(state.pool)}}}}}'
     )
     auction: dict[str, Any] = {"id": card.id, "type": card.kind.name.lower(), "max_bid_for_you": limit}
     if card.kind is CardKind.TREASURE:
@@ -317,10 +311,15 @@ def bid_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
         auction["gems_count"] = card.value
         auction["gems_available"] = min(card.value, len(state.pool))
     elif card.kind is CardKind.LOAN:
-        auction["bid_limit_reason"] = "your coins plus the loan amount"
+        auction["bid_limit_reason"] = (
+            f"your coins plus the {card.value} coins of the loan card {card.id} (repaid in full at the end)"
+        )
         auction["loan_amount"] = card.value
     else:
-        auction["bid_limit_reason"] = "your coins"
+        auction["bid_limit_reason"] = (
+            f"your coins only: the investment card {card.id} adds none now (the winning bid is locked "
+            f"until the end, then returned with the {card.value}-coin bonus)"
+        )
         auction["investment_bonus"] = card.value
     lines.append(_dumps({"current_auction": auction}))
     lines.append(_players_line(game, state, player))
@@ -328,8 +327,8 @@ def bid_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
     lines.append(_tiebreak_line(state.tiebreak, player))
     shown = state.history[-HISTORY_SHOWN:]
     lines.append(
-        '{"auction_history":{"total_auctions_so_far":%d,"showing_last":%d,"num_auctions_shown":%d,"auctions":[%s]}}'
-        % (len(state.history), HISTORY_SHOWN, len(shown), ",".join(_history_item(r) for r in shown))
+        f'{{"auction_history":{{"total_auctions_so_far":{len(state.history)},"showing_last":{HISTORY_SHOWN},'
+        f'"num_auctions_shown":{len(shown)},"auctions":[{",".join(_history_item(r) for r in shown)}]}}}}'
     )
     lines.append(_hand_line(state.hands[player]))
     lines.append(BID_ADVICE)
@@ -343,7 +342,7 @@ def reveal_user_text(game: MegaGem, state: MegaGemState, player: int) -> str:
     card = AUCTION_CARDS[state.card]
     take = min(card.value, len(state.pool)) if card.kind is CardKind.TREASURE else 0
     lines = [
-        '{"turn_context":{"round_number":%d,"phase":"gem_reveal","your_player_id":%d}}' % (state.round, player),
+        f'{{"turn_context":{{"round_number":{state.round},"phase":"gem_reveal","your_player_id":{player}}}}}',
         f"You won the {card.id} auction with a bid of {state.bids[player]}. You must now reveal one gem from your private "
         "hand to the Value Display.",
         _dumps(
@@ -380,8 +379,22 @@ _PROSE = tuple(
 )
 PROSE_MAX = 200
 
+# The benchmark's bid phrases (rule book 7.4), as it reads them: no word boundaries, exactly one
+# space inside "I'll bid" / "my bid", any spacing (none too) before the amount, at most two
+# asterisks around it, "coin(s)" right after the amount with or without a space.
+_BENCH_PROSE = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"I(?:'ll| will| should| shall|'m going to) bid\s*\*?\*?(\d+)",
+        r"bid(?:ding)?\s*\*?\*?(\d+)\*?\*?\s*coins?",
+        r"my bid(?:\s+is)?:?\s*\*?\*?(\d+)",
+        r"bid\s*(?:of|=)\s*\*?\*?(\d+)",
+    )
+)
+
 
 BRACE_ATTEMPTS = 64  # balanced-object starts tried (bounded work on hostile answers)
+BENCH_BRACE_ATTEMPTS = 10_000  # the benchmark tries every start; benchmark mode tries this many
 
 
 def visible_answer(text: str) -> str:
@@ -417,8 +430,9 @@ def extract_json_object(text: str, *, benchmark: bool = False) -> tuple[dict | N
         except ValueError:
             pass
     ends = _matching_braces(text)
+    cap = BENCH_BRACE_ATTEMPTS if benchmark else BRACE_ATTEMPTS
     for attempts, start in enumerate(sorted(ends)):
-        if attempts >= BRACE_ATTEMPTS:
+        if attempts >= cap:
             break
         try:
             obj = json.loads(text[start : ends[start] + 1])
@@ -451,6 +465,20 @@ def prose_bids(text: str) -> list[int]:
             if 0 <= value <= PROSE_MAX:
                 found.append((m.start(), value))
     return [v for _, v in sorted(found)]
+
+
+def benchmark_prose_bids(text: str) -> list[int]:
+    """Every bid phrase's amount as the benchmark's prose fallback finds them (its looser
+    phrases: ``I'll bid12``, ``bid=5``, ``bid 5coins``), in 0..200, in order of position (ties:
+    in phrase order)."""
+    found = []
+    for pattern in _BENCH_PROSE:
+        for m in pattern.finditer(text):
+            value = int(m.group(1))
+            if 0 <= value <= PROSE_MAX:
+                found.append((m.start(), value))
+    found.sort(key=lambda x: x[0])
+    return [v for _, v in found]
 
 
 def prose_bid(text: str) -> int | None:
@@ -494,7 +522,7 @@ def parse_bid(game: MegaGem, state: MegaGemState, player: int, text: str, *, ben
             )
     obj, method = extract_json_object(text, benchmark=benchmark)
     if obj is None:
-        bids = prose_bids(_benchmark_text(text) if benchmark else visible_answer(text))
+        bids = benchmark_prose_bids(text) if benchmark else prose_bids(visible_answer(text))
         if not bids:
             return ParseResult(default, "none", False, False, True, "no JSON object and no bid phrase; bid 0 applied")
         if not benchmark and len(set(bids)) > 1:
@@ -588,7 +616,7 @@ class MegaGemTextView:
 
     def parse(self, game: MegaGem, pos: Position, player: int, text: str) -> ParseResult:
         state = pos.state
-        if isinstance(text, str):  # an answer that is exactly one of the listed legal strings
+        if isinstance(text, str) and not self.benchmark:  # exactly one of the listed legal strings
             key = " ".join(text.split()).lower()
             for action in game.legal_actions(state, player):
                 if key == game.action_to_str(action).lower():
