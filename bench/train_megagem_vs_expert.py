@@ -1,0 +1,309 @@
+"""MegaGem: a CPU-trained student against the strongest shipped expert (issue 18).
+
+Stages, all from one config (``examples/train_megagem_vs_expert.toml``):
+
+1. ``base``: expert iteration from the tiny model, labels by ``megagem_expert`` itself, against
+   two experts (one run per seed; checkpoints every round).
+2. ``distil``: expert iteration in steps mode from that student (``init_from``): the teacher is
+   ``search`` (determinized Monte Carlo, the expert as rollout policy) restricted to the compact
+   view's bid grid. The first seed's run collects the teacher's labels on the states its
+   starting student meets and writes them to ``teacher_labels.jsonl``; the other seeds read
+   that file (they differ in their base student, minibatch order and evaluation deals).
+3. ``evaluate``: ``arena compare`` (its Python API) of every seed's final checkpoint against the
+   expert, with two experts as the fixed opponents, on held-out deals (seeds never used in
+   training: checked) in every seat rotation.
+
+Usage::
+
+    python bench/train_megagem_vs_expert.py --out runs/megagem-vs-expert            # train + evaluate
+    python bench/train_megagem_vs_expert.py --out runs/megagem-vs-expert --report   # + docs section/plot
+
+A stage whose run directory already finished is skipped, so an interrupted run continues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+DEFAULT_CONFIG = HERE.parent / "examples" / "train_megagem_vs_expert.toml"
+SECTION = "megagem-vs-expert"
+
+
+class BenchError(Exception):
+    """A bad input: one line, exit status 2."""
+
+
+def load_config(path: str | Path) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    path = Path(path)
+    if not path.exists():
+        raise BenchError(f"config {str(path)!r} does not exist; pass --config examples/train_megagem_vs_expert.toml")
+    try:
+        cfg = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise BenchError(f"config {str(path)!r} is not valid TOML ({exc})") from None
+    missing = [k for k in ("seeds", "base", "distil", "evaluate") if k not in cfg]
+    if missing:
+        raise BenchError(f"config {str(path)!r} lacks {', '.join(missing)} (see {DEFAULT_CONFIG.name})")
+    return cfg
+
+
+def _finished(run_dir: Path) -> dict | None:
+    man = run_dir / "manifest.json"
+    if man.exists():
+        data = json.loads(man.read_text())
+        if data.get("status") == "ok":
+            return data
+    return None
+
+
+def _say(quiet: bool, msg: str) -> None:
+    if not quiet:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def train_seed(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
+    """Stages 1 and 2 for one seed; returns the distillation run's manifest."""
+    from arena_train.expert_iteration import train
+
+    base_dir, distil_dir = out / f"base_s{seed}", out / f"distil_s{seed}"
+    if _finished(base_dir) is None:
+        if base_dir.exists():
+            raise BenchError(f"{base_dir} holds an unfinished run; remove it to start that stage again")
+        t = time.perf_counter()
+        train({**cfg["base"], "seed": seed}, base_dir)
+        _say(quiet, f"seed {seed}: base student in {time.perf_counter() - t:.0f} s")
+    done = _finished(distil_dir)
+    if done is None:
+        if distil_dir.exists():
+            raise BenchError(f"{distil_dir} holds an unfinished run; remove it to start that stage again")
+        distil = {
+            **cfg["distil"],
+            "seed": seed,
+            "init_from": str(base_dir),
+            "data_cache": str(out / "teacher_labels.jsonl"),
+        }
+
+        def progress(step: int, row: dict) -> None:
+            if "collect_round" in row:
+                _say(quiet, f"seed {seed}: teacher round {row['collect_round']} ({row['decisions']} decisions)")
+            elif "eval_mean" in row:
+                _say(quiet, f"seed {seed}: step {step} margin {row['eval_mean']:+.1f} loss {row['sft_loss']:.3f}")
+
+        train(distil, distil_dir, progress=progress)
+        done = _finished(distil_dir)
+    return done
+
+
+def training_deal_seeds(cfg: dict, seeds) -> set[int]:
+    """Every deal seed the training stages play (collection and their own evaluations)."""
+    from arena_core.seeding import derive_seed
+
+    used: set[int] = set()
+    for seed in seeds:
+        for stage in ("base", "distil"):
+            c = cfg[stage]
+            for r in range(1, int(c.get("rounds", 2)) + 1):
+                used.update(derive_seed(seed, "ei_train_deal", r, j) for j in range(int(c.get("deals_per_round", 8))))
+            used.update(derive_seed(seed, "ei_eval_deal", i) for i in range(int(c.get("eval_deals", 16))))
+    return used
+
+
+def evaluation_deals(cfg: dict, used: set[int]) -> range:
+    """The held-out deal seeds of the final comparison; refused if training used any of them."""
+    ev = cfg["evaluate"]
+    deals = range(int(ev["first_deal"]), int(ev["first_deal"]) + int(ev["deals"]))
+    overlap = used.intersection(deals)
+    if overlap:
+        raise BenchError(f"evaluation deals {sorted(overlap)[:3]} were used in training; move evaluate.first_deal")
+    return deals
+
+
+def evaluate_seed(cfg: dict, seed: int, run_dir: Path, out: Path, used: set[int], tag: str = "compare") -> dict:
+    """``arena compare``: the final checkpoint vs the target, same opponents, held-out deals."""
+    from arena_core.registry import make_game
+    from arena_core.tournament.compare import analyse, compare_schedule, play
+    from arena_core.tournament.results import Settings
+    from arena_core.tournament.runner import check_entrants
+    from arena_train.checkpoint_player import find_checkpoint
+
+    ev = cfg["evaluate"]
+    deals = evaluation_deals(cfg, used)
+    where = out / f"{tag}_s{seed}"
+    cached = where / "compare.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    ckpt = find_checkpoint(run_dir)
+    step = int(ckpt.name.split("_")[1])
+    student = f'checkpoint{{run = "{run_dir.as_posix()}", step = {step}}}'
+    target = cfg.get("target", "megagem_expert")
+    game = cfg["distil"].get("game", "megagem")
+    schedule = compare_schedule(
+        game,
+        student,
+        target,
+        list(ev["opponents"]),
+        deals,
+        num_players=make_game(game).num_players,
+        seed=int(ev["first_deal"]),
+    )
+    check_entrants(schedule)
+    started = time.perf_counter()
+    games = play(schedule, Settings(policy="default"), quiet=True, out=where)
+    names = [e.name for e in schedule.entrants]
+    result = analyse(games, names[0], names[1], seed=int(ev["first_deal"]))
+    result.update(
+        {"seed": seed, "step": step, "checkpoint": str(ckpt), "eval_wall_s": round(time.perf_counter() - started, 1)}
+    )
+    faults = sum(1 for g in games if getattr(g, "faults", None))
+    result["games_with_faults"] = faults
+    cached.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def expert_parameters(spec: str) -> dict:
+    from arena_core.registry import make_player
+
+    player = make_player(spec)
+    settings = getattr(player, "settings", None)
+    return settings.model_dump() if settings is not None else {}
+
+
+def run(cfg: dict, out: Path, *, quiet: bool = False) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = [int(s) for s in cfg["seeds"]]
+    used = training_deal_seeds(cfg, seeds)
+    evaluation_deals(cfg, used)  # refuse an overlap before any training
+    rows = []
+    for seed in seeds:
+        man = train_seed(cfg, seed, out, quiet=quiet)
+        res = evaluate_seed(cfg, seed, out / f"distil_s{seed}", out, used)
+        d = res["difference"]
+        _say(quiet, f"seed {seed}: margin over the expert {d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}]")
+        base = None
+        if seed in cfg["evaluate"].get("compare_base_seeds", []):
+            base = evaluate_seed(cfg, seed, out / f"base_s{seed}", out, used, tag="compare_base")
+            b = base["difference"]
+            _say(quiet, f"seed {seed}: base student {b['mean']:+.2f} [{b['t_low']:+.2f}, {b['t_high']:+.2f}]")
+        rows.append(
+            {
+                "base_compare": base,
+                "seed": seed,
+                "steps": man["report"]["steps"],
+                "train_wall_s": man.get("train_wall_s"),
+                "base_wall_s": (_finished(out / f"base_s{seed}") or {}).get("wall_s"),
+                "data": man["report"]["data"],
+                "initial_margin": man["report"]["initial_margin"],
+                "student_margin": man["report"]["student_margin"],
+                "agreement": [man["report"]["agreement_initial"], man["report"]["agreement_student"]],
+                "compare": res,
+            }
+        )
+    summary = {
+        "target": cfg.get("target", "megagem_expert"),
+        "target_parameters": expert_parameters(cfg.get("target", "megagem_expert")),
+        "seeds": rows,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def plot(out: Path, summary: dict, path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    from arena_train.manifest import MetricsLog
+
+    fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for row in summary["seeds"]:
+        seed = row["seed"]
+        rows = [r for r in MetricsLog(out / f"distil_s{seed}" / "metrics.jsonl").rows() if "eval_mean" in r]
+        x = [r["step"] for r in rows]
+        axes[0].plot(x, [r["eval_mean"] for r in rows], marker=".", label=f"seed {seed}")
+        axes[0].fill_between(x, [r["eval_mean_low"] for r in rows], [r["eval_mean_high"] for r in rows], alpha=0.15)
+        axes[1].plot(x, [r["heldout_agreement"] for r in rows], marker=".", label=f"seed {seed}")
+    axes[0].axhline(0.0, color="k", lw=0.8)
+    axes[0].set_ylabel("margin vs 2 experts\n(training eval deals)")
+    axes[1].set_ylabel("agreement with\nsearch (held-out)")
+    axes[1].set_xlabel("step (minibatch update)")
+    axes[0].legend()
+    axes[0].set_title("MegaGem: search distilled into the tiny model, from the expert-iteration student")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def write_report(out: Path, summary: dict, cfg: dict) -> None:
+    """The ``megagem-vs-expert`` section of docs/benchmarks.md and its plot."""
+    from _report import DOC, write_section
+
+    png = DOC.parent / "train_megagem_vs_expert.png"
+    plot(out, summary, png)
+    write_section(SECTION, report_body(summary, cfg, png.name))
+
+
+def report_body(summary: dict, cfg: dict, png: str) -> str:
+    from _report import machine
+
+    lines = [
+        "## MegaGem: a CPU-trained student against the expert (bench/train_megagem_vs_expert.py)",
+        "",
+        f"Machine: {machine()}; MLX on CPU. Config: `examples/train_megagem_vs_expert.toml`.",
+        "",
+        "| seed | steps | train wall s | margin over the expert [95% t] | p | bootstrap 95% | deals won |",
+        "|---|---:|---:|---|---:|---|---:|",
+    ]
+    for row in summary["seeds"]:
+        d = row["compare"]["difference"]
+        lines.append(
+            f"| {row['seed']} | {row['steps']} | {row['train_wall_s']:.0f} | **{d['mean']:+.2f}** "
+            f"[{d['t_low']:+.2f}, {d['t_high']:+.2f}] | {d['t_p']:.3g} | [{d['bootstrap_low']:+.2f}, "
+            f"{d['bootstrap_high']:+.2f}] | {100 * d['win_share']:.0f}% |"
+        )
+    lines += ["", f"Learning curves: [{png}]({png})."]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="the TOML config (see the example)")
+    parser.add_argument("--out", default="runs/megagem-vs-expert", help="output directory (runs, labels, results)")
+    parser.add_argument("--report", action="store_true", help="write the docs/benchmarks.md section and the plot")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    from arena_core.errors import ArenaError
+
+    try:
+        cfg = load_config(args.config)
+        summary = run(cfg, Path(args.out), quiet=args.quiet)
+    except (BenchError, ArenaError) as exc:
+        print(f"train_megagem_vs_expert: {exc}", file=sys.stderr)
+        return 2
+    if args.report:
+        write_report(Path(args.out), summary, cfg)
+    for row in summary["seeds"]:
+        d = row["compare"]["difference"]
+        print(f"seed {row['seed']}: {d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}] p={d['t_p']:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
