@@ -92,3 +92,40 @@ def test_grid_expert_plays_only_menu_actions():
     seat = game.current_player(pos)
     decision = Decision(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, 5, _position=pos)
     assert grid.act(decision) in view.menu(game, pos, seat).actions
+
+
+def test_a_restricted_expert_is_offered_only_the_menus_legal_actions():
+    game = make_game("megagem")
+    view = MegaGemCompactView()
+
+    class Spy:
+        seen: tuple = ()
+
+        def act(self, decision):
+            self.seen = decision.legal_actions
+            return decision.legal_actions[-1]
+
+    checked = 0
+    for seed in range(3):
+        pos = game.start(seed)
+        for _ in range(12):
+            if game.is_over(pos):
+                break
+            seat = game.current_player(pos)
+            menu = view.menu(game, pos, seat)
+            spy = Spy()
+            idx = expert_menu_index(game, pos, seat, spy, menu, seed, restrict=True)
+            offered = tuple(a for a, ok in zip(menu.actions, menu.legal) if ok)
+            assert spy.seen == offered and menu.actions[idx] == offered[-1]
+            if len(offered) < len(game.legal(pos, seat)):
+                checked += 1  # a bid decision: the grid is narrower than the legal bids
+            pos = game.act(pos, seat, menu.actions[idx])
+    assert checked > 0
+
+
+def test_labelled_decisions_survive_the_cache_format():
+    from arena_train.expert_iteration import Labelled
+    from arena_train.lm import LMRecord
+
+    item = Labelled(LMRecord((5, 6, 7), (20, 21), (True, False), 1, -0.25, "mg r1 x:"), 0, 3)
+    assert Labelled.from_json(json.loads(json.dumps(item.to_json()))) == item
