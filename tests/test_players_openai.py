@@ -338,6 +338,44 @@ def test_real_mlx_server_plays_a_seeded_game_that_replays(mlx_server):
     assert [e.telemetry.get("response") for e in first.events] == [e.telemetry.get("response") for e in second.events]
 
 
+def test_real_mlx_server_caches_the_growing_transcript(mlx_server):
+    """Transcript view against the real server: each seat's request extends its last one, and
+    the server reports (``usage.prompt_tokens_details.cached_tokens``) that it read that earlier
+    request from its prompt cache; in the snapshot view the same decisions reuse only the shared
+    rules, so they prefill more new tokens."""
+    from arena_core.players import Decision
+
+    url, model = mlx_server
+    game = make_game("megagem", num_players=3)
+
+    def run(view):
+        p = OpenAIPlayer(base_url=url, model=model, api_key_env="", max_tokens=4, temperature=0.0, view=view)
+        pos, seen = game.start(7), []
+        for seat in range(3):
+            p.begin_episode(game, seat, 7)
+        for _ in range(9):
+            seat = game.current_player(pos)
+            seen.append((seat, p.act(Decision.at(game, pos, seat, 7)).telemetry))
+            pos = game.act(pos, seat, game.legal(pos, seat)[0])
+        return p, seen
+
+    trans, t_seen = run("transcript")
+    _, s_seen = run("snapshot")
+    last: dict[int, dict] = {}
+    later = []
+    for seat, tel in t_seen:
+        if seat in last:  # a seat's later turn: its previous request was read from the cache
+            assert tel["conversation_turn"] > 0 and tel["tokens_in"] > last[seat]["tokens_in"]
+            assert tel["tokens_in_cached"] >= 0.95 * last[seat]["tokens_in"], (tel, last[seat])
+            later.append(tel)
+        last[seat] = tel
+    assert len(later) >= 5
+    assert trans.spend.cached_prompt_tokens == sum(t["tokens_in_cached"] for _, t in t_seen)
+    new_t = sum(t["tokens_in"] - t["tokens_in_cached"] for t in later) / len(later)
+    new_s = sum(t["tokens_in"] - t["tokens_in_cached"] for _, t in s_seen[3:]) / len(s_seen[3:])
+    assert new_t < 0.75 * new_s, (new_t, new_s)
+
+
 # ---------------------------------------------------------------- the cache key
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
