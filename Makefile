@@ -3,7 +3,10 @@
 #   make test   -- the whole test suite
 # The venv is the development install: the root pyproject.toml puts all four packages in, editable.
 #   make dists        -- a wheel and an sdist of each distribution (dists/*) in build/dists
-#   make check-split  -- CI's second step: build them, install the core alone (lowest Python), add the games
+#   make check-split  -- CI's last step: build them, install the core alone (lowest Python), add the games
+# Checks (docs/developing.md; CI runs them all through .ci/run):
+#   make lint         -- ruff lint + format check, mypy (strict core, plugins' public names), layer rules
+#   make coverage     -- the test suite of `make test` with line + branch coverage and its floor
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -13,7 +16,7 @@ STAMP  := $(VENV)/.installed
 OPENBLAS := /usr/lib/x86_64-linux-gnu/libopenblas.so.0
 FAST_ENV = $(shell test -e $(OPENBLAS) && echo LD_PRELOAD=$(OPENBLAS))
 
-.PHONY: demo test venv sysdeps bench clean dists check-split
+.PHONY: demo test venv sysdeps bench clean dists check-split lint typecheck coverage
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +39,30 @@ demo: venv
 	rm -rf runs/demo
 	$(FAST_ENV) $(BIN)/arena tournament examples/tournament_demo.toml --out runs/demo
 
+PYTEST_ALL = $(BIN)/python -m pytest -q -n 2 --dist loadfile
+
 test: venv sysdeps
-	$(FAST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(FAST_ENV) $(PYTEST_ALL)
+
+# Each step fails the target on a violation: lint, format, a type error, a broken layer or cycle.
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory typecheck
+	$(BIN)/python -m pytest -q -p no:xdist -p no:cacheprovider tests/test_architecture.py
+
+# mypy strict on arena_core ([tool.mypy] in pyproject.toml, cache in .mypy_cache), then the
+# plugin packages' registered names against the core's protocol
+typecheck: venv
+	$(BIN)/mypy
+	$(BIN)/python scripts/typecheck_public.py
+
+# The whole suite with line + branch coverage ([tool.coverage] in pyproject.toml holds the floor,
+# fail_under); then the per-package table of docs/developing.md.
+coverage: venv sysdeps
+	rm -f .coverage .coverage.*
+	$(FAST_ENV) $(PYTEST_ALL) --cov --cov-report=
+	$(BIN)/python scripts/coverage_table.py
 
 dists: venv
 	$(BIN)/python scripts/dists.py build build/dists
@@ -50,4 +75,4 @@ bench: venv
 	$(FAST_ENV) $(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build/dists
+	rm -rf $(VENV) .pytest_cache .hypothesis build/dists .mypy_cache .ruff_cache .coverage
