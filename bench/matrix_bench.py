@@ -49,8 +49,8 @@ def bench_table(cache_dir: Path) -> dict:
     def cold():
         for a in ARCHETYPE_NAMES:
             for k in K_VALUES:
-                _, solve_wall, _ = timed(lambda: eq.extreme_equilibria(a, k, shipped=False))
-                _, ref_wall, _ = timed(lambda: eq.reference_points(a, k))
+                _, solve_wall, _ = timed(lambda a=a, k=k: eq.extreme_equilibria(a, k, shipped=False))
+                _, ref_wall, _ = timed(lambda a=a, k=k: eq.reference_points(a, k))
                 per_cell[a, k] = (solve_wall, ref_wall)
 
     _, cold_wall, cold_cpu = timed(cold)
@@ -88,7 +88,7 @@ def bench_exact() -> dict:
             pm = eq.payoff_matrices(a, k)
             s = pm.integer_scale()
             game = gbt.Game.from_arrays((pm.A * s).astype(int), (pm.B * s).astype(int))
-            result, wall, _ = timed(lambda: gbt.nash.enummixed_solve(game, rational=True))
+            result, wall, _ = timed(lambda game=game: gbt.nash.enummixed_solve(game, rational=True))
             per_cell[a, k] = wall
             if len(result.equilibria) != len(eq.extreme_equilibria(a, k)):
                 mismatched.append((a, k, len(result.equilibria), len(eq.extreme_equilibria(a, k))))
@@ -264,7 +264,9 @@ def bench_mlx_server(trials: int, concurrency: int, max_tokens: int) -> dict:
                 run_study(warm, None, player_factory=factory(1))  # warm-up (model load, compilation)
                 with tempfile.TemporaryDirectory() as tmp:
                     _, wall, cpu = timed(
-                        lambda: run_study(cfg, tmp, player_factory=factory(limit), plot=False, write_episodes=False)
+                        lambda cfg=cfg, limit=limit: run_study(
+                            cfg, tmp, player_factory=factory(limit), plot=False, write_episodes=False
+                        )
                     )
                     rows[name] = [
                         json.loads(line)

@@ -179,7 +179,7 @@ def time_expert(game: MegaGem, games: int) -> tuple[float, float, int]:
     act_only = len(decisions) / (time.process_time() - start)
     start = time.process_time()
     for d in decisions:
-        d2 = d.view_with(lambda game, pos, seat: Decision.at(game, pos, seat, d.episode_seed))
+        d2 = d.view_with(lambda game, pos, seat, seed=d.episode_seed: Decision.at(game, pos, seat, seed))
         expert.act(d2)
     with_obs = len(decisions) / (time.process_time() - start)
     return act_only, with_obs, len(decisions)

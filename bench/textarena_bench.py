@@ -169,7 +169,7 @@ def main() -> None:
     rows = []
     for title, n in TITLES:
         game, recorded = record_games(title, n, args.games)
-        for seed, ta_seed, actions in recorded:  # the recorded sequences are the same games in raw TextArena
+        for seed, ta_seed, _actions in recorded:  # the recorded sequences are the same games in raw TextArena
             assert make_game(f"textarena/{title}", num_players=n).start(seed).state.ta_seed == ta_seed
         kwargs = dict(game.title.env_kwargs)
         steps = sum(len(actions) for _, _, actions in recorded)

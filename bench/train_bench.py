@@ -88,6 +88,21 @@ def heldout_values(game, learner, deals) -> list[float]:
     return per_deal_means(play_episodes(game, specs, learner))
 
 
+def _exact_probe(trainer, game, trace: list, reached: dict, clock: dict):
+    """The trainer's progress hook: the greedy policy's exact Kuhn value at each step into
+    ``trace``; the first step it reaches 0.25 into ``reached``; evaluation time into ``clock``."""
+
+    def progress(step, row):
+        t0 = time.perf_counter()
+        value = kuhn_exact(trainer.policy(temperature=0.0).decide, game)
+        trace.append((step, value))
+        if value >= 0.25 - 1e-9 and "step" not in reached:
+            reached.update(step=step, train_s=t0 - clock["start"] - clock["eval_s"])
+        clock["eval_s"] += time.perf_counter() - t0
+
+    return progress
+
+
 def kuhn_grpo(seeds, heldout: int, steps: int) -> dict:
     from arena_train.grpo import GRPOTrainer
 
@@ -103,15 +118,7 @@ def kuhn_grpo(seeds, heldout: int, steps: int) -> dict:
         reached: dict = {}
         clock = {"eval_s": 0.0, "start": time.perf_counter()}
 
-        def progress(step, row):
-            t0 = time.perf_counter()
-            value = kuhn_exact(trainer.policy(temperature=0.0).decide, game)
-            trace.append((step, value))
-            if value >= 0.25 - 1e-9 and "step" not in reached:
-                reached.update(step=step, train_s=t0 - clock["start"] - clock["eval_s"])
-            clock["eval_s"] += time.perf_counter() - t0
-
-        trainer.progress = progress
+        trainer.progress = _exact_probe(trainer, game, trace, reached, clock)
         initial_values = heldout_values(game, trainer.policy(temperature=0.0), deals)
         initial_exact = kuhn_exact(trainer.policy(temperature=0.0).decide, game)
         clock["start"] = t0 = time.perf_counter()

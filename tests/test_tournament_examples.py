@@ -93,7 +93,9 @@ def mlx_server(tmp_path):
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("mlx_lm.server did not start: " + (tmp_path / "server.log").read_text()[-2000:])
+                    raise RuntimeError(
+                        "mlx_lm.server did not start: " + (tmp_path / "server.log").read_text()[-2000:]
+                    ) from None
                 time.sleep(0.5)
         yield model, f"http://127.0.0.1:{port}/v1"
     finally:

@@ -32,5 +32,8 @@ def test_ray_backend_gives_the_sequential_results(tmp_path):
     on_ray = run_tournament(config(tmp_path / "ray", "ray"), quiet=True)
     assert on_ray.played == seq.played == 42
     assert not ray.is_initialized()  # the runner shuts down the Ray it started
-    by_key = lambda path: sorted((g.outcome() for g in load_results(path)[1]), key=lambda o: o["key"])
+
+    def by_key(path):
+        return sorted((g.outcome() for g in load_results(path)[1]), key=lambda o: o["key"])
+
     assert by_key(on_ray.path) == by_key(seq.path)

@@ -343,7 +343,7 @@ def _run_cells(
                     swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
                     lineups = [players[::-1] if s else players for s in swaps]
                     records = play_batch(
-                        [games[t % k] for t in chunk], lambda i: lineups[i], [seeds_[t] for t in chunk], policy=policy
+                        [games[t % k] for t in chunk], lineups.__getitem__, [seeds_[t] for t in chunk], policy=policy
                     )
                     finished = []
                     for t, swap, record in zip(chunk, swaps, records):
