@@ -376,6 +376,36 @@ def test_real_mlx_server_caches_the_growing_transcript(mlx_server):
     assert new_t < 0.75 * new_s, (new_t, new_s)
 
 
+def test_transcript_example_runs_against_the_server(mlx_server):
+    """examples/transcript_play.py, pointed at this module's server (it starts its own without
+    ARENA_OPENAI_BASE_URL): both views play, and the transcript view leaves fewer tokens uncached
+    (a seed no other test plays, so the server's cache holds none of these prompts yet)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    url, model = mlx_server
+    example = Path(__file__).resolve().parents[1] / "examples" / "transcript_play.py"
+    env = {**os.environ, "ARENA_OPENAI_BASE_URL": url, "ARENA_OPENAI_MODEL": model}
+    out = subprocess.run(
+        [sys.executable, str(example), "--turns", "7", "--seed", "23"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    new = dict(
+        re.findall(r"(snapshot|transcript): .*uncached tokens per decision after the first round: (\d+)", out.stdout)
+    )
+    assert int(new["transcript"]) < int(new["snapshot"]), out.stdout
+    assert "seat 0's conversation" in out.stdout and "--- turn 1 adds" in out.stdout
+    bad = subprocess.run([sys.executable, str(example), "--turns", "0"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--turns" in bad.stderr
+
+
 # ---------------------------------------------------------------- the cache key
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
