@@ -34,7 +34,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.players import BasePlayer, Decision, Move
 
-from .llm_common import NO_ACTION, TextRecord, legal_action_for, player_settings, retry_feedback, text_record
+from .llm_common import (
+    NO_ACTION,
+    VIEW_FIELD_DESCRIPTION,
+    DecisionPrompt,
+    PromptView,
+    TextRecord,
+    ViewPrompts,
+    legal_action_for,
+    player_settings,
+    retry_feedback,
+    text_record,
+)
 
 
 # ---------------------------------------------------------------------- settings
@@ -57,11 +68,7 @@ class MLXSettings(BaseModel):
     prefix_cache: bool = Field(
         default=True, description="reuse the KV cache of the system turn (the rules) across decisions"
     )
-    view: Literal["snapshot", "transcript"] = Field(
-        default="snapshot",
-        description="'snapshot': the game's text view, the whole state every turn; 'transcript': one growing "
-        "conversation per seat (the game's 'transcript' view), whose KV cache is kept across the seat's turns",
-    )
+    view: PromptView = Field(default="snapshot", description=VIEW_FIELD_DESCRIPTION)
     max_cached_seats: int = Field(
         default=64,
         ge=0,
@@ -581,7 +588,7 @@ class MLXEngine:
 
         started = time.perf_counter()
         need = len(req.tokens) - 1  # the last token is run by the caller: its logits start the answer
-        cache, cached, new, event = None, 0, None, "off"
+        cache, cached, held, new, event = None, 0, 0, None, "off"
         if req.session is not None and self.max_sessions > 0 and self.sessions_supported:
             kept = self._sessions.pop(req.session, None)
             event = "miss"
@@ -592,13 +599,17 @@ class MLXEngine:
                     for layer in kept.cache:
                         layer.trim(layer.offset - common)
                     cache, cached = kept.cache, common
+                    held = common
                     event = "hit" if common == len(kept.tokens) else "partial"
         if cache is None:
             if req.prefix_len:
-                cache, cached = self._prefix_cache(req.tokens[: req.prefix_len]), req.prefix_len
+                fresh = tuple(req.tokens[: req.prefix_len]) not in self._prefixes
+                cache = self._prefix_cache(req.tokens[: req.prefix_len])
+                cached = 0 if fresh else req.prefix_len  # rules prefilled just now count as prefilled
+                held = req.prefix_len
             else:
-                cache = make_prompt_cache(self.model)
-        self._prefill(req.tokens[cached:need], cache)
+                cache, held = make_prompt_cache(self.model), 0
+        self._prefill(req.tokens[held:need], cache)
         use = CacheUse(cached=cached, prefilled=len(req.tokens) - cached, new=new, event=event)
         self.stats.prefill_s += time.perf_counter() - started
         self.stats.prefill_tokens += use.prefilled
@@ -772,8 +783,7 @@ class _Pending:
     tokens_out: int = 0
     responses: list[str] = field(default_factory=list)
     finish_reason: str = ""
-    conversation: Any = None  # transcript view: the seat's Conversation
-    view: Any = None  # transcript view: the view that parses answers
+    prompt: DecisionPrompt | None = None
     cache: dict[str, Any] = field(default_factory=dict)  # prompt-cache telemetry, summed over rounds
 
 
@@ -797,21 +807,18 @@ class MLXPlayer(BasePlayer):
         self.name = f"mlx:{self.settings.model}:{self.settings.mode}"
         self._last_ply: dict[tuple[int, int], tuple[int, int]] = {}
         self._transcript = self.settings.view == "transcript"
+        self._prompts = ViewPrompts(self.settings.view, max_conversations=max(256, self.settings.max_cached_seats))
         if self._transcript:
-            from arena_core.transcript import SeatConversations
-
             self.name += ":transcript"
             limit = self.settings.max_cached_seats
             engine.max_sessions = limit if own_engine else max(engine.max_sessions, limit)
-            self._conversations = SeatConversations(max(256, self.settings.max_cached_seats))
-            self._views: dict[str, Any] = {}
         self._tag = next(_PLAYER_TAGS)  # this player's sessions in a shared engine
 
     # -- episode bookkeeping
     def begin_episode(self, game, seat: int, episode_seed: int) -> None:
         self._last_ply.pop((int(episode_seed), int(seat)), None)
+        self._prompts.begin_episode(game, seat, episode_seed)
         if self._transcript:
-            self._conversations.begin(episode_seed, seat)
             self.engine.drop_sessions(lambda key: key == self._session(episode_seed, seat))
 
     def end_episode(self, episode_seed: int, seat: int | None = None) -> int:
@@ -878,24 +885,15 @@ class MLXPlayer(BasePlayer):
         return moves  # type: ignore[return-value]
 
     def _start(self, decision: Decision) -> _Pending:
-        conversation = view = None
-        if self._transcript:
-            view = self._transcript_view(decision.game)
-            conversation = self._conversations.get(decision.episode_seed, decision.seat)
-            turn = conversation.ask(view, decision)
-            messages, legal = list(turn.messages), tuple(turn.legal)
-        else:
-            prompt = decision.prompt()
-            messages, legal = prompt.messages(), tuple(prompt.legal)
+        prompt = self._prompts.prompt(decision)
         pending = _Pending(
             decision=decision,
-            legal=legal,
-            messages=messages,
+            legal=prompt.legal,
+            messages=prompt.messages,
             attempt=self._attempt(decision),
             started=time.perf_counter(),
-            prompt_text=json.dumps(messages, ensure_ascii=False),
-            conversation=conversation,
-            view=view,
+            prompt_text=json.dumps(prompt.messages, ensure_ascii=False),
+            prompt=prompt,
         )
         if self.settings.mode == "constrained":
             if not pending.legal:
@@ -920,15 +918,6 @@ class MLXPlayer(BasePlayer):
             return Request(tokens, p.trie.depth + 1, sampler, constraint, prefix, session)
         return Request(tokens, s.max_tokens, sampler, None, prefix, session)
 
-    def _transcript_view(self, game) -> Any:
-        """The game's ``transcript`` view (one instance per game id)."""
-        from arena_core.views import get_view
-
-        view = self._views.get(game.spec.id)
-        if view is None:
-            view = self._views[game.spec.id] = get_view(game, "transcript")
-        return view
-
     def _finish(self, p: _Pending, gen: Generated) -> Move | None:
         """The move for a finished generation, or None to ask again (free mode, retries left)."""
         text = self.engine.decode(gen.tokens)
@@ -948,18 +937,14 @@ class MLXPlayer(BasePlayer):
             return Move(
                 action, self._telemetry(p, parse_method="constrained", valid=True, legal=True, default_used=False)
             )
-        parsed = p.decision.parse(text) if p.view is None else p.decision.parse_with(p.view, text)
+        parsed = self._prompts.parse(p.decision, text)
         if not parsed.default_used:
             return Move(parsed.action, self._telemetry(p, **parsed.telemetry()))
         if p.rounds <= self.settings.retries:
-            feedback = retry_feedback(p.legal, parsed.detail)
-            if p.conversation is not None:
-                p.messages = list(p.conversation.feedback(text, feedback))
-            else:
-                p.messages = p.messages + [
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": feedback},
-                ]
+            if p.prompt is None:  # pragma: no cover - every pending decision has its prompt
+                raise PlayerError("a decision retried without its prompt")
+            p.prompt = self._prompts.retry(p.prompt, text, retry_feedback(p.legal, parsed.detail))
+            p.messages = p.prompt.messages
             return None
         # hand the unreadable text to the runner: it records it and applies the policy
         return Move(text, self._telemetry(p, **parsed.telemetry(), parse_detail=parsed.detail))
@@ -968,8 +953,8 @@ class MLXPlayer(BasePlayer):
         """The move's telemetry; in the transcript view also the seat's conversation gets the
         answer (every move is built here, once per decision)."""
         s = self.settings
-        if p.conversation is not None:
-            p.conversation.answer(p.responses[-1])
+        if p.prompt is not None:
+            self._prompts.answered(p.prompt, p.responses[-1])
         out: dict[str, Any] = {
             "model": s.model,
             "mode": s.mode,
