@@ -7,9 +7,10 @@ rules; truncation only from the harness caps; ``infos[agent]["end_reason"]`` say
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from ..episode import EpisodeRecord
@@ -21,7 +22,7 @@ from . import spaces as sp
 from .spaces import agent_name
 
 
-class ArenaAECEnv(AECEnv):
+class ArenaAECEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type information
     """Agent-environment-cycle view of ``game``."""
 
     def __init__(
@@ -49,10 +50,10 @@ class ArenaAECEnv(AECEnv):
         self.match: Match | None = None
 
     # ------------------------------------------------------------ spaces
-    def observation_space(self, agent: str):
+    def observation_space(self, agent: str) -> spaces.Dict:
         return self._obs_spaces[agent]
 
-    def action_space(self, agent: str):
+    def action_space(self, agent: str) -> spaces.Discrete:
         return self._act_spaces[agent]
 
     # ------------------------------------------------------------ protocol
@@ -74,19 +75,22 @@ class ArenaAECEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self.agent_selection = None
-        if self.match.done:  # a game that ends at the deal
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection: str | None = None
+        to_act = self.match.to_act()
+        if to_act is None:  # a game that ends at the deal
             self._end_episode()
         else:
-            self.agent_selection = agent_name(self.match.to_act())
+            self.agent_selection = agent_name(to_act)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         player = self._index[agent]
-        return sp.observe(self.game, self.match.position, player, live=not self.match.done)
+        return sp.observe(self.game, self._live.position, player, live=not self._live.done)
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
+        if agent is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() first")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -96,16 +100,18 @@ class ArenaAECEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         for a in self.agents:
             self.rewards[a] = 0.0
-        outcome = self.match.submit_id(player, action)
+        outcome = self._live.submit_id(player, action)
         self.infos[agent] = {"policy_verdict": outcome.verdict.value} if outcome.verdict is not None else {}
-        if self.match.done:
+        to_act = self._live.to_act()
+        if to_act is None:
             self._end_episode()
         else:
-            self.agent_selection = agent_name(self.match.to_act())
+            self.agent_selection = agent_name(to_act)
             self._accumulate_rewards()
 
     def _end_episode(self) -> None:
-        end = self.match.end
+        end = self._live.end
+        assert end is not None  # called once the match is done
         returns = end.returns if end.returns is not None else [0.0] * self.game.num_players
         for a in self.agents:
             p = self._index[a]
@@ -123,7 +129,8 @@ class ArenaAECEnv(AECEnv):
             return None
         if self.match is None:
             return "not started"
-        status = f"ended: {self.match.end.reason.value}" if self.match.done else f"to act: {self.agent_selection}"
+        end = self.match.end
+        status = f"ended: {end.reason.value}" if end is not None else f"to act: {self.agent_selection}"
         lines = [f"{self.game.spec.id} ply {self.match.ply} ({status})"]
         for p, a in enumerate(self.possible_agents):
             lines.append(f"{a}: {self.game.observe(self.match.position, p)}")
@@ -135,22 +142,30 @@ class ArenaAECEnv(AECEnv):
     # ------------------------------------------------------------ arena extras
     def legal_actions(self, agent: str) -> tuple[Any, ...]:
         """The typed legal actions of ``agent`` (empty if it is not to act)."""
-        return self.match.legal_actions(self._index[agent])
+        return self._live.legal_actions(self._index[agent])
 
     def structured_observation(self, agent: str) -> dict[str, Any]:
-        return self.match.observation(self._index[agent])
+        return self._live.observation(self._index[agent])
 
-    def prompt(self, agent: str):
+    def prompt(self, agent: str) -> Any:
         """The text view for ``agent`` at this point (rebuilt from the state)."""
-        return self.game.text_view().prompt(self.game, self.match.position, self._index[agent])
+        return self.game.text_view().prompt(self.game, self._live.position, self._index[agent])
 
     @property
     def episode_record(self) -> EpisodeRecord:
-        return self.match.record
+        return self._live.record
+
+    @property
+    def _live(self) -> Match:
+        """The running episode's match (after ``reset()``)."""
+        if self.match is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() first")
+        return self.match
 
 
 def aec_env(game: Game[Any, Any], **kwargs: Any) -> ArenaAECEnv:
     """The AEC env of ``game`` wrapped in PettingZoo's order-enforcing wrapper."""
     from pettingzoo.utils import wrappers
 
-    return wrappers.OrderEnforcingWrapper(ArenaAECEnv(game, **kwargs))
+    # the wrapper forwards every attribute it does not define to the env
+    return cast(ArenaAECEnv, wrappers.OrderEnforcingWrapper(ArenaAECEnv(game, **kwargs)))

@@ -77,7 +77,9 @@ class ArenaGymEnv(gym.Env):
         self._last_seed: int | None = None
         self.match: Match | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         if seed is None:  # continue the stream of the last seeded reset
             seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
@@ -87,15 +89,15 @@ class ArenaGymEnv(gym.Env):
         self._advance()
         return self._obs(), self._info()
 
-    def step(self, action: Any):
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self.match is None or self.match.done:
             raise RuntimeError("call reset() before step(): the episode has ended")
         outcome = self.match.submit_id(self.seat, action)
         self._advance()
         reward = 0.0
         terminated = truncated = False
-        if self.match.done:
-            end = self.match.end
+        end = self.match.end
+        if end is not None:
             terminated, truncated = end.terminated, end.truncated
             reward = float(end.returns[self.seat]) if end.returns is not None else 0.0
         info = self._info()
@@ -111,19 +113,29 @@ class ArenaGymEnv(gym.Env):
             return np.zeros(self.game.num_actions, dtype=bool)
         return self.game.mask(self.match.position, self.seat).astype(bool)
 
-    def _advance(self) -> None:
-        while not self.match.done and self.match.to_act() != self.seat:
-            seat = self.match.to_act()
-            step_player(self.match, seat, self._seats[seat])
+    @property
+    def _live(self) -> Match:
+        """The running episode's match (after ``reset()``)."""
+        if self.match is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() first")
+        return self.match
 
-    def _obs(self):
-        return sp.observe(self.game, self.match.position, self.seat, live=not self.match.done)
+    def _advance(self) -> None:
+        match = self._live
+        while (seat := match.to_act()) is not None and seat != self.seat:
+            player = self._seats[seat]
+            assert player is not None  # only the learner's seat is empty
+            step_player(match, seat, player)
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        return sp.observe(self.game, self._live.position, self.seat, live=not self._live.done)
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "legal_actions": self.match.legal_actions(self.seat),
+            "legal_actions": self._live.legal_actions(self.seat),
             "action_mask": self.action_masks().astype(np.int8),
         }
-        if self.match.done:
-            info["end_reason"] = self.match.end.reason.value
+        end = self._live.end
+        if end is not None:
+            info["end_reason"] = end.reason.value
         return info

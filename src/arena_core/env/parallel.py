@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ..errors import ConfigError
@@ -16,7 +17,7 @@ from . import spaces as sp
 from .spaces import agent_name
 
 
-class ArenaParallelEnv(ParallelEnv):
+class ArenaParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo ships no type information
     """All live players act at once each step; moves are applied through commit-then-reveal."""
 
     def __init__(
@@ -46,13 +47,15 @@ class ArenaParallelEnv(ParallelEnv):
         self.match: Match | None = None
         self.agents: list[str] = []
 
-    def observation_space(self, agent: str):
+    def observation_space(self, agent: str) -> spaces.Dict:
         return self._obs_spaces[agent]
 
-    def action_space(self, agent: str):
+    def action_space(self, agent: str) -> spaces.Discrete:
         return self._act_spaces[agent]
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         if seed is None:  # continue the stream of the last seeded reset
             seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
         self._last_seed = int(seed)
@@ -60,24 +63,32 @@ class ArenaParallelEnv(ParallelEnv):
         self.agents = self.possible_agents[:] if not self.match.done else []
         return self._observations(), {a: {} for a in self.agents}
 
+    @property
+    def _live(self) -> Match:
+        """The running episode's match (after ``reset()``)."""
+        if self.match is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() first")
+        return self.match
+
     def _observations(self) -> dict[str, Any]:
-        live = not self.match.done
+        live = not self._live.done
         return {
-            a: sp.observe(self.game, self.match.position, p, live=live)
+            a: sp.observe(self.game, self._live.position, p, live=live)
             for a, p in self._index.items()
             if a in self.agents
         }
 
-    def step(self, actions: dict[str, Any]):
-        acting = [agent_name(p) for p in self.game.players_to_act(self.match.position)]
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        match = self._live
+        acting = [agent_name(p) for p in self.game.players_to_act(match.position)]
         missing = [a for a in acting if a not in actions]
         if missing:
             raise ValueError(f"step() needs an action for every live agent; missing {missing}")
         infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         for agent in acting:
-            if self.match.done:
+            if match.done:
                 break
-            outcome = self.match.submit_id(self._index[agent], actions[agent])
+            outcome = match.submit_id(self._index[agent], actions[agent])
             if outcome.verdict is not None:
                 infos[agent]["policy_verdict"] = outcome.verdict.value
         live = list(self.agents)
@@ -85,8 +96,8 @@ class ArenaParallelEnv(ParallelEnv):
         rewards = {a: 0.0 for a in live}
         terminations = {a: False for a in live}
         truncations = {a: False for a in live}
-        if self.match.done:
-            end = self.match.end
+        end = match.end
+        if end is not None:
             returns = end.returns if end.returns is not None else [0.0] * self.game.num_players
             for a in live:
                 rewards[a] = float(returns[self._index[a]])

@@ -14,7 +14,9 @@ def agent_name(player: int) -> str:
     return f"player_{player}"
 
 
-def agent_spaces(game: Game[Any, Any]):
+def agent_spaces(
+    game: Game[Any, Any],
+) -> tuple[list[str], dict[str, int], dict[str, spaces.Dict], dict[str, spaces.Discrete]]:
     """Agent names, name -> seat, and one space object per agent (the same object every call,
     as PettingZoo's tests require)."""
     agents = [agent_name(p) for p in range(game.num_players)]
