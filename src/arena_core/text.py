@@ -50,9 +50,9 @@ class ParseResult:
 
 
 class TextView(Protocol):
-    def prompt(self, game: Game, pos: Position, player: int) -> Prompt: ...
+    def prompt(self, game: Game[Any, Any], pos: Position[Any], player: int) -> Prompt: ...
 
-    def parse(self, game: Game, pos: Position, player: int, text: str) -> ParseResult: ...
+    def parse(self, game: Game[Any, Any], pos: Position[Any], player: int, text: str) -> ParseResult: ...
 
 
 def _norm(s: str) -> str:
@@ -147,7 +147,7 @@ class LabelIndex:
 def json_fields(text: str, keys: tuple[str, ...]) -> list[tuple[str, Any]]:
     """Every ``(key, value)`` from the flat JSON objects in ``text`` that have one of ``keys``
     (per object, the first of ``keys`` it has), in order of appearance."""
-    out = []
+    out: list[tuple[str, Any]] = []
     if "{" not in text:
         return out
     for match in re.finditer(r"\{[^{}]*\}", text):
@@ -217,7 +217,7 @@ def parse_choice(
         return unparseable(default, f"empty answer{hidden}{note}")
     candidates: list[tuple[str, str]] = []  # (method, raw value)
     lines = [ln for ln in visible.splitlines() if _unwrap(ln)]  # lines of only punctuation do not count
-    for key, value in json_fields(visible, json_keys):
+    for _key, value in json_fields(visible, json_keys):
         candidates.append(("json", value if isinstance(value, str) else json.dumps(value)))
     for ln in lines:
         m = _ANSWER_LINE.match(ln)
@@ -230,11 +230,12 @@ def parse_choice(
         candidates.append(("exact" if len(lines) == 1 else "last_line", last))
     if not candidates:
         return unparseable(default, f"no unambiguous answer; end with a line 'Answer: <label>'{hidden}{note}")
-    read = [(method, raw, index.find(raw)) for method, raw in candidates]
-    bad = [(method, raw) for method, raw, hit in read if hit is None]
+    looked = [(method, raw, index.find(raw)) for method, raw in candidates]
+    bad = [(method, raw) for method, raw, hit in looked if hit is None]
     if bad:
         method, raw = bad[-1]
         return unparseable(default, f"{method} {_clip(raw)!r} is not exactly one legal action{note}")
+    read = [(method, raw, hit) for method, raw, hit in looked if hit is not None]
     labels = {hit[0] for _, _, hit in read}
     for m in _ANSWER_ANYWHERE.finditer(visible):  # an "Answer: X" inside a line still counts against
         hit = index.find(m.group(1))
@@ -250,7 +251,7 @@ def _clip(s: str, n: int = 60) -> str:
     return s if len(s) <= n else s[:n] + "..."
 
 
-def _parse_lenient(text: str, legal: dict[str, Any], default) -> ParseResult:
+def _parse_lenient(text: str, legal: dict[str, Any], default: Callable[[], Any]) -> ParseResult:
     """The benchmark-compatible reading: whole answer, JSON ``action``, last line, then the
     rightmost mention of any legal string in the prose (think blocks included)."""
     whole = _norm(text)
@@ -287,10 +288,10 @@ class GenericTextView:
     answer_instruction: str = (
         "Think briefly, then end your answer with one line holding exactly one of the legal actions."
     )
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
     lenient: bool = False
 
-    def prompt(self, game: Game, pos: Position, player: int) -> Prompt:
+    def prompt(self, game: Game[Any, Any], pos: Position[Any], player: int) -> Prompt:
         legal = tuple(game.action_to_str(a) for a in game.legal(pos, player))
         obs = game.observe(pos, player)
         system = (
@@ -305,6 +306,6 @@ class GenericTextView:
         )
         return Prompt(system=system, user=user, legal=legal)
 
-    def parse(self, game: Game, pos: Position, player: int, text: str) -> ParseResult:
+    def parse(self, game: Game[Any, Any], pos: Position[Any], player: int, text: str) -> ParseResult:
         legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
         return parse_choice(text, legal, default=lambda: game.default_action(pos.state, player), lenient=self.lenient)
