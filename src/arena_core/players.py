@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .game import Game, Position
-    from .text import Prompt
+    from .text import ParseResult, Prompt, TextView
 
 T = TypeVar("T")
 
@@ -24,38 +24,40 @@ class Decision:
     ``prompt()`` builds the game's text view for language-model players.
     """
 
-    game: Game
+    game: Game[Any, Any]
     seat: int
     observation: dict[str, Any]
-    legal_actions: tuple
+    legal_actions: tuple[Any, ...]
     ply: int
     episode_seed: int
-    _position: Position = field(repr=False, compare=False)
+    _position: Position[Any] = field(repr=False, compare=False)
 
     @classmethod
-    def at(cls, game: Game, pos: Position, seat: int, episode_seed: int) -> Decision:
+    def at(cls, game: Game[Any, Any], pos: Position[Any], seat: int, episode_seed: int) -> Decision:
         """The decision of ``seat`` at ``pos`` (what game loops hand to players)."""
         return cls(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, episode_seed, pos)
 
-    def view_with(self, fn: Callable[[Game, Position, int], T]) -> T:
+    def view_with(self, fn: Callable[[Game[Any, Any], Position[Any], int], T]) -> T:
         """``fn(game, position, seat)``: this decision through a view beyond the game's own text
         view (a compact prompt, a training menu). Like a text view, ``fn`` must read the position
         only through the game's per-seat hooks (``observe``, ``legal``): the position also holds
         what this seat may not see."""
         return fn(self.game, self._position, self.seat)
 
-    def render(self, view) -> Prompt:
+    def render(self, view: TextView) -> Prompt:
         """This decision through another text view (e.g. a compact one for small models)."""
         return self.view_with(view.prompt)
 
-    def parse_with(self, view, text: str):
+    def parse_with(self, view: TextView, text: str) -> ParseResult:
         return view.parse(self.game, self._position, self.seat, text)
 
     def prompt(self) -> Prompt:
-        return self.game.text_view().prompt(self.game, self._position, self.seat)
+        view: TextView = self.game.text_view()
+        return view.prompt(self.game, self._position, self.seat)
 
-    def parse(self, text: str):
-        return self.game.text_view().parse(self.game, self._position, self.seat, text)
+    def parse(self, text: str) -> ParseResult:
+        view: TextView = self.game.text_view()
+        return view.parse(self.game, self._position, self.seat, text)
 
     def encoded_observation(self) -> np.ndarray:
         return self.game.encode_observation(self._position.state, self.seat)
@@ -65,7 +67,7 @@ class Decision:
         return make_rng(self.episode_seed, "player", self.seat, self.ply, *keys)
 
 
-def begin_episodes(players: Sequence[Any] | Mapping[int, Any], game: Game, seed: int) -> None:
+def begin_episodes(players: Sequence[Any] | Mapping[int, Any], game: Game[Any, Any], seed: int) -> None:
     """Tell each seated player (a sequence by seat, or seat -> player) that an episode of
     ``game`` from ``seed`` begins: ``begin_episode(game, seat, seed)`` where a player has it."""
     for seat, player in players.items() if isinstance(players, Mapping) else enumerate(players):
@@ -104,7 +106,7 @@ class BasePlayer:
             raise PlayerOptionsError(f"{type(self).__name__} takes no options; remove {', '.join(sorted(options))}")
         self.seed = int(seed)
 
-    def begin_episode(self, game: Game, seat: int, episode_seed: int) -> None:
+    def begin_episode(self, game: Game[Any, Any], seat: int, episode_seed: int) -> None:
         """Called before an episode; override to reset per-episode state."""
 
     def act(self, decision: Decision) -> Any:  # pragma: no cover - abstract
