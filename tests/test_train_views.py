@@ -33,9 +33,9 @@ def test_kuhn_and_megagem_bring_their_compact_views():
 
 
 def test_a_missing_view_names_the_views_the_game_has():
-    with pytest.raises(ConfigError, match=r"no 'transcript' view; it has \['compact', 'menu', 'text'\]"):
-        get_view(make_game("kuhn_poker"), "transcript")
-    assert isinstance(get_view(make_game("kuhn_poker"), "transcript", fallback="menu"), MenuView)
+    with pytest.raises(ConfigError, match=r"no 'storybook' view; it has \['compact', 'menu', 'text', 'transcript'\]"):
+        get_view(make_game("kuhn_poker"), "storybook")
+    assert isinstance(get_view(make_game("kuhn_poker"), "storybook", fallback="menu"), MenuView)
 
 
 @dataclass(frozen=True)
