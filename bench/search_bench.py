@@ -1,6 +1,8 @@
 """The `search` player against named opponents: Kuhn poker, MegaGem, perfect-information TextArena titles.
 
     python bench/search_bench.py kuhn --deals 300 --simulations 200 --rollouts random,none   # none: random's own value
+    python bench/search_bench.py kuhn --deals 300 --opponent-model learned   # learned online
+    python bench/search_bench.py kuhn --deals 300 --opponent-model learned --no-end   # ... without end_episode
     python bench/search_bench.py megagem --deals 0:100 --simulations 12 --candidates 5 --out runs/search_megagem.jsonl
     python bench/search_bench.py megagem --summary runs/search_megagem.jsonl
     python bench/search_bench.py textarena --title textarena/TicTacToe-v0 --games 40 --simulations 100
@@ -18,10 +20,11 @@ import sys
 import time
 from collections import defaultdict
 
+from arena_core.match import Match
 from arena_core.registry import make_game, make_player
-from arena_core.runner import play_episode
+from arena_core.runner import play_episode, play_match
 from arena_core.stats import cluster_mean_interval, wilson_interval
-from arena_players.search import SearchPlayer
+from arena_players.search import SearchPlayer, tell_episode_end
 
 
 def _deals(text: str) -> range:
@@ -34,25 +37,39 @@ def kuhn(args) -> None:
     for rollout in args.rollouts.split(","):
         for opp in args.opponents.split(","):
             s = (
-                SearchPlayer(seed=args.seed, simulations=args.simulations, rollout=rollout)
+                SearchPlayer(
+                    seed=args.seed,
+                    simulations=args.simulations,
+                    rollout=rollout,
+                    opponents=args.opponent_model,
+                    model_prior=args.model_prior,
+                )
                 if rollout != "none"
                 else make_player("random", seed=args.seed)
             )  # "none": the random player itself, the baseline
             o = make_player(opp, seed=args.seed + 1)
             sums, counts = [], []
-            for deal in _deals(args.deals):
+            for deal in _deals(args.deals):  # one player object for the whole run: a learned model carries over
                 tot = 0.0
                 for seat in (0, 1):
-                    rec = play_episode(game, [s, o] if seat == 0 else [o, s], deal)
+                    players = [s, o] if seat == 0 else [o, s]
+                    match = Match(game, deal)
+                    rec = play_match(match, players)
+                    if not args.no_end:
+                        tell_episode_end(players, match)
                     tot += rec.end.returns[seat]
                 sums.append(tot)
                 counts.append(2)
             mean = sum(sums) / sum(counts)
             lo, hi = cluster_mean_interval(sums, counts)
+            half = len(sums) // 2
+            late = sum(sums[half:]) / (2 * (len(sums) - half))
+            model = f"{args.opponent_model}{' (no end_episode)' if args.no_end else ''}" if rollout != "none" else "-"
             print(
-                f"kuhn  rollout={rollout:8s} vs {opp:15s} {mean:+.3f} a game [{lo:+.3f}, {hi:+.3f}]  "
-                f"{len(sums)} deals x 2 seats, {args.simulations} sims/decision, "
-                f"{s.simulations_per_second() if rollout != 'none' else 0:.0f} sims/s"
+                f"kuhn  rollout={rollout:8s} opponents={model} vs {opp:15s} {mean:+.3f} a game [{lo:+.3f}, {hi:+.3f}]  "
+                f"(second half {late:+.3f})  {len(sums)} deals x 2 seats, {args.simulations} sims/decision, "
+                f"{s.simulations_per_second() if rollout != 'none' else 0:.0f} sims/s",
+                flush=True,
             )
 
 
@@ -155,6 +172,9 @@ def main(argv=None) -> None:
     k.add_argument("--rollouts", default="random")
     k.add_argument("--opponents", default="kuhn_king_only,random,first_legal")
     k.add_argument("--seed", type=int, default=0)
+    k.add_argument("--opponent-model", default="rollout", choices=("rollout", "learned"))
+    k.add_argument("--model-prior", type=float, default=0.25)
+    k.add_argument("--no-end", action="store_true", help="do not call end_episode (as arena's own loops)")
     k.set_defaults(fn=kuhn)
     m = sub.add_parser("megagem")
     m.add_argument("--deals", default="0:100")

@@ -17,8 +17,10 @@ hidden: a faulty answer is replaced by the game's default action, a truncated ro
 
 from __future__ import annotations
 
+import json
 import math
 import time
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,12 +48,37 @@ class SearchSettings(BaseModel):
     objective: Literal["return", "margin"] = Field(
         "return", description="what a playout scores: this seat's return, or its return minus the best other seat's"
     )
+    opponents: Literal["rollout", "learned"] = Field(
+        "rollout",
+        description="who the other seats are in a playout: the rollout policy, or an opponent model this "
+        "player learns online from the episodes it plays (worlds then weighted by it)",
+    )
+    model_prior: float = Field(
+        0.25, gt=0.0, description="learned opponents: the rollout policy's weight in the model, in pseudo-counts"
+    )
+    particles: int = Field(
+        64, ge=1, description="learned opponents: worlds drawn by replaying the episode under the model"
+    )
+
+
+@dataclass
+class _Episode:
+    """What this seat has seen of one episode: its start (read only through this seat's
+    ``sample_hidden_state``) and each of its own decisions (observation, action played)."""
+
+    game: Game
+    seat: int
+    seed: int
+    root: Position
+    mine: list[tuple[dict, Any]] = field(default_factory=list)
 
 
 class SearchPlayer(BasePlayer):
     """Determinized (perfect-information) Monte Carlo search with UCB1 at the root."""
 
     name = "search"
+    MEMORY = 2000  # episodes remembered for the learned opponent model's batch EM steps
+    SWEEPS = 2  # batch EM steps each time
 
     def __init__(self, seed: int = 0, **options: Any):
         super().__init__(seed)
@@ -64,6 +91,137 @@ class SearchPlayer(BasePlayer):
             )
         self._rollout: dict[int, Any] = {}
         self.stats = {"decisions": 0, "simulations": 0, "seconds": 0.0, "rollout_faults": 0, "truncated": 0}
+        # the learned opponent model: an opponent's observation (canonical JSON) -> action id -> weight
+        self.model: dict[str, dict[int, float]] = {}
+        self._episodes: dict[int, _Episode] = {}
+        self._memory: list[tuple[_Episode, tuple | None]] = []
+        self._next_refit = 8
+        if self.settings.opponents == "learned":
+            self.stats.update(
+                {"episodes_learned": 0, "episodes_unexplained": 0, "worlds_replayed": 0, "worlds_fallback": 0}
+            )
+
+    # ------------------------------------------------------------------ episodes (learned opponents)
+    def begin_episode(self, game: Game, seat: int, episode_seed: int) -> None:
+        if self.settings.opponents != "learned":
+            return
+        ended = self._episodes.pop(seat, None)
+        if ended is not None:  # no end_episode came: all this seat knows is that it was not asked again
+            self._learn(ended, None)
+        if game.has_hidden_state_sampler and not (
+            game.spec.chance and type(game).sample_hidden_state is Game.sample_hidden_state
+        ):
+            self._episodes[seat] = _Episode(game, seat, episode_seed, game.start(episode_seed))
+
+    def end_episode(self, game: Game, seat: int, observation: dict, returns: Any = None) -> None:
+        """The episode is over: what this seat observes at its end and the returns (None when
+        truncated). With learned opponents the episode is explained and the model updated."""
+        ended = self._episodes.pop(seat, None)
+        if ended is not None and ended.game is game:
+            self._learn(ended, (observation, None if returns is None else tuple(float(r) for r in returns)))
+
+    @staticmethod
+    def _key(obs: dict) -> str:
+        return json.dumps(obs, sort_keys=True, default=str)
+
+    def _model_action(self, game: Game, pos: Position, p: int, rng, episode_seed: int, faults: list[int]):
+        """Seat ``p``'s action at ``pos`` under the learned model (its counts at ``p``'s observation,
+        mixed with the rollout policy at weight ``model_prior``); returns (action, key)."""
+        key = self._key(game.observe(pos, p))
+        counts = self.model.get(key)
+        if counts:
+            n = sum(counts.values())
+            if rng.random() * (n + self.settings.model_prior) < n:
+                legal = game.legal(pos, p)
+                w = [counts.get(game.action_id(a), 0.0) for a in legal]
+                z = sum(w)
+                if z > 0:
+                    r, acc = rng.random() * z, 0.0
+                    for a, x in zip(legal, w):
+                        acc += x
+                        if r < acc:
+                            return a, key
+        return self._answer(game, pos, p, episode_seed, faults), key
+
+    def _replay(self, ep: _Episode, rng, now: dict | None, final: tuple | None, faults: list[int]):
+        """One world of ``ep`` under the model: its hidden parts redrawn at the start, this seat's own
+        actions replayed, the others' drawn from the model; kept only if this seat would have seen
+        exactly what it saw (``now``: its current observation; ``final``: the end's observation and
+        returns; both None: the episode ended before this seat was asked again).
+        Returns (position, [(key, action id) of the others' decisions]) or None."""
+        game, me = ep.game, ep.seat
+        pos = Position(game.sample_hidden_state(ep.root.state, me, rng), (), ep.root.ply)
+        k, steps, cap = 0, [], game.spec.max_length
+        seed = int(rng.integers(2**62))  # the rollout policy's draws differ from replay to replay
+        while not game.is_over(pos):
+            if pos.ply > cap:
+                return None
+            for p in game.players_to_act(pos):
+                if p == me:
+                    obs = game.observe(pos, me)
+                    if k == len(ep.mine):
+                        return (pos, steps) if now is not None and obs == now else None
+                    if obs != ep.mine[k][0]:
+                        return None
+                    pos = game.act(pos, me, ep.mine[k][1])
+                    k += 1
+                else:
+                    a, key = self._model_action(game, pos, p, rng, seed, faults)
+                    steps.append((key, game.action_id(a)))
+                    pos = game.act(pos, p, a)
+        if now is not None or k != len(ep.mine):
+            return None
+        if final is not None:
+            obs, returns = final
+            if game.observe(pos, me) != obs:
+                return None
+            if returns is not None and tuple(float(r) for r in game.final_returns(pos)) != returns:
+                return None
+        return pos, steps
+
+    def _worlds(self, ep: _Episode, rng, now: dict | None, final: tuple | None, faults: list[int]) -> list:
+        """Up to ``particles`` replayed worlds consistent with what this seat saw (at most 20 tries
+        each; none if the first ``4 x particles`` tries explain nothing)."""
+        out: list = []
+        n = self.settings.particles
+        for tries in range(1, 20 * n + 1):
+            w = self._replay(ep, rng, now, final, faults)
+            if w is not None:
+                out.append(w)
+                if len(out) == n:
+                    break
+            elif not out and tries >= 4 * n:  # nothing explains it (e.g. chance redrawn at the start): give up
+                break
+        return out
+
+    def _learn(self, ep: _Episode, final: tuple | None) -> None:
+        """Stochastic EM. E-step: the others' decisions in worlds that explain the episode under the
+        current model, each world weighted 1/(worlds), added to the counts. Whenever the number of
+        episodes explained doubles, every remembered episode (the last ``MEMORY``) is explained
+        again under the current model and the counts rebuilt from them (a batch EM step), so the
+        guesses made while the model was young do not stay in it."""
+        self._memory.append((ep, final))
+        del self._memory[: -self.MEMORY]
+        if self._explain(ep, final, self.model):
+            self.stats["episodes_learned"] += 1
+        else:
+            self.stats["episodes_unexplained"] += 1
+        if self.stats["episodes_learned"] >= self._next_refit:
+            self._next_refit = max(self._next_refit + 4, int(self._next_refit * 1.25))
+            for _ in range(self.SWEEPS):
+                model: dict[str, dict[int, float]] = {}
+                for old, old_final in self._memory:
+                    self._explain(old, old_final, model)
+                self.model = model
+
+    def _explain(self, ep: _Episode, final: tuple | None, into: dict[str, dict[int, float]]) -> bool:
+        worlds = self._worlds(ep, make_rng(self.seed, "learn", ep.seed, ep.seat), None, final, [0])
+        w = 1.0 / max(len(worlds), 1)
+        for _, steps in worlds:
+            for key, aid in steps:
+                counts = into.setdefault(key, {})
+                counts[aid] = counts.get(aid, 0.0) + w
+        return bool(worlds)
 
     # ------------------------------------------------------------------ rollout players
     def _rollout_player(self, seat: int):
@@ -93,15 +251,24 @@ class SearchPlayer(BasePlayer):
         faults[0] += 1
         return game.default_action(pos.state, seat)
 
-    def _playout(self, game: Game, pos: Position, episode_seed: int, faults: list[int]) -> tuple[float, ...] | None:
+    def _playout(
+        self, game: Game, pos: Position, episode_seed: int, faults: list[int], me: int, rng
+    ) -> tuple[float, ...] | None:
+        learned = self.settings.opponents == "learned"
+
+        def answer(pos: Position, p: int):
+            if learned and p != me:
+                return self._model_action(game, pos, p, rng, episode_seed, faults)[0]
+            return self._answer(game, pos, p, episode_seed, faults)
+
         for p in game.players_to_act(pos):  # every seat still to commit at this move (none have)
-            pos = game.act(pos, p, self._answer(game, pos, p, episode_seed, faults))
+            pos = game.act(pos, p, answer(pos, p))
         cap = game.spec.max_length
         while not game.is_over(pos):
             if pos.ply > cap:
                 return None
             p = game.current_player(pos)
-            pos = game.act(pos, p, self._answer(game, pos, p, episode_seed, faults))
+            pos = game.act(pos, p, answer(pos, p))
         return game.final_returns(pos)
 
     # ------------------------------------------------------------------ the decision
@@ -118,6 +285,13 @@ class SearchPlayer(BasePlayer):
         return tuple(sorted(legal, key=lambda a: (abs(game.action_id(a) - aid), game.action_id(a)))[:k])
 
     def act(self, decision: Decision):
+        move = self._decide(decision)
+        ep = self._episodes.get(decision.seat)
+        if ep is not None and ep.game is decision.game and ep.seed == decision.episode_seed:
+            ep.mine.append((decision.observation, move.action))
+        return move
+
+    def _decide(self, decision: Decision) -> Move:
         legal = decision.legal_actions
         if len(legal) == 1:
             return Move(legal[0], {"simulations": 0})
@@ -141,6 +315,11 @@ class SearchPlayer(BasePlayer):
         total = [0.0] * len(cands)
         lo, hi = math.inf, -math.inf
         truncated = 0
+        worlds: list = []
+        ep = self._episodes.get(seat)
+        if ep is not None and ep.game is game and ep.seed == decision.episode_seed:
+            worlds = [w for w, _ in self._worlds(ep, rng, decision.observation, None, faults)]
+            self.stats["worlds_replayed" if worlds else "worlds_fallback"] += 1
         for t in range(s.simulations):
             if t < len(cands):
                 i = t
@@ -150,9 +329,14 @@ class SearchPlayer(BasePlayer):
                 i = max(
                     range(len(cands)), key=lambda j: total[j] / n[j] + s.exploration * spread * math.sqrt(logt / n[j])
                 )
-            world = decision.view_with(lambda g, pos, me: g.sample_hidden_state(pos.state, me, rng))
+            if worlds:
+                world = worlds[t % len(worlds)].state
+            else:
+                world = decision.view_with(lambda g, pos, me: g.sample_hidden_state(pos.state, me, rng))
             pos = game.act(Position(world, (), decision.ply), seat, cands[i])
-            ret = self._playout(game, pos, derive_seed(self.seed, decision.episode_seed, seat, decision.ply, t), faults)
+            ret = self._playout(
+                game, pos, derive_seed(self.seed, decision.episode_seed, seat, decision.ply, t), faults, seat, rng
+            )
             if ret is None:
                 truncated += 1
                 value = 0.0
@@ -181,3 +365,14 @@ class SearchPlayer(BasePlayer):
     def simulations_per_second(self) -> float:
         """Playouts per second over every decision this player has made."""
         return self.stats["simulations"] / self.stats["seconds"] if self.stats["seconds"] else 0.0
+
+
+def tell_episode_end(players, match) -> None:
+    """After ``match`` (an :class:`arena_core.match.Match`) has ended, call ``end_episode(game, seat,
+    observation, returns)`` on each seated player that has it: what the seat observes at the end and
+    the returns (None when truncated). arena's own game loops do not call it yet; a loop that does
+    gives ``search{opponents = "learned"}`` the end of each episode (a showdown's winner, a fold)."""
+    for seat, player in enumerate(players):
+        hook = getattr(player, "end_episode", None)
+        if hook is not None:
+            hook(match.game, seat, match.observation(seat), match.returns())
