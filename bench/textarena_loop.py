@@ -1,13 +1,14 @@
 """The local-model arena loop on TextArena KuhnPoker-v0, for several seeds (issue 18, part 2).
 
-    python bench/textarena_loop.py run [--seeds 0,1,2] [--out runs/bench-textarena-loop]
-    python bench/textarena_loop.py report [--out runs/bench-textarena-loop]
+    python bench/textarena_loop.py run [--seeds 0,1,2,3,4] [--out runs/bench-textarena-loop]
+    python bench/textarena_loop.py run --lr 1e-3 --out runs/bench-textarena-loop-lr1e-3   # a variant
+    python bench/textarena_loop.py report [--out runs/bench-textarena-loop] [--variant runs/bench-textarena-loop-lr1e-3:lr1e-3]
 
 ``run`` runs :mod:`arena_train.loop` with ``examples/textarena_loop.toml`` (a plumbing check
 through a local ``mlx_lm.server``, then per seed: baseline tournament, self-play GRPO with a
 snapshot pool, re-tournament), writing ``report.json`` after every seed. ``report`` reads
 whatever seeds finished and writes the ``textarena-loop`` section of docs/benchmarks.md and the
-training curves, docs/textarena_loop_curves.png.
+training curves, docs/textarena_loop_curves.png (a variant's: docs/textarena_loop_curves_<label>.png).
 """
 
 from __future__ import annotations
@@ -29,40 +30,62 @@ PLOT = ROOT / "docs" / "textarena_loop_curves.png"
 
 
 def run(args) -> int:
-    from arena_train.loop import load_config, run_loop
+    from arena_train.loop import load_config, parse_loop_config, run_loop
 
     cfg = load_config(CONFIG)
+    if args.lr is not None:
+        data = cfg.model_dump(mode="json")
+        data["train"].setdefault("optim", {})["learning_rate"] = args.lr
+        cfg = parse_loop_config(data)
     seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
     started = time.perf_counter()
 
     def log(text: str) -> None:
         print(f"[{time.perf_counter() - started:7.0f} s] {text}", flush=True)
 
-    run_loop(cfg, Path(args.out), seeds=seeds, plot=PLOT, log=log)
+    plot = PLOT if args.lr is None else PLOT.with_name(f"textarena_loop_curves_lr{args.lr:g}.png")
+    run_loop(cfg, Path(args.out), seeds=seeds, plot=plot, log=log)
     log("done")
     return 0
 
 
-def report(args) -> int:
-    from arena_train.loop import load_config, plot_curves, report_markdown
+def _section(out: Path, plot: Path, title: str):
+    from arena_train.loop import parse_loop_config, plot_curves, report_markdown
 
-    out = Path(args.out)
-    path = out / "report.json"
-    if not path.exists():
-        print(f"no {path}; run `python bench/textarena_loop.py run` first", file=sys.stderr)
-        return 2
-    data = json.loads(path.read_text())
-    cfg = load_config(CONFIG)
+    data = json.loads((out / "report.json").read_text())
+    cfg = parse_loop_config(data["config"])
     seeds = data["seeds"]
-    plot_curves(seeds, PLOT, f"{cfg.name}: exact values of the sampling policy during GRPO")
+    plot_curves(
+        seeds, plot, f"{cfg.name} (lr {cfg.train.get('optim', {}).get('learning_rate')}): exact values during GRPO"
+    )
     times = ", ".join(f"seed {r['seed']}: {r['train_s']:.0f} s" for r in seeds)
-    body = (
+    return (
+        f"### {title}\n\n"
+        f"Learning rate {cfg.train.get('optim', {}).get('learning_rate')}; training wall time "
+        f"({cfg.train.get('steps')} GRPO steps): {times}.\n\n"
+        + report_markdown(cfg, seeds, data.get("server"), data.get("coverage"))
+        + f"\nTraining curves (exact, every step, every seed): `docs/{plot.name}`.\n"
+    )
+
+
+def report(args) -> int:
+    out = Path(args.out)
+    if not (out / "report.json").exists():
+        print(f"no {out / 'report.json'}; run `python bench/textarena_loop.py run` first", file=sys.stderr)
+        return 2
+    parts = [
         "## TextArena KuhnPoker-v0: the local-model arena loop (issue 18)\n\n"
         f"`python bench/textarena_loop.py run` then `report` (config `examples/textarena_loop.toml`); {machine()}, "
-        f"2 cores shared with other jobs. Training wall time ({cfg.train.get('steps')} GRPO steps): {times}.\n\n"
-        + report_markdown(cfg, seeds, data.get("server"), data.get("coverage"))
-        + "\nTraining curves (exact, every step, every seed): `docs/textarena_loop_curves.png`.\n"
-    )
+        "2 cores shared with other jobs.\n",
+        _section(out, PLOT, "Main configuration"),
+    ]
+    for spec in args.variant or []:
+        path, _, label = spec.partition(":")
+        if not (Path(path) / "report.json").exists():
+            print(f"no {path}/report.json for variant {label!r}", file=sys.stderr)
+            return 2
+        parts.append(_section(Path(path), PLOT.with_name(f"textarena_loop_curves_{label}.png"), f"Variant {label}"))
+    body = "\n".join(parts)
     write_section("textarena-loop", body)
     print(body)
     return 0
@@ -74,9 +97,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("run")
     p.add_argument("--seeds", default=None)
     p.add_argument("--out", default=str(OUT))
+    p.add_argument("--lr", type=float, default=None, help="override train.optim.learning_rate (a variant)")
     p.set_defaults(fn=run)
     p = sub.add_parser("report")
     p.add_argument("--out", default=str(OUT))
+    p.add_argument("--variant", action="append", help="OUT:LABEL of a variant run to report too")
     p.set_defaults(fn=report)
     args = parser.parse_args(argv)
     return args.fn(args)
