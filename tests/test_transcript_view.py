@@ -296,3 +296,53 @@ def test_snapshot_view_prompts_are_the_text_views():
         assert p.messages == decision.prompt().messages() and p.conversation is None and p.turn == 0
     with pytest.raises(ConfigError, match="snapshot"):
         ViewPrompts("transcripts")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- TextArena's compact legal list
+def expand(text: str, vocabulary) -> list[str]:
+    """Read a :func:`compact_legal` text back into the list of actions."""
+    import re
+
+    from arena_games.textarena.text import _NUMBER
+
+    out = []
+    for part in re.split(r", (?=every |\[)", text) if text else []:
+        m = re.fullmatch(r"every (.+) from (.+) to (.+) \((\d+) actions\)", part)
+        if m is None:
+            out.append(part)
+            continue
+        form, first, last, n = m.groups()
+        members = [a for a in vocabulary if _NUMBER.sub("#", a) == form]
+        run = members[members.index(first) : members.index(last) + 1]
+        assert len(run) == int(n)
+        out.extend(run)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.sampled_from([3, 5, 8]))
+def test_compact_legal_lists_exactly_the_legal_actions(data, min_run):
+    from arena_games.textarena.text import compact_legal
+
+    vocabulary = ["[Call]"] + [f"[Bid: {q}, {f}]" for q in range(1, 13) for f in range(1, 7)] + ["[col 1]", "[col 2]"]
+    picks = data.draw(st.lists(st.booleans(), min_size=len(vocabulary), max_size=len(vocabulary)))
+    legal = [a for a, keep in zip(vocabulary, picks) if keep]
+    text = compact_legal(legal, vocabulary, min_run=min_run)
+    assert expand(text, vocabulary) == legal
+    assert compact_legal(legal, vocabulary, min_run=0) == ", ".join(legal)
+    if legal == vocabulary[1:73]:
+        assert text == "every [Bid: #, #] from [Bid: 1, 1] to [Bid: 12, 6] (72 actions)"
+
+
+def test_liarsdice_turns_write_the_bids_as_a_range():
+    from arena_games.textarena.text import compact_legal
+
+    game = game_of("liarsdice")
+    shown = 0
+    for _, decision, prompt, _ in play(game, 2, max_decisions=30):
+        if prompt.turn > 0:
+            legal_line = prompt.messages[-1]["content"].split("Legal actions: ")[-1]
+            assert legal_line == compact_legal(decision.legal_actions, game.title.vocabulary)
+            assert expand(legal_line, game.title.vocabulary) == list(decision.legal_actions)
+            shown += "every [Bid: #, #]" in legal_line
+    assert shown > 0

@@ -259,9 +259,14 @@ class TextArenaTranscriptView:
     received since its last turn (``[GAME] ...`` / ``[Player k] ...`` lines, read from its own
     observation) and its new legal actions. The whole history is never resent, so a prompt
     grows by the new messages only. The marker is the number of messages the seat had
-    received. Answers are read by the snapshot view's parser."""
+    received. Answers are read by the snapshot view's parser.
+
+    After the first turn a long run of legal actions of one form is written as a range
+    (:func:`compact_legal`, runs of at least ``min_run``; 0 lists every action): LiarsDice's
+    forty-odd legal bids become ``every [Bid: #, #] from [Bid: 3, 5] to [Bid: 10, 6] (46 actions)``."""
 
     answer_instruction: str = TranscriptTextView.answer_instruction
+    min_run: int = 8
 
     def turn(self, game: TextArenaGame, pos, player: int, since: Any):
         from arena_core.transcript import TranscriptTurn
@@ -283,8 +288,50 @@ class TextArenaTranscriptView:
             lines = ["(no new messages)"]
         legal = tuple(game.legal(pos, player))
         label = "Some accepted actions" if game.title.free_text else "Legal actions"
-        user = "\n".join(lines) + (f"\n\n{label}: " + ", ".join(legal) if legal else "")
+        shown = compact_legal(legal, game.title.vocabulary, min_run=self.min_run)
+        user = "\n".join(lines) + (f"\n\n{label}: {shown}" if legal else "")
         return TranscriptTurn(({"role": "user", "content": user},), legal, total)
 
     def parse(self, game: TextArenaGame, pos, player: int, text: str):
         return TranscriptTextView(self.answer_instruction).parse(game, pos, player, text)
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def compact_legal(legal: Sequence[str], vocabulary: Sequence[str], *, min_run: int = 8) -> str:
+    """``legal`` as a comma-separated list in which every run of at least ``min_run`` actions of
+    one form (the same text up to its numbers) that are consecutive in the title's
+    ``vocabulary`` among the actions of that form reads ``every <form> from <first> to <last>
+    (<n> actions)``. Lossless: the run holds exactly the vocabulary's actions of that form from
+    the first to the last. ``min_run=0`` lists every action."""
+    if min_run <= 0 or len(legal) < min_run:
+        return ", ".join(legal)
+    forms: dict[str, list[str]] = {}
+    for a in vocabulary:
+        forms.setdefault(_NUMBER.sub("#", a), []).append(a)
+    rank = {a: i for members in forms.values() for i, a in enumerate(members)}
+    parts: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= min_run:
+            parts.append(f"every {_NUMBER.sub('#', run[0])} from {run[0]} to {run[-1]} ({len(run)} actions)")
+        else:
+            parts.extend(run)
+        run.clear()
+
+    for a in legal:
+        if (
+            run
+            and a in rank
+            and run[-1] in rank
+            and _NUMBER.sub("#", a) == _NUMBER.sub("#", run[-1])
+            and rank[a] == rank[run[-1]] + 1
+        ):
+            run.append(a)
+        else:
+            flush()
+            run.append(a)
+    flush()
+    return ", ".join(parts)
