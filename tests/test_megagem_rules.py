@@ -377,3 +377,14 @@ def test_action_index_space_and_strings(game):
     pos = game.start(0)
     assert game.action_from_str(pos, 0, "Bid 7") == Bid(7)
     assert [COLOURS[c] for c in range(5)] == ["Red", "Blue", "Green", "Purple", "Yellow"]
+
+
+def test_the_docs_and_the_rules_name_no_path_outside_the_repo():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    outside = re.compile(r"\.\./|(?<![\w.])/(?:work|home|tmp|Users|root|mnt)/|[A-Za-z]:\\\\|~/|\bshared/")
+    for rel in ("docs/megagem.md", "src/arena_games/megagem/rules.py", "src/arena_games/megagem/text.py"):
+        text = (root / rel).read_text(encoding="utf-8")
+        assert not outside.search(text), f"{rel} names a path outside the repository: {outside.search(text).group()}"

@@ -8,6 +8,11 @@ and lets a *rollout player* (any registered player spec, built with
 mean return for this seat is played. Commitments other seats have made at a simultaneous move
 are never read: each world starts with none pending, and the rollout player answers for them.
 
+With ``opponents = "learned"`` the other seats are an opponent model the player learns online
+from the episodes it plays (stochastic EM): worlds are drawn by replaying the episode under the
+model and kept only if this seat would have seen exactly what it saw, and the other seats play
+the model in playouts (docs/search.md).
+
 Every draw comes from the player's seed, the episode seed, the seat and the ply (no global RNG).
 A rollout answer that is not a legal action, and a rollout that outlasts the game's
 ``max_length``, are counted in the move's telemetry (``rollout_faults``, ``truncated``), never

@@ -11,7 +11,9 @@ On top of that precedence the core's strict rules apply (``MegaGemTextView()``):
 are removed before anything is read (a bid inside ``<think>`` is never read), and an answer whose
 JSON objects (or, without JSON, whose bid phrases) name different values is unparseable rather
 than read by position. ``MegaGemTextView(benchmark=True)`` is the opt-in benchmark-compatible
-reading: tags dropped but their content searched, the first object by precedence wins.
+reading: no exact-string match, tags dropped but their content searched, the first object by
+precedence wins, every brace start tried, and the benchmark's looser bid phrases (``I'll bid12``,
+``bid=5``, ``bid 5coins``; the rightmost wins). docs/megagem.md tables where the two differ.
 
 (One file: the prompt and its parser are one text view, rule book sections 7.2-7.4.)
 """
