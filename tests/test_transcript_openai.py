@@ -179,3 +179,24 @@ def test_the_view_is_part_of_the_entrants_resolved_identity():
     assert snap["digest"] != trans["digest"]
     with pytest.raises(Exception, match="view"):
         OpenAIPlayer(api_key_env="", view="transcripts")
+
+
+def test_batched_play_keeps_one_growing_conversation_per_game_and_seat(serve):
+    """Many games at once (concurrent requests): every conversation, named by its first user
+    message (the deal and the seat), still grows by its own answers and one user message."""
+    from arena_players.batched import play_batch
+
+    server = serve(lambda messages, n: '{"bid": 1}' if "bid" in messages[-1]["content"] else '{"reveal": "Red"}')
+    game = make_game("megagem", num_players=3)
+    p = player(server.url, view="transcript", concurrency=4)
+    records = play_batch(game, [p, p, p], [1, 2, 3, 4], policy=DEFAULT, turn_cap=24)
+    assert len(records) == 4
+    conversations: dict[str, list] = {}
+    for msgs in server.requests:
+        conversations.setdefault(msgs[1]["content"], []).append(msgs)
+    assert len(conversations) == 12  # 4 deals x 3 seats
+    for reqs in conversations.values():
+        assert len(reqs) >= 4
+        for before, after in zip(reqs, reqs[1:]):
+            assert after[: len(before)] == before and [m["role"] for m in after[len(before) :]] == ["assistant", "user"]
+    assert len(p.prompts.conversations) == 12
