@@ -12,16 +12,22 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import ArenaError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .game import Game, Position
+    from .testing.strategies import Playthrough
 
 EXIT_FAILED = 1
 EXIT_USER_ERROR = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not argparse's usage block
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
         raise ArenaError(f"{message} (see `arena check --help`)")
 
 
@@ -36,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def minimal_failing_playthrough(game, check: str, *, max_examples: int = 200):
+def minimal_failing_playthrough(game: Game[Any, Any], check: str, *, max_examples: int = 200) -> Playthrough | None:
     """Search and shrink a playthrough on which ``check`` fails by itself; None if none is found
     (a claim settled only over many playthroughs, or a failure not met again in the search)."""
     from hypothesis import HealthCheck, given, settings
@@ -60,7 +66,7 @@ def minimal_failing_playthrough(game, check: str, *, max_examples: int = 200):
     )
     # one decision past the declared bound, so that a game running too long shows it
     @given(pt=playthroughs(game, complete=check != "legal_play", max_decisions=game.spec.max_length + 1))
-    def probe(pt) -> None:
+    def probe(pt: Playthrough) -> None:
         if fn is not None and _fails(fn, game, pt):  # keep the last failing one: the shrunk one
             found.append(pt)
             raise AssertionError(check)
@@ -76,7 +82,7 @@ def minimal_failing_playthrough(game, check: str, *, max_examples: int = 200):
     return None
 
 
-def _fails(fn, game, pt) -> bool:
+def _fails(fn: Callable[..., None], game: Game[Any, Any], pt: Playthrough) -> bool:
     from .seeding import make_rng
     from .testing.checks import replay_moves
 
@@ -87,12 +93,15 @@ def _fails(fn, game, pt) -> bool:
     return False
 
 
-def _smaller_seed(game, pt, fails, scan: int = 256):
+def _smaller_seed(
+    game: Game[Any, Any], pt: Playthrough, fails: Callable[[Playthrough], bool], scan: int = 256
+) -> Playthrough:
     """Hypothesis shrinks a seed greedily; try the smaller seeds (up to ``scan``) with the same moves."""
     from .testing.strategies import Playthrough
 
     for seed in range(min(pt.seed, scan)):
-        pos, positions = game.start(seed), []
+        pos = game.start(seed)
+        positions: list[Position[Any]] = []
         try:
             positions.append(pos)
             for seat, action in pt.moves:
@@ -106,7 +115,7 @@ def _smaller_seed(game, pt, fails, scan: int = 256):
     return pt
 
 
-def _label(game) -> str:
+def _label(game: Game[Any, Any]) -> str:
     return f"{game.spec.id} ({game.num_players} players)"
 
 
@@ -132,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_game(
-    game, *, max_examples: int = 20, checks: Sequence[str] | None = None, out: str | Path = "arena-check"
+    game: Game[Any, Any],
+    *,
+    max_examples: int = 20,
+    checks: Sequence[str] | None = None,
+    out: str | Path = "arena-check",
 ) -> int:
     """Run the kit on ``game`` and print one line per check (what ``arena check`` does after
     making the game); returns the exit status."""
@@ -157,7 +170,7 @@ def check_game(
     return EXIT_FAILED if failed else 0
 
 
-def _save_minimal(game, check: str, out: Path) -> str:
+def _save_minimal(game: Game[Any, Any], check: str, out: Path) -> str:
     found = minimal_failing_playthrough(game, check)
     if found is None:
         return "no single playthrough shows it on its own (see the message above); no episode saved"
@@ -173,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help
-        return exc.code or 0
+        return exc.code if isinstance(exc.code, int) else (EXIT_USER_ERROR if exc.code else 0)
     except ArenaError as exc:
         print(f"arena check: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR

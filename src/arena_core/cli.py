@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int  # noqa: F401 (EXIT_USER_ERROR: re-exported)
 from .errors import ArenaError, ReplayDivergenceError
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
 
 EXIT_DIVERGENCE = 1
 
@@ -27,7 +30,7 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
-def cmd_list(args) -> int:
+def cmd_list(args: argparse.Namespace) -> int:
     from .registry import GROUPS, availability, list_plugins
 
     kinds = [args.kind] if args.kind else list(GROUPS)
@@ -47,7 +50,7 @@ def cmd_list(args) -> int:
     return 0
 
 
-def cmd_play(args) -> int:
+def cmd_play(args: argparse.Namespace) -> int:
     from .playerspec import make_player_from_spec, players_from_args
     from .policy import IllegalActionPolicy
     from .registry import make_game
@@ -75,6 +78,7 @@ def cmd_play(args) -> int:
                     f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): policy {event.verdict}: {event.detail}"
                 )
     end = record.end
+    assert end is not None  # play_episode plays to the end
     if end.returns is None:
         print(f"result: no result: cut off by the harness ({end.reason.value}) after {end.ply} decisions")
     else:
@@ -86,7 +90,7 @@ def cmd_play(args) -> int:
     return 0
 
 
-def cmd_replay(args) -> int:
+def cmd_replay(args: argparse.Namespace) -> int:
     from .replay import replay_file
 
     try:
@@ -95,9 +99,8 @@ def cmd_replay(args) -> int:
         print(f"arena: replay diverged: {exc}", file=sys.stderr)
         return EXIT_DIVERGENCE
     for r in records:
-        print(
-            f"ok: {r.header.game} seed {r.header.seed}: {len(r.steps)} steps, {r.end.reason.value}, returns {r.end.returns}"
-        )
+        ending = f"{r.end.reason.value}, returns {r.end.returns}" if r.end is not None else "no end recorded"
+        print(f"ok: {r.header.game} seed {r.header.seed}: {len(r.steps)} steps, {ending}")
     print(f"{len(records)} episode(s) replayed exactly")
     return 0
 
@@ -151,7 +154,7 @@ _TOURNAMENT = {
 }
 
 
-def _plugin_commands() -> dict[str, object]:
+def _plugin_commands() -> dict[str, md.EntryPoint]:
     """Sub-commands registered by plugins in the ``arena.commands`` entry-point group."""
     import importlib.metadata as md
 
@@ -181,7 +184,8 @@ def _delegate(argv: list[str]) -> int | None:
                 raise ArenaError(
                     f"the `{name}` command needs an extra that is not installed ({exc}); see `arena list --check`"
                 ) from None
-            return fn(rest)
+            code: int | None = fn(rest)
+            return code
 
         return guarded(f"arena {name}", run_plugin)
     return None
@@ -192,7 +196,8 @@ def _main(argv: list[str]) -> int:
     if delegated is not None:
         return delegated
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    code: int = args.func(args)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import ArenaError
 
@@ -43,14 +43,14 @@ class UsageError(ArenaError):
     """The command line itself is wrong (an unknown option, a value of the wrong type)."""
 
 
-def _one_line_error(self: argparse.ArgumentParser, message: str):
+def _one_line_error(self: argparse.ArgumentParser, message: str) -> NoReturn:
     raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (raised as :class:`UsageError`), not usage + line."""
 
-    error = _one_line_error  # type: ignore[assignment]
+    error = _one_line_error
 
 
 @contextlib.contextmanager
@@ -58,11 +58,11 @@ def one_line_argparse_errors() -> Iterator[None]:
     """While active, every ArgumentParser (a plugin command's too) raises :class:`UsageError`
     instead of printing its usage block and exiting."""
     saved = argparse.ArgumentParser.error
-    argparse.ArgumentParser.error = _one_line_error  # type: ignore[assignment]
+    argparse.ArgumentParser.error = _one_line_error  # type: ignore[method-assign]
     try:
         yield
     finally:
-        argparse.ArgumentParser.error = saved  # type: ignore[assignment]
+        argparse.ArgumentParser.error = saved  # type: ignore[method-assign]
 
 
 # ---------------------------------------------------------------------- argparse types
@@ -120,10 +120,11 @@ def one_line(text: Any) -> str:
 
 def explain_validation(exc: Exception) -> str:
     """A pydantic ValidationError as ``field: message; field: message``."""
-    try:
-        errors = exc.errors(include_url=False)  # type: ignore[attr-defined]
-    except Exception:  # not pydantic after all
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):  # not pydantic after all
         return str(exc)
+    errors = exc.errors(include_url=False)
     items = []
     for err in errors:
         loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
@@ -134,13 +135,11 @@ def explain_validation(exc: Exception) -> str:
 
 def is_user_error(exc: BaseException) -> bool:
     """Errors that describe bad input (arguments, configs, files), not a bug of ours."""
-    try:
-        from pydantic import ValidationError
-    except ImportError:  # pragma: no cover - pydantic is a dependency
-        ValidationError = ()  # type: ignore[assignment]
-    try:
+    from pydantic import ValidationError
+
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # Python 3.10
         import tomli as tomllib
 
     # a bare ValueError is not here: it is as likely a bug as bad input; code that validates
@@ -151,11 +150,9 @@ def is_user_error(exc: BaseException) -> bool:
 
 
 def describe_user_error(exc: BaseException) -> str:
-    try:
-        from pydantic import ValidationError
-    except ImportError:  # pragma: no cover
-        ValidationError = None  # type: ignore[assignment]
-    if ValidationError is not None and isinstance(exc, ValidationError):
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
         return explain_validation(exc)
     if isinstance(exc, UnicodeDecodeError):
         return f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"

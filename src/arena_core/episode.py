@@ -39,7 +39,7 @@ _JSON_SCALARS = (str, int, float, bool, type(None))
 NOT_JSON_KEY = "not_json"  # telemetry keys whose values were not JSON, stored as their repr
 
 
-def json_safe_telemetry(telemetry: Any) -> dict[str, Any]:
+def json_safe_telemetry(telemetry: Any) -> Any:
     """Telemetry as JSON data: a value in it that is not (an object, a set, bytes ...) is kept
     as its repr, cut to 200 characters, and its key listed under ``not_json`` -- visible, never
     a crash when the record is written. Lines read from a file hold JSON already."""

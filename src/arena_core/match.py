@@ -96,7 +96,9 @@ class Match:
         self._record.end = self.end
         return self._record
 
-    def _step(self, ply, player, action, substituted, obs_digest, telemetry) -> Step:
+    def _step(
+        self, ply: int, player: int, action: Any, substituted: bool, obs_digest: str, telemetry: dict[str, Any]
+    ) -> Step:
         return Step(
             ply=ply,
             player=player,
@@ -200,7 +202,16 @@ class Match:
             self._finish(EndReason.TIME_CAP, detail=f"wall clock over {self.time_cap_s} s")
 
     # ---------------------------------------------------------------- internals
-    def _apply_policy(self, player, attempted, detail, telemetry, obs_digest, *, illegal: bool = True) -> Submission:
+    def _apply_policy(
+        self,
+        player: int,
+        attempted: Any,
+        detail: str,
+        telemetry: dict[str, Any] | None,
+        obs_digest: str,
+        *,
+        illegal: bool = True,
+    ) -> Submission:
         self._failures[player] = self._failures.get(player, 0) + 1
         verdict = self.policy.verdict(self._failures[player])
         if verdict is Verdict.RAISE:
@@ -229,7 +240,16 @@ class Match:
         self._finish(reason, offender=player, detail=detail)
         return Submission(False, verdict)
 
-    def _accept(self, player, action, new_pos, obs_digest, telemetry, *, substituted: bool) -> None:
+    def _accept(
+        self,
+        player: int,
+        action: Any,
+        new_pos: Position[Any],
+        obs_digest: str,
+        telemetry: dict[str, Any] | None,
+        *,
+        substituted: bool,
+    ) -> None:
         self._failures[player] = 0
         raw = (self.ply, player, action, substituted, obs_digest, dict(telemetry) if telemetry else {})
         self.position = new_pos
@@ -273,7 +293,7 @@ class Match:
         if self._sink is not None:
             self._sink(self.end)
 
-    def _emit_event(self, event) -> None:
+    def _emit_event(self, event: Step | PolicyEvent) -> None:
         self._events.append(event)
         if self._sink is not None:
             self._sink(event)

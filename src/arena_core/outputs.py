@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NoReturn
 
 from .errors import ConfigError
 
@@ -119,7 +119,7 @@ class RunLock:
             f"could not take the lock {self.path}: it keeps changing; is another run starting?"
         )  # pragma: no cover
 
-    def _refuse(self, held: dict[str, Any]):
+    def _refuse(self, held: dict[str, Any]) -> NoReturn:
         raise ConfigError(
             f"another run is writing {self.directory} ({_describe(held)}); wait for it, or use another output directory"
         )
@@ -154,7 +154,7 @@ class RunLock:
     def __enter__(self) -> RunLock:
         return self.acquire()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
@@ -212,7 +212,7 @@ def _new_file_mode() -> int:
     return 0o644
 
 
-def append_jsonl(fh, obj: Any) -> None:
+def append_jsonl(fh: IO[str], obj: Any) -> None:
     """Append ``obj`` (a pydantic model or JSON-able data) as one line; flush and fsync."""
     if hasattr(obj, "model_dump_json"):
         line = obj.model_dump_json()
@@ -223,7 +223,7 @@ def append_jsonl(fh, obj: Any) -> None:
     os.fsync(fh.fileno())
 
 
-def append_jsonl_many(fh, objs: Iterable[Any]) -> None:
+def append_jsonl_many(fh: IO[str], objs: Iterable[Any]) -> None:
     """:func:`append_jsonl` for several objects at once: one line each, one flush and fsync
     (durable batch appends: the matrix study writes a batch of trials per fsync)."""
     for obj in objs:

@@ -29,18 +29,23 @@ offending text and the fix. Nothing here imports a player.
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 
-try:
+if TYPE_CHECKING:
+    from .players import Player
+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*")
@@ -208,7 +213,7 @@ def parse_player_list(text: str) -> list[PlayerSpec]:
     return [parse_player_spec(s) for s in seats]
 
 
-def add_player_arguments(parser, *, required: bool = True) -> None:
+def add_player_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     """Give an argparse (sub)parser ``--players a,b`` and repeatable ``--player NAME key=value ...``."""
     parser.add_argument(
         "--players",
@@ -226,7 +231,7 @@ def add_player_arguments(parser, *, required: bool = True) -> None:
     parser.set_defaults(_players_required=required)
 
 
-def players_from_args(args) -> list[PlayerSpec]:
+def players_from_args(args: argparse.Namespace) -> list[PlayerSpec]:
     """The seats given by :func:`add_player_arguments`' options (``--players`` seats first)."""
     specs = parse_player_list(args.players) if args.players else []
     specs += [parse_player_words(words) for words in args.player]
@@ -235,7 +240,7 @@ def players_from_args(args) -> list[PlayerSpec]:
     return specs
 
 
-def make_player_from_spec(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any):
+def make_player_from_spec(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any) -> Player:
     """The player for ``spec`` (a :class:`PlayerSpec` or any string spelling) from the registry."""
     from .registry import make_player
 

@@ -9,10 +9,10 @@ import difflib
 import importlib
 import importlib.metadata as md
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import (
     DuplicatePluginError,
@@ -23,6 +23,11 @@ from .errors import (
     UnknownPlayerError,
     UnknownPluginError,
 )
+
+if TYPE_CHECKING:
+    from .game import Game
+    from .players import Player
+    from .playerspec import PlayerSpec
 
 Kind = Literal["games", "players", "trainers"]
 GROUPS: dict[str, str] = {"games": "arena.games", "players": "arena.players", "trainers": "arena.trainers"}
@@ -121,7 +126,7 @@ def list_plugins(kind: str) -> list[PluginInfo]:
     return out
 
 
-def _check_unique(kind: str, name: str, entries) -> None:
+def _check_unique(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, md.Distribution]]) -> None:
     if len(entries) > 1:
         who = " and ".join(f"{d.metadata['Name']} ({ep.value})" for ep, d in entries)
         raise DuplicatePluginError(
@@ -207,11 +212,12 @@ _VALIDATORS: dict[str, Callable[[str, Any], None]] = {
 
 
 # ------------------------------------------------------------------ conveniences
-def game_class(game_id: str):
-    return load("games", game_id)
+def game_class(game_id: str) -> type[Game[Any, Any]]:
+    cls: type[Game[Any, Any]] = load("games", game_id)  # checked by _validate_game
+    return cls
 
 
-def make_game(game_id: str, params: dict[str, Any] | None = None, *, num_players: int | None = None):
+def make_game(game_id: str, params: dict[str, Any] | None = None, *, num_players: int | None = None) -> Game[Any, Any]:
     """Instantiate a registered game by id."""
     return game_class(game_id)(params, num_players=num_players)
 
@@ -239,7 +245,7 @@ def _check_options(name: str, factory: Any, seed: int, options: dict[str, Any]) 
         ) from None
 
 
-def make_player(spec, *, seed: int = 0, **options: Any):
+def make_player(spec: str | PlayerSpec, *, seed: int = 0, **options: Any) -> Player:
     """Instantiate a registered player from a spec: ``name``, ``name{key = value, ...}`` or
     ``name:k=v,k=v`` (grammar in :mod:`arena_core.playerspec`), or a ``PlayerSpec``; keyword
     ``options`` are added to the spec's."""
@@ -250,7 +256,7 @@ def make_player(spec, *, seed: int = 0, **options: Any):
     factory = load("players", name)
     options = {**parsed.options, **options}
     _check_options(name, factory, seed, options)
-    player = factory(seed=seed, **options)
+    player: Player = factory(seed=seed, **options)
     if not callable(getattr(player, "act", None)):
         raise PluginProtocolError(f"player {name!r} factory returned {player!r}, which has no act(decision)")
     return player

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from .episode import EndReason, EpisodeRecord, Step, read_episodes
@@ -43,7 +44,7 @@ def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> Episode
         if n < len(produced):  # produced already (a substituted step follows its policy event)
             _compare(n, event, produced[n])
             continue
-        if match.done:
+        if match.end is not None:
             raise ReplayDivergenceError(
                 f"event {n}: the re-run ended ({match.end.reason.value}) but the record goes on with {event.type} at ply {event.ply}"
             )
@@ -92,7 +93,7 @@ def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> Episode
     return match.record
 
 
-def _compare(where: Any, recorded, rerun, fields=None) -> None:
+def _compare(where: Any, recorded: Any, rerun: Any, fields: Sequence[str] | None = None) -> None:
     if fields is None:
         if type(recorded) is not type(rerun):
             raise ReplayDivergenceError(f"event {where}: recorded {recorded.type}, re-run produced {rerun.type}")

@@ -56,7 +56,7 @@ def from_jsonable(tp: Any, data: Any) -> Any:
         arms = typing.get_args(tp)
         if data is None and type(None) in arms:
             return None
-        arms = [a for a in arms if a is not type(None)]
+        arms = tuple(a for a in arms if a is not type(None))
         if isinstance(data, dict) and "__type__" in data:
             for arm in arms:
                 if isinstance(arm, type) and arm.__name__ == data["__type__"]:

@@ -118,6 +118,6 @@ class GameSpec(BaseModel):
         """The sum every terminal return vector must have, or None for general-sum games."""
         if self.utility is Utility.ZERO_SUM:
             return 0.0
-        if self.utility is Utility.CONSTANT_SUM:
-            return float(self.constant_sum)  # type: ignore[arg-type]
+        if self.utility is Utility.CONSTANT_SUM and self.constant_sum is not None:  # the validator requires it
+            return float(self.constant_sum)
         return None

@@ -20,10 +20,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from .seeding import make_rng
+
+#: a sample: a sequence of floats or a numeric array (every function reads it through np.asarray)
+Floats: TypeAlias = "Sequence[float] | np.ndarray[Any, Any]"
 
 _NORMAL = NormalDist()
 
@@ -171,7 +175,7 @@ def wilson_interval(
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def holm(pvalues: Sequence[float], alpha: float = 0.05) -> list[bool]:
+def holm(pvalues: Floats, alpha: float = 0.05) -> list[bool]:
     """Holm's step-down procedure: True where the hypothesis is rejected. Controls the chance of
     any false rejection among all the hypotheses (family-wise error) at ``alpha``."""
     p = list(pvalues)
@@ -184,7 +188,7 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> list[bool]:
     return out
 
 
-def benjamini_hochberg(pvalues: Sequence[float], q: float = 0.05) -> list[bool]:
+def benjamini_hochberg(pvalues: Floats, q: float = 0.05) -> list[bool]:
     """Benjamini–Hochberg step-up procedure: True where rejected; controls the expected share of
     false rejections among the rejections (false discovery rate) at ``q`` (independent or
     positively dependent tests)."""
@@ -226,8 +230,8 @@ class ClusterMean:
 
 
 def cluster_mean(
-    cluster_sums: Sequence[float],
-    cluster_counts: Sequence[float],
+    cluster_sums: Floats,
+    cluster_counts: Floats,
     level: float = 0.95,
     *,
     bounds: tuple[float, float] | None = None,
@@ -285,8 +289,8 @@ def cluster_mean(
 
 
 def cluster_mean_interval(
-    cluster_sums: Sequence[float],
-    cluster_counts: Sequence[float],
+    cluster_sums: Floats,
+    cluster_counts: Floats,
     level: float = 0.95,
     *,
     bounds: tuple[float, float] | None = None,
@@ -334,9 +338,7 @@ class PairedInterval:
     n: int
 
 
-def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95
-) -> PairedInterval:
+def paired_bootstrap(a: Floats, b: Floats, *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedInterval:
     """Bootstrap interval of mean(a - b) over paired units (deals): percentile interval
     widened about the mean by :func:`small_sample_factor` (``n >= 2``). Covers the population
     mean difference per unit; zero width only when every difference is the same."""
@@ -355,7 +357,7 @@ def paired_bootstrap(
 
 
 # ---------------------------------------------------------------------- paired tests
-def paired_t(diffs: Sequence[float], level: float = 0.95) -> tuple[float, float, float, float]:
+def paired_t(diffs: Floats, level: float = 0.95) -> tuple[float, float, float, float]:
     """One-sample t on per-unit differences: (mean, low, high, two-sided p). Covers the
     population mean difference; (mean, -inf, inf, 1) with no spread or fewer than 2 units."""
     d = np.asarray(diffs, dtype=float)
@@ -370,14 +372,14 @@ def paired_t(diffs: Sequence[float], level: float = 0.95) -> tuple[float, float,
     return mean, mean - tq * se, mean + tq * se, 2.0 * t_sf(abs(mean) / se, n - 1)
 
 
-def sign_test(diffs: Sequence[float]) -> tuple[int, int, float]:
+def sign_test(diffs: Floats) -> tuple[int, int, float]:
     """Exact sign test: (positives, non-zero units, two-sided p); zeros are dropped."""
     d = np.asarray(diffs, dtype=float)
     pos, neg = int((d > 0).sum()), int((d < 0).sum())
     return pos, pos + neg, binomial_two_sided(pos, pos + neg)
 
 
-def wilcoxon_signed_rank(diffs: Sequence[float]) -> tuple[float, float]:
+def wilcoxon_signed_rank(diffs: Floats) -> tuple[float, float]:
     """Wilcoxon signed-rank test: (W+ , two-sided p). Zeros dropped, ties get mid-ranks; exact
     null distribution for up to 50 non-zero units without ties, else the normal approximation
     with tie correction and continuity correction."""
@@ -437,7 +439,7 @@ class PairedBattery:
     win_share: float  # units with a positive difference (zeros count half)
 
 
-def paired_battery(diffs: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedBattery:
+def paired_battery(diffs: Floats, *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedBattery:
     """Paired t, Wilcoxon signed-rank, deal-cluster bootstrap, sign test and the share of units
     won, on the same per-unit differences (each unit one deal: independent by design)."""
     d = np.asarray(diffs, dtype=float)

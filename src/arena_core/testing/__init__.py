@@ -22,8 +22,8 @@ import contextlib
 import io
 import os
 import warnings
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..game import Game
@@ -60,6 +60,15 @@ class CheckResult:
     detail: str = ""
 
 
+@dataclass
+class _Evidence:
+    """What random play showed over all playthroughs, for the claims one cannot settle."""
+
+    pairs: int = 0  # twin playthroughs compared (same moves, other seeds)
+    seed_matters: bool = False  # some twin differed: the seed reaches the game
+    shapes: set[str] = field(default_factory=set)  # turn shapes seen
+
+
 class ConformanceError(AssertionError):
     """The game fails one or more conformance checks."""
 
@@ -92,7 +101,7 @@ def run_conformance(
         return [CheckResult(n, "exempt", "not run: inside the kit's cross-process subprocess") for n in selected]
     failures: dict[str, str] = {}
     active = [n for n in PLAYTHROUGH_CHECKS if n in selected and n not in exempt]
-    evidence = {"pairs": 0, "seed_matters": False, "shapes": set()}  # for the claims one playthrough cannot settle
+    evidence = _Evidence()  # for the claims one playthrough cannot settle
     want_chance = "chance" in active and game.spec.chance
     want_shapes = "turn_structure" in active
 
@@ -105,7 +114,7 @@ def run_conformance(
         print_blob=False,
     )
     @given(seed=st.integers(0, 2**31 - 1), data=st.data())
-    def explore(seed: int, data) -> None:
+    def explore(seed: int, data: st.DataObject) -> None:
         try:
             pt = play_random(game, seed, lambda n: data.draw(st.integers(0, n - 1)))
         except CheckFailure as exc:
@@ -118,11 +127,11 @@ def run_conformance(
             return
         rng = make_rng(seed, "kit")
         if want_shapes:
-            evidence["shapes"] |= turn_shapes(game, pt)
-        if want_chance and not evidence["seed_matters"]:
+            evidence.shapes |= turn_shapes(game, pt)
+        if want_chance and not evidence.seed_matters:
             try:
-                evidence["seed_matters"] = seed_matters(game, pt)
-                evidence["pairs"] += len(pt.twins(game))
+                evidence.seed_matters = seed_matters(game, pt)
+                evidence.pairs += len(pt.twins(game))
             except Exception as exc:
                 failures.setdefault(
                     "chance",
@@ -140,10 +149,11 @@ def run_conformance(
 
     if active or ("legal_play" in selected and "legal_play" not in exempt):
         explore()  # legal_play has no per-playthrough function: exploring is the check
-    for name, aggregate in (
-        ("chance", lambda: check_chance_observed(game, evidence["pairs"], evidence["seed_matters"])),
-        ("turn_structure", lambda: check_turn_structure_observed(game, evidence["shapes"])),
-    ):
+    aggregates: tuple[tuple[str, Callable[[], None]], ...] = (
+        ("chance", lambda: check_chance_observed(game, evidence.pairs, evidence.seed_matters)),
+        ("turn_structure", lambda: check_turn_structure_observed(game, evidence.shapes)),
+    )
+    for name, aggregate in aggregates:
         if name in active and name not in failures:
             try:
                 aggregate()
@@ -198,7 +208,7 @@ def _check_pettingzoo_api(game: Game[Any, Any]) -> None:
         seed_test(lambda: aec_env(fresh(game.params, num_players=game.num_players)), num_cycles=20)
 
 
-def assert_conformance(game: Game[Any, Any], **kwargs) -> list[CheckResult]:
+def assert_conformance(game: Game[Any, Any], **kwargs: Any) -> list[CheckResult]:
     """Run the kit and raise :class:`ConformanceError` listing every failed check."""
     results = run_conformance(game, **kwargs)
     if any(r.status == "failed" for r in results):

@@ -50,17 +50,26 @@ class Playthrough:
     def final(self) -> Position[Any]:
         return self.positions[-1]
 
+    @property
+    def finished_returns(self) -> tuple[float, ...]:
+        """The returns of a playthrough played to its end (:func:`play_random` sets them)."""
+        if self.returns is None:
+            raise CheckFailure(f"legal_play: seed {self.seed}: the playthrough has no returns (it did not end)")
+        return self.returns
+
     def views(self, game: Game[Any, Any]) -> list[View]:
         """Every player's view at every position (computed once)."""
         if "views" not in self._cache:
             self._cache["views"] = [view_of(game, pos) for pos in self.positions]
-        return self._cache["views"]
+        views: list[View] = self._cache["views"]
+        return views
 
     def twins(self, game: Game[Any, Any]) -> list[Twin]:
         """The same moves replayed from other seeds (:func:`twin_seeds`), as far as they stay legal (computed once)."""
         if "twins" not in self._cache:
             self._cache["twins"] = [replay_twin(game, s, self.moves) for s in twin_seeds(self.seed)]
-        return self._cache["twins"]
+        twins: list[Twin] = self._cache["twins"]
+        return twins
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,11 @@ def observation_digest(game: Game[Any, Any], pos: Position[Any]) -> str:
     return digest([game.observe(pos, p) for p in range(game.num_players)])
 
 
+def _same_np_state(a: Any, b: Any) -> bool:
+    """Two legacy ``np.random.get_state()`` tuples are equal (the key array compared by value)."""
+    return bool(a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2:] == b[2:])
+
+
 def _kit_chooser(seed: int) -> Callable[[int], int]:
     """The kit's random choices for the episode of ``seed``: ``choose(n)`` is an index in range(n)."""
     rng = make_rng(seed, "kit-choices")
@@ -147,6 +161,8 @@ def play_random(
                 f"length_bound: seed {seed} is still running after {limit} decisions (declared max_length {game.spec.max_length})"
             )
         player = game.current_player(pos)
+        if player is None:
+            raise CheckFailure(f"legal_play: seed {seed} ply {pos.ply}: the game is not over but no player is to act")
         legal = game.legal(pos, player)
         if not legal:
             raise CheckFailure(
@@ -292,9 +308,10 @@ def check_no_step_after_end(game: Game[Any, Any], pt: Playthrough, rng: np.rando
 
 def check_returns_bounds(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     lo, hi = game.spec.reward_bounds
-    if len(pt.returns) != game.num_players:
-        raise CheckFailure(f"returns_bounds: {len(pt.returns)} returns for {game.num_players} players")
-    for p, r in enumerate(pt.returns):
+    returns = pt.finished_returns
+    if len(returns) != game.num_players:
+        raise CheckFailure(f"returns_bounds: {len(returns)} returns for {game.num_players} players")
+    for p, r in enumerate(returns):
         if not (math.isfinite(r) and lo - 1e-9 <= r <= hi + 1e-9):
             raise CheckFailure(
                 f"returns_bounds: seed {pt.seed}: player {p} returned {r}, outside the declared {game.spec.reward_bounds}"
@@ -303,9 +320,10 @@ def check_returns_bounds(game: Game[Any, Any], pt: Playthrough, rng: np.random.G
 
 def check_returns_sum(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     total = game.spec.declared_sum
-    if total is not None and abs(sum(pt.returns) - total) > 1e-6:
+    returns = pt.finished_returns
+    if total is not None and abs(sum(returns) - total) > 1e-6:
         raise CheckFailure(
-            f"returns_sum: seed {pt.seed}: returns {pt.returns} sum to {sum(pt.returns)}, declared {game.spec.utility.value} {total}"
+            f"returns_sum: seed {pt.seed}: returns {returns} sum to {sum(returns)}, declared {game.spec.utility.value} {total}"
         )
 
 
@@ -426,9 +444,7 @@ def _played_under(game: Game[Any, Any], pt: Playthrough, py_seed: int, np_seed: 
     except Exception as exc:  # a crash is a difference too
         seen = f"raised {type(exc).__name__}"
     np_after = np.random.get_state()
-    moved = random.getstate() != py_state or not (
-        np_after[0] == np_state[0] and np.array_equal(np_after[1], np_state[1]) and np_after[2:] == np_state[2:]
-    )
+    moved = random.getstate() != py_state or not _same_np_state(np_after, np_state)
     return seen, moved
 
 
@@ -479,13 +495,7 @@ def check_no_global_rng(game: Game[Any, Any], pt: Playthrough, rng: np.random.Ge
                 if game.has_hidden_state_sampler and not pos.pending:
                     game.sample_hidden_state(pos.state, p, make_rng(0))
         np_after = np.random.get_state()
-        moved = (
-            moved
-            or random.getstate() != py_mark
-            or not (
-                np_after[0] == np_mark[0] and np.array_equal(np_after[1], np_mark[1]) and np_after[2:] == np_mark[2:]
-            )
-        )
+        moved = moved or random.getstate() != py_mark or not _same_np_state(np_after, np_mark)
     finally:
         random.setstate(py_state)
         np.random.set_state(np_state)
@@ -557,7 +567,9 @@ def check_chance_observed(game: Game[Any, Any], pairs: int, seen: bool) -> None:
         )
 
 
-def _first_difference(game: Game[Any, Any], mine: list[View], returns, twin: Twin) -> str | None:
+def _first_difference(
+    game: Game[Any, Any], mine: list[View], returns: tuple[float, ...] | None, twin: Twin
+) -> str | None:
     for ply, (a, b) in enumerate(zip(mine, twin.views)):
         for p in range(game.num_players):
             if a.obs[p] != b.obs[p]:
@@ -745,7 +757,7 @@ def fingerprint(game: Game[Any, Any], seeds: list[int]) -> str:
     parts = []
     for seed in seeds:
         pt = play_random(game, seed, _kit_chooser(seed))
-        parts.append([pt.obs_digests, list(pt.returns), [[p, game.action_to_str(a)] for p, a in pt.moves]])
+        parts.append([pt.obs_digests, list(pt.finished_returns), [[p, game.action_to_str(a)] for p, a in pt.moves]])
     return digest(parts)
 
 

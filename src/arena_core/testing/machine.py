@@ -83,6 +83,15 @@ class GameStateMachine(RuleBasedStateMachine):
     def _running(self) -> bool:
         return self.position is not None and not self.game.is_over(self.position)
 
+    def _here(self) -> Position[Any]:
+        assert self.position is not None  # every rule's precondition: a deal was made
+        return self.position
+
+    def _to_act(self, pos: Position[Any]) -> int:
+        seat = self.game.current_player(pos)
+        assert seat is not None  # the rule's precondition: the game is running
+        return seat
+
     # ------------------------------------------------------------------ rules
     @initialize(seed=seeds())
     def deal(self, seed: int) -> None:
@@ -92,19 +101,20 @@ class GameStateMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self._running() and len(self.moves) < self.game.spec.max_length)
     @rule(data=st.data())
-    def play_legal(self, data) -> None:
+    def play_legal(self, data: st.DataObject) -> None:
         """The player to act plays one of its legal actions."""
-        seat = self.game.current_player(self.position)
-        action = data.draw(legal_actions(self.game, self.position, seat), label=f"action of player {seat}")
-        self.position = self.game.act(self.position, seat, action)
+        pos = self._here()
+        seat = self._to_act(pos)
+        action = data.draw(legal_actions(self.game, pos, seat), label=f"action of player {seat}")
+        self.position = self.game.act(pos, seat, action)
         self.moves.append((seat, action))
         self._positions.append(self.position)
 
     @precondition(lambda self: self.position is not None)
     @rule(data=st.data())
-    def illegal_is_rejected(self, data) -> None:
+    def illegal_is_rejected(self, data: st.DataObject) -> None:
         """An illegal action (or acting out of turn, or after the end) raises and changes nothing."""
-        game, before = self.game, self.position
+        game, before = self.game, self._here()
         seat = data.draw(st.integers(0, game.num_players - 1), label="seat")
         strategy = illegal_actions(game, before, seat)
         if strategy.is_empty:
@@ -126,10 +136,10 @@ class GameStateMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self._running())
     @rule(data=st.data())
-    def clone_plays_the_same(self, data) -> None:
+    def clone_plays_the_same(self, data: st.DataObject) -> None:
         """A deep copy of the position, given the same action, gives the same next position."""
-        game, pos = self.game, self.position
-        seat = game.current_player(pos)
+        game, pos = self.game, self._here()
+        seat = self._to_act(pos)
         action = data.draw(legal_actions(game, pos, seat), label=f"probe action of player {seat}")
         clone = copy.deepcopy(pos)
         if _view(game, clone) != _view(game, pos):
@@ -141,7 +151,7 @@ class GameStateMachine(RuleBasedStateMachine):
     @rule()
     def continue_from_json(self) -> None:
         """Round-trip the position through JSON and play on from the restored copy."""
-        game, pos = self.game, self.position
+        game, pos = self.game, self._here()
         restored = game.position_from_json(json.loads(json.dumps(game.position_to_json(pos))))
         if _view(game, restored) != _view(game, pos):
             raise AssertionError(f"the position at ply {pos.ply} looks different after a JSON round trip")
@@ -155,7 +165,7 @@ class GameStateMachine(RuleBasedStateMachine):
         pos = game.start(self.seed)
         for seat, action in self.moves:
             pos = game.act(pos, seat, action)
-        if _view(game, pos) != _view(game, self.position):
+        if _view(game, pos) != _view(game, self._here()):
             raise AssertionError(
                 f"replaying seed {self.seed} and {len(self.moves)} moves does not reproduce the position"
             )

@@ -15,9 +15,19 @@ are imported when a test asks for them, with the install hint if hypothesis is a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
+    from hypothesis.strategies import SearchStrategy
+
+    from ..errors import PluginError
+    from ..game import Game
+    from . import CheckResult
+    from .strategies import Playthrough
 
 HYPOTHESIS_HINT = "the Arena conformance kit and strategies need hypothesis: pip install hypothesis"
 _ROOT = "arena-conformance"
@@ -70,9 +80,9 @@ class _KitRun:
 
     def __init__(self, max_examples: int):
         self.max_examples = max_examples
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, dict[str, Any] | PluginError] = {}
 
-    def result(self, game_id: str, check: str):
+    def result(self, game_id: str, check: str) -> CheckResult:
         if game_id not in self.results:
             from ..errors import PluginError
             from ..registry import make_game
@@ -87,13 +97,14 @@ class _KitRun:
         found = self.results[game_id]
         if isinstance(found, Exception):
             pytest.skip(f"{game_id} is not available here: {found}")
-        return found[check]
+        result: CheckResult = found[check]
+        return result
 
 
 class ConformanceItem(pytest.Item):
     """One conformance check of one registered game."""
 
-    def __init__(self, *, game_id: str, check: str, kit: _KitRun, unavailable: str = "", **kwargs):
+    def __init__(self, *, game_id: str, check: str, kit: _KitRun, unavailable: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.game_id, self.check, self.kit, self.unavailable = game_id, check, kit, unavailable
         self.add_marker("arena_conformance")
@@ -108,12 +119,14 @@ class ConformanceItem(pytest.Item):
         if result.status == "failed":
             raise ConformanceFailure(result.detail)
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, ConformanceFailure):
             return f"{self.game_id} fails {self.check}: {excinfo.value}\n(reproduce with: arena check {self.game_id})"
         return super().repr_failure(excinfo)
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{_ROOT}::{self.game_id}::{self.check}"
 
 
@@ -122,11 +135,11 @@ class ConformanceFailure(AssertionError):
 
 
 class _GameCollector(pytest.Collector):
-    def __init__(self, *, game_id: str, kit: _KitRun, unavailable: str = "", **kwargs):
+    def __init__(self, *, game_id: str, kit: _KitRun, unavailable: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.game_id, self.kit, self.unavailable = game_id, kit, unavailable
 
-    def collect(self):
+    def collect(self) -> Iterator[ConformanceItem]:
         from ..spec import CONFORMANCE_CHECKS
 
         for check in CONFORMANCE_CHECKS:
@@ -136,7 +149,7 @@ class _GameCollector(pytest.Collector):
 
 
 class _KitCollector(pytest.Collector):
-    def collect(self):
+    def collect(self) -> Iterator[_GameCollector]:
         from ..registry import list_plugins
 
         config = self.config
@@ -158,17 +171,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption("--arena-conformance"):
         return
     root = _KitCollector.from_parent(session, name=_ROOT)
-    added = []
+    added: list[pytest.Item] = []
     for game in root.collect():
         added.extend(game.collect())
     items.extend(added)
 
 
 @pytest.fixture(scope="session")
-def arena_game():
+def arena_game() -> Callable[..., Game[Any, Any]]:
     """``arena_game(game_id, params=None, num_players=None)``: a registered game."""
 
-    def make(game_id: str, params: dict[str, Any] | None = None, num_players: int | None = None):
+    def make(game_id: str, params: dict[str, Any] | None = None, num_players: int | None = None) -> Game[Any, Any]:
         from ..registry import make_game
 
         return make_game(game_id, params, num_players=num_players)
@@ -177,10 +190,10 @@ def arena_game():
 
 
 @pytest.fixture(scope="session")
-def arena_playthroughs(arena_game):
+def arena_playthroughs(arena_game: Callable[..., Game[Any, Any]]) -> Callable[..., SearchStrategy[Playthrough]]:
     """``arena_playthroughs(game_or_id, **kwargs)``: the playthroughs strategy of a game."""
 
-    def strategy(game, **kwargs):
+    def strategy(game: str | Game[Any, Any], **kwargs: Any) -> SearchStrategy[Playthrough]:
         _need_hypothesis()
         from .strategies import playthroughs
 

@@ -97,7 +97,7 @@ class Playthrough:
         """The final returns, or None for a playthrough that stopped before the end."""
         return self.game.final_returns(self.final) if self.complete else None
 
-    def transitions(self) -> Iterator[tuple[Position[Any], int, Any, Position]]:
+    def transitions(self) -> Iterator[tuple[Position[Any], int, Any, Position[Any]]]:
         """``(before, seat, action, after)`` for every decision."""
         for k, (seat, action) in enumerate(self.moves):
             yield self.positions[k], seat, action, self.positions[k + 1]
@@ -112,7 +112,7 @@ class Playthrough:
     def __repr__(self) -> str:
         return f"<Playthrough {self.describe()}>"
 
-    def _repr_pretty_(self, printer, cycle) -> None:  # how hypothesis prints a falsifying example
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # how hypothesis prints a falsifying example
         printer.text(repr(self))
 
     def record(self) -> EpisodeRecord:
@@ -130,6 +130,7 @@ class Playthrough:
         if not self.complete:
             if not moves:
                 player = self.game.current_player(self.final)
+                assert player is not None  # not complete: the game is running
                 moves = [(player, self.game.legal(self.final, player)[0])]
             cap = len(moves)
         match = Match(self.game, self.seed, turn_cap=cap, players=["playthrough"] * self.game.num_players)
@@ -196,7 +197,14 @@ def _report(pt: Playthrough, save_failing_to: str | os.PathLike[str] | None) -> 
 
 @st.composite
 def _playthroughs(
-    draw, game, seed_strategy, policies, max_decisions, complete, save_failing_to, report=True
+    draw: st.DrawFn,
+    game: Game[Any, Any],
+    seed_strategy: st.SearchStrategy[int],
+    policies: Mapping[int, Any],
+    max_decisions: int | None,
+    complete: bool,
+    save_failing_to: str | os.PathLike[str] | None,
+    report: bool = True,
 ) -> Playthrough:
     seed = draw(seed_strategy)
     limit = game.spec.max_length if max_decisions is None else max_decisions
@@ -219,9 +227,11 @@ def _playthroughs(
             v = draw(st.integers(0, _CHOICE_MAX))
             if v == 0:
                 break
-        seat = None
+        seat: int | None = None
         try:
             seat = game.current_player(pos)
+            if seat is None:
+                raise PlaythroughError("the game is not over but no player is to act")
             legal = game.legal(pos, seat)
             if not legal:
                 raise PlaythroughError(f"player {seat} is to act but has no legal action")
@@ -279,7 +289,16 @@ def playthroughs(
     return _build(game, seeds, policies, max_decisions, complete, save_failing_to, report=True)
 
 
-def _build(game, seeds, policies, max_decisions, complete, save_failing_to, *, report: bool):
+def _build(
+    game: Game[Any, Any],
+    seeds: st.SearchStrategy[int] | None,
+    policies: Mapping[int, Any] | None,
+    max_decisions: int | None,
+    complete: bool,
+    save_failing_to: str | os.PathLike[str] | None,
+    *,
+    report: bool,
+) -> st.SearchStrategy[Playthrough]:
     if not isinstance(game, Game):
         raise TypeError(f"playthroughs() needs a Game instance, got {game!r}")
     policies = dict(policies or {})
@@ -292,7 +311,15 @@ def _build(game, seeds, policies, max_decisions, complete, save_failing_to, *, r
 
 
 @st.composite
-def _positions(draw, game, where, seeds, policies, max_decisions, save_failing_to) -> Position[Any]:
+def _positions(
+    draw: st.DrawFn,
+    game: Game[Any, Any],
+    where: Callable[[Game[Any, Any], Position[Any]], bool] | None,
+    seeds: st.SearchStrategy[int] | None,
+    policies: Mapping[int, Any] | None,
+    max_decisions: int | None,
+    save_failing_to: str | os.PathLike[str] | None,
+) -> Position[Any]:
     pt = draw(_build(game, seeds, policies, max_decisions, False, save_failing_to, report=False))
     candidates = [k for k, pos in enumerate(pt.positions) if where is None or where(game, pos)]
     if not candidates:
@@ -301,7 +328,8 @@ def _positions(draw, game, where, seeds, policies, max_decisions, save_failing_t
         reject()
     k = candidates[-1] if where is None else draw(st.sampled_from(candidates))
     _report(Playthrough(game, pt.seed, pt.moves[:k], pt.positions[: k + 1]), save_failing_to)
-    return pt.positions[k]
+    found: Position[Any] = pt.positions[k]
+    return found
 
 
 def positions(
@@ -360,7 +388,7 @@ def joint_actions(game: Game[Any, Any], position: Position[Any]) -> st.SearchStr
     return st.fixed_dictionaries({p: st.sampled_from(game.legal(position, p)) for p in seats})
 
 
-def apply_joint(game: Game[Any, Any], position: Position[Any], joint: Mapping[int, Any]) -> Position:
+def apply_joint(game: Game[Any, Any], position: Position[Any], joint: Mapping[int, Any]) -> Position[Any]:
     """Commit every action of ``joint`` in the order the game asks for them."""
     for seat in game.players_to_act(position):
         if seat in joint:

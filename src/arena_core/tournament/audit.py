@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import IO, Any
 
 from ..faults import FaultKind
-from .results import UNPLAYED, GameResult
+from .results import UNPLAYED, GameResult, PlayerFault, ScheduleLine
 
 CAUSES = ("illegal", "unparseable", "timeout", "error", "cap_exhausted", "crash")
 OUTCOMES = ("default_applied", "forfeit")
@@ -36,13 +36,15 @@ COUNTING = (
 )
 
 
-def _kind_of(fault) -> str:
+def _kind_of(fault: PlayerFault) -> str:
     if fault.kind is not None:
         return FaultKind(fault.kind).value
     return "error"  # format-1 files did not type their faults
 
 
-def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | None = None) -> dict[str, Any]:
+def fault_summary(
+    header: ScheduleLine, games: Iterable[GameResult], max_fault_rate: float | None = None
+) -> dict[str, Any]:
     """Per-entrant fault counts and rates, modes, flags, and the unplayed games, as JSON-able data."""
     games = list(games)
     names = [e.name for e in header.schedule.entrants]
@@ -61,8 +63,8 @@ def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | N
             unplayed.append({"key": g.key, "seats": list(g.seats), "reason": g.detail})
             continue
         if g.decisions is not None:
-            for seat, n in enumerate(g.decisions):
-                decisions[g.seats[seat]] += n
+            for seat, count in enumerate(g.decisions):
+                decisions[g.seats[seat]] += count
         else:  # format 1: decisions were not counted; count plies shared evenly as a floor
             for name in g.seats:
                 decisions[name] += max(1, g.plies // max(1, len(g.seats)))
@@ -87,7 +89,7 @@ def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | N
         d = decisions[n]
         declared = (identities.get(n) or {}).get("mode")
         seen_modes = modes[n]
-        mode = declared or (max(seen_modes, key=seen_modes.get) if seen_modes else None)
+        mode = declared or (max(seen_modes, key=lambda m: seen_modes[m]) if seen_modes else None)
         rate = faulted[n] / d if d else 0.0
         row = {
             "mode": mode,
@@ -115,8 +117,8 @@ def fault_summary(header, games: Iterable[GameResult], max_fault_rate: float | N
 
 
 def attach_faults(
-    summary: dict[str, Any], header, games: Iterable[GameResult], max_fault_rate: float | None = None
-) -> dict:
+    summary: dict[str, Any], header: ScheduleLine, games: Iterable[GameResult], max_fault_rate: float | None = None
+) -> dict[str, Any]:
     """Add :func:`fault_summary` to a ratings summary: ``summary["faults"]``, and on each
     leaderboard row ``mode``, ``fault_rate``, ``fault_rates`` and ``flagged``. Returns it."""
     faults = fault_summary(header, games, max_fault_rate)
@@ -159,7 +161,7 @@ def fault_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def print_faults(summary: dict[str, Any], *, file=None) -> None:
+def print_faults(summary: dict[str, Any], *, file: IO[str] | None = None) -> None:
     for line in fault_lines(summary):
         print(line, file=file or sys.stdout)
 
@@ -178,7 +180,7 @@ def flagged_line(summary: dict[str, Any]) -> str | None:
 EXIT_FLAGGED = 3
 
 
-def finish_status(summary: dict[str, Any], *, quiet: bool = False, file=None) -> int:
+def finish_status(summary: dict[str, Any], *, quiet: bool = False, file: IO[str] | None = None) -> int:
     """0, or :data:`EXIT_FLAGGED` after printing one line naming the flagged entrants."""
     line = flagged_line(summary)
     if line is None:

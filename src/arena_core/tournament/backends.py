@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..faults import FaultKind
@@ -23,6 +23,10 @@ from .config import RunOptions
 from .play import GameContext, build_game, play_game
 from .results import GameResult, PlayerFault
 from .schedule import ScheduledGame
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 #: what a backend yields: a game's result and its record text (None: no record)
 Played = tuple[GameResult, "str | None"]
@@ -40,7 +44,7 @@ def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
     if os.getppid() != parent:
         os._exit(1)
 
-    def watch():
+    def watch() -> None:
         while os.getppid() == parent:
             time.sleep(every_s)
         os._exit(1)
@@ -48,9 +52,9 @@ def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
 
 
-def _worker_main(conn, ctx: GameContext, path: list[str], parent: int, seat_marker) -> None:
-    """A pool worker: play each game sent, answer (result, record); ``seat_marker`` (shared
-    memory) holds the seat whose player code is running, for the parent to read if we die."""
+def _worker_main(conn: Connection, ctx: GameContext, path: list[str], parent: int, seat_marker: Any) -> None:
+    """A pool worker: play each game sent, answer (result, record); ``seat_marker`` (a shared
+    ctypes array of two doubles) holds the seat whose player code is running, for the parent to read if we die."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     _exit_with_parent(parent)
     for entry in reversed(path):
@@ -76,7 +80,7 @@ def _worker_main(conn, ctx: GameContext, path: list[str], parent: int, seat_mark
 
 
 class _Worker:
-    def __init__(self, context, ctx: GameContext):
+    def __init__(self, context: Any, ctx: GameContext) -> None:  # context: from mp.get_context(method)
         self.marker = context.RawArray("d", [-1.0, 0.0])  # [seat whose code runs, since (monotonic)]
         self.conn, child = context.Pipe()
         self.proc = context.Process(
@@ -171,7 +175,7 @@ def crash_result(
     )
 
 
-def _death(proc) -> str:
+def _death(proc: BaseProcess) -> str:
     code = proc.exitcode
     if code is None:
         return "no exit status"
@@ -325,7 +329,8 @@ def _run_ray(ctx: GameContext, todo: Iterable[ScheduledGame], options: RunOption
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_play_with_context)
         ctx_ref = ray.put(ctx)
-        window = 4 * int(ray.available_resources().get("CPU", 1) or 1) + 4
+        cpus = ray.available_resources().get("CPU", 1)  # type: ignore[no-untyped-call]  # ray leaves it unannotated
+        window = 4 * int(cpus or 1) + 4
         games = iter(todo)
         pending = {}
         for _, sg in zip(range(window), games):

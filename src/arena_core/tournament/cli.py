@@ -6,13 +6,17 @@ Each ``main_*`` takes argv (without the sub-command) and returns an exit status;
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
+
+if TYPE_CHECKING:
+    from .config import RatingOptions
 
 
 def _rating_args(p: OneLineArgumentParser) -> None:
@@ -31,7 +35,7 @@ def _rating_args(p: OneLineArgumentParser) -> None:
     )
 
 
-def _summary(results: str, args, defaults=None) -> dict[str, Any]:
+def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | None = None) -> dict[str, Any]:
     from .config import RatingOptions
     from .ratings import summarize
     from .runner import load_results

@@ -23,7 +23,7 @@ import itertools
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ import numpy as np
 
 from ..errors import ArenaError, ConfigError
 from ..stats import deals_needed, paired_battery, paired_t, t_quantile, t_sf
-from .schedule import Entrant, Schedule
+from .results import GameResult, Settings
+from .schedule import Entrant, Rotations, Schedule
 
 
 def _label(prefix: str, spec: str) -> str:
@@ -57,7 +58,7 @@ def compare_schedule(
     reference: str | None = None,
     num_players: int,
     params: dict[str, Any] | None = None,
-    rotations: str = "cyclic",
+    rotations: Rotations = "cyclic",
     seed: int = 0,
 ) -> Schedule:
     """The tables of a comparison: every compared player (and the reference) with every choice
@@ -87,7 +88,7 @@ def compare_schedule(
     )
 
 
-def play(schedule: Schedule, settings, *, quiet: bool = False, out: Path | None = None) -> list[Any]:
+def play(schedule: Schedule, settings: Settings, *, quiet: bool = False, out: Path | None = None) -> list[Any]:
     """Play every game of ``schedule`` in this process; writes ``out/results.jsonl`` when given."""
     from .play import GameContext, play_game
     from .results import ScheduleLine
@@ -121,7 +122,7 @@ def _margin(scores: Sequence[float], i: int) -> float:
     return float(scores[i] - (sum(scores) - scores[i]) / max(k - 1, 1))
 
 
-def per_deal_margins(games, name: str) -> dict[int, float]:
+def per_deal_margins(games: Iterable[GameResult], name: str) -> dict[int, float]:
     """Deal seed -> the player's mean margin over its games on that deal."""
     acc: dict[int, list[float]] = {}
     for g in games:
@@ -130,10 +131,10 @@ def per_deal_margins(games, name: str) -> dict[int, float]:
     return {d: float(np.mean(v)) for d, v in acc.items()}
 
 
-def reference_margins(games, name: str, reference: str) -> dict[int, float] | None:
+def reference_margins(games: Sequence[GameResult], name: str, reference: str) -> dict[int, float] | None:
     """Deal seed -> the reference's mean margin on the very games ``name`` played (same deal,
     same seat, same opponents in the same seats); None if any of them has no twin."""
-    ref = {}
+    ref: dict[tuple[int, tuple[str, ...]], float] = {}
     for g in games:
         if g.returns is not None and reference in g.seats:
             seats = tuple("*" if s == reference else s for s in g.seats)
@@ -154,7 +155,7 @@ def _mean_interval(x: np.ndarray, level: float) -> tuple[float, float, float]:
 
 
 def analyse(
-    games,
+    games: Sequence[GameResult],
     a: str,
     b: str,
     *,

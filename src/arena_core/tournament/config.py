@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -206,9 +207,9 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
+        else:  # Python 3.10
             import tomli as tomllib
 
         try:
@@ -270,7 +271,7 @@ def config_from_dict(data: Any, *, source: str = "config") -> TournamentConfig:
         ) from None
 
 
-def _explain(err: dict[str, Any]) -> str:
+def _explain(err: Mapping[str, Any]) -> str:
     loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
     if err["type"] == "extra_forbidden":
         key = str(err["loc"][-1])

@@ -84,7 +84,8 @@ _SKIP = object()
 def _parameters(player: Any) -> dict[str, Any]:
     settings = getattr(player, "settings", None)
     if settings is not None and hasattr(settings, "model_dump"):
-        return settings.model_dump(mode="json")
+        dumped: dict[str, Any] = settings.model_dump(mode="json")
+        return dumped
     out: dict[str, Any] = {}
     for k, v in sorted(vars(player).items()) if hasattr(player, "__dict__") else ():
         if k.startswith("_"):
@@ -188,7 +189,7 @@ def entrant_identity(entrant: Entrant, player: Any) -> dict[str, Any]:
     return ident
 
 
-def identity_change(saved: dict[str, dict[str, Any]], now: dict[str, dict]) -> str | None:
+def identity_change(saved: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> str | None:
     """One line saying how the resolved identities changed, or None (an empty ``saved``: a
     file without identities, nothing to compare)."""
     if not saved:

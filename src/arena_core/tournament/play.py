@@ -20,11 +20,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from ..episode import EndReason, PolicyEvent
 from ..errors import ConfigError
 from ..faults import CapExhausted, FaultKind
+from ..game import Game
 from ..match import Match
 from ..outputs import scrub_and_cut
 from ..players import Decision, Move
@@ -42,7 +44,7 @@ class GameContext:
     fresh_players: bool = True
 
 
-_GAME_CACHE: dict[tuple[Any, ...], Any] = {}
+_GAME_CACHE: dict[tuple[Any, ...], Game[Any, Any]] = {}
 _PLAYER_CACHE: dict[str, Any] = {}
 
 #: set by the runner's SIGINT handler: the user pressed Ctrl-C (not a player raising KeyboardInterrupt)
@@ -77,7 +79,7 @@ def import_object(path: str) -> Any:
     return obj
 
 
-def build_game(schedule: Schedule):
+def build_game(schedule: Schedule) -> Game[Any, Any]:
     key = (schedule.game, schedule.game_factory, json.dumps(schedule.params, sort_keys=True), schedule.num_players)
     if key not in _GAME_CACHE:
         if schedule.game_factory:
@@ -89,7 +91,7 @@ def build_game(schedule: Schedule):
     return _GAME_CACHE[key]
 
 
-def build_player(entrant: Entrant, *, fresh: bool = True):
+def build_player(entrant: Entrant, *, fresh: bool = True) -> Any:
     if not fresh and entrant.name in _PLAYER_CACHE:
         return _PLAYER_CACHE[entrant.name]
     if entrant.factory:
@@ -97,6 +99,7 @@ def build_player(entrant: Entrant, *, fresh: bool = True):
     else:
         from ..registry import make_player
 
+        assert entrant.player is not None  # an entrant names a factory or a player
         player = make_player(entrant.player, seed=entrant.seed, **entrant.options)
     if not fresh:
         _PLAYER_CACHE[entrant.name] = player
@@ -106,13 +109,13 @@ def build_player(entrant: Entrant, *, fresh: bool = True):
 class _TimedCaller:
     """Runs calls on a worker thread with a timeout; a hung worker is abandoned (daemon)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[Any] | None = None
 
     def _start(self) -> queue.SimpleQueue[Any]:
         jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
-        def work():
+        def work() -> None:
             while True:
                 job = jobs.get()
                 if job is None:
@@ -161,11 +164,11 @@ class _AlarmCaller:
     decision. The alarm interrupts Python code, sleeps and blocking I/O; a player stuck inside
     one long C call is interrupted when that call returns."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._armed = False
         self._previous = signal.signal(signal.SIGALRM, self._ring)
 
-    def _ring(self, signum, frame) -> None:
+    def _ring(self, signum: int, frame: FrameType | None) -> None:
         if self._armed:
             self._armed = False
             raise _DecisionTimeout()
@@ -192,7 +195,7 @@ class _AlarmCaller:
         signal.signal(signal.SIGALRM, self._previous)
 
 
-def _make_caller(needs_timeouts: bool):
+def _make_caller(needs_timeouts: bool) -> _TimedCaller | _AlarmCaller:
     """The alarm caller in a main thread on POSIX, a worker-thread caller elsewhere."""
     if needs_timeouts and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
         try:
@@ -262,7 +265,9 @@ def play_game(
             finally:
                 marker(-1)
         while not match.done:
-            seat = match.to_act()
+            to_act = match.to_act()
+            assert to_act is not None  # the match is running
+            seat = to_act
             tally.decisions[seat] += 1
             if seat in broken:
                 kind, detail = broken[seat]
@@ -285,6 +290,7 @@ def play_game(
     finally:
         caller.close()
     end = match.end
+    assert end is not None  # the loop above runs the match to its end
     for e in match.record.events:  # the record carries each failure's kind as a field too
         if isinstance(e, PolicyEvent):
             e.telemetry.setdefault("fault", fault_kind(e).value)
@@ -403,10 +409,10 @@ def _decide(
     match: Match,
     seat: int,
     player: Any,
-    caller,
-    limit,
+    caller: _TimedCaller | _AlarmCaller,
+    limit: float | None,
     game_bound: bool,
-    broken: dict[str, Any],
+    broken: dict[int, tuple[FaultKind, str]],
     settings: Settings,
     tally: _Tally,
 ) -> None:

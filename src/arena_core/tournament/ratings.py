@@ -28,14 +28,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
 from .schedule import table_groups  # one union-find, shared with the design check
+
+if TYPE_CHECKING:
+    from .results import GameResult, ScheduleLine
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 MAX_TIE_ORDERINGS = 720
@@ -101,7 +104,7 @@ class StageData:
 
     @property
     def num_clusters(self) -> int:
-        return self.set_weight.shape[0]
+        return int(self.set_weight.shape[0])
 
 
 def stage_data(outcomes: Sequence[Outcome], names: Sequence[str]) -> tuple[StageData, list[str]]:
@@ -164,7 +167,9 @@ def fit_plackett_luce(
     return theta[0] if single else theta
 
 
-def _minorise_maximise(wins, weight, sets, reg, tol, max_iter) -> np.ndarray:
+def _minorise_maximise(
+    wins: np.ndarray, weight: np.ndarray, sets: np.ndarray, reg: float, tol: float, max_iter: int
+) -> np.ndarray:
     num = reg + wins
     gamma = np.ones_like(wins)
     for _ in range(max_iter):
@@ -177,10 +182,19 @@ def _minorise_maximise(wins, weight, sets, reg, tol, max_iter) -> np.ndarray:
         gamma = new
         if delta < tol:
             break
-    return np.log(gamma)
+    theta: np.ndarray = np.log(gamma)
+    return theta
 
 
-def _newton(wins, weight, sets, reg, tol, max_iter, max_step: float = 2.0) -> np.ndarray:
+def _newton(
+    wins: np.ndarray,
+    weight: np.ndarray,
+    sets: np.ndarray,
+    reg: float,
+    tol: float,
+    max_iter: int,
+    max_step: float = 2.0,
+) -> np.ndarray:
     b, n = wins.shape
     theta = np.zeros((b, n))
     eye = np.eye(n)
@@ -227,7 +241,8 @@ def information_matrix(data: StageData, theta: np.ndarray, regularization: float
     sig = gamma / (gamma + 1.0)
     info = -(wp.T @ p)
     info[np.diag_indices_from(info)] += wp.sum(axis=0) + 2.0 * regularization * sig * (1.0 - sig)
-    return info
+    out: np.ndarray = info
+    return out
 
 
 def model_covariance(data: StageData, theta: np.ndarray, regularization: float = 0.1) -> np.ndarray:
@@ -352,6 +367,9 @@ def plackett_luce_ratings(
 
 
 # ---------------------------------------------------------------------- head to head
+_Span = tuple[float, float] | None  # an interval, or none
+
+
 @dataclass(frozen=True)
 class HeadToHead:
     a: str
@@ -385,7 +403,7 @@ def head_to_head(
     an interval. ``resamples`` and ``seed`` are kept for the call signature (no resampling
     is needed: the cluster-level interval is closed-form)."""
     level_alpha = 1.0 - level
-    stats_rows = []
+    stats_rows: list[tuple[str, str, int, int, float, _Span, float, _Span, float | None]] = []
     for ia, ib in itertools.combinations(range(len(names)), 2):
         a, b = names[ia], names[ib]
         per_cluster: dict[str, list[float]] = {}
@@ -401,19 +419,23 @@ def head_to_head(
         sums = np.array([per_cluster[c] for c in sorted(per_cluster)])
         games = int(sums[:, 2].sum())
         above, diff = sums[:, 0].sum() / games, sums[:, 1].sum() / games
-        interval = diff_interval = None
-        p = None
+        interval: _Span = None
+        diff_interval: _Span = None
+        p: float | None = None
         if resamples > 0 and games >= min_games and len(sums) >= max(2, min_clusters):
             share = cluster_mean(sums[:, 0], sums[:, 2], level, bounds=(0.0, 1.0), null=0.5)
             interval, p = (share.low, share.high), share.pvalue
             d = cluster_mean(sums[:, 1], sums[:, 2], level)
             if math.isfinite(d.low):
                 diff_interval = (d.low, d.high)
-        stats_rows.append([a, b, games, len(sums), float(above), interval, float(diff), diff_interval, p])
-    tested = [i for i, r in enumerate(stats_rows) if r[-1] is not None]
-    verdicts = holm([stats_rows[i][-1] for i in tested], level_alpha)
-    resolved = {i: v for i, v in zip(tested, verdicts)}
-    return [HeadToHead(*r[:8], resolved.get(i, False), r[8]) for i, r in enumerate(stats_rows)]
+        stats_rows.append((a, b, games, len(sums), float(above), interval, float(diff), diff_interval, p))
+    tested = {i: r[8] for i, r in enumerate(stats_rows) if r[8] is not None}
+    verdicts = holm(list(tested.values()), level_alpha)
+    resolved = dict(zip(tested, verdicts))
+    return [
+        HeadToHead(a, b, g, c, above, iv, diff, div, resolved.get(i, False), p)
+        for i, (a, b, g, c, above, iv, diff, div, p) in enumerate(stats_rows)
+    ]
 
 
 # ---------------------------------------------------------------------- openskill
@@ -502,7 +524,7 @@ def player_seat_positions(
 
 
 # ---------------------------------------------------------------------- summary
-def deal_clusters(games) -> dict[str, str]:
+def deal_clusters(games: Iterable[GameResult]) -> dict[str, str]:
     """Game key -> cluster: the deal seed when deals are shared between tables (a deal's
     tables and rotations are one unit), otherwise the recorded table-on-deal cluster."""
     tables_per_seed: dict[int, set[Any]] = {}
@@ -537,6 +559,7 @@ def few_games_note(
     open_pairs = [(i, j) for i, j in adjacent if not fit.pair_resolved[i, j]]
     if not open_pairs:
         return None
+    assert fit.pair_sd_per_cluster is not None  # set with pair_resolved
     sd = float(np.nanmedian(fit.pair_sd_per_cluster[np.triu_indices(n, 1)]))
     if not math.isfinite(sd) or sd <= 0:
         return None
@@ -555,8 +578,8 @@ def _group_index(fit: RatingFit, name: str) -> int:
 
 
 def summarize(
-    header,
-    games,
+    header: ScheduleLine,
+    games: Sequence[GameResult],
     *,
     resamples: int | None = None,
     regularization: float = 0.1,
@@ -575,7 +598,9 @@ def summarize(
     scored = [g for g in games if g.returns is not None]
     cluster_of = deal_clusters(scored)
     outcomes = [
-        Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns)) for g in sorted(scored, key=lambda g: g.key)
+        Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns))
+        for g in sorted(scored, key=lambda g: g.key)
+        if g.returns is not None  # scored: never None here
     ]
     fit = plackett_luce_ratings(
         outcomes, names, resamples=resamples, regularization=regularization, base=base, seed=seed
@@ -610,6 +635,8 @@ def summarize(
     rows.sort(key=lambda r: (r["group"], r["rank"]))
     rating_pairs = []
     if fit.pair_resolved is not None:
+        assert fit.pair_diff is not None and fit.pair_low is not None  # set together
+        assert fit.pair_high is not None and fit.pair_p is not None
         for i, j in itertools.combinations(range(len(names)), 2):
             if group_of[names[i]] != group_of[names[j]]:
                 continue

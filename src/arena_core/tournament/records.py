@@ -31,7 +31,7 @@ import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..episode import End, EpisodeRecord, Header, PolicyEvent, Step
 from ..errors import ConfigError
@@ -51,8 +51,8 @@ __all__ = [
 ]
 
 
-def _compact(line) -> dict[str, Any]:
-    data = line.model_dump(mode="json", exclude_defaults=True)
+def _compact(line: Any) -> dict[str, Any]:
+    data: dict[str, Any] = line.model_dump(mode="json", exclude_defaults=True)
     data["type"] = line.type
     return data
 
@@ -112,12 +112,12 @@ class RecordsFile:
                 fh.flush()
                 os.fsync(fh.fileno())
 
-    def open_for_append(self):
+    def open_for_append(self) -> IO[bytes]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return open(self.path, "ab")
 
     @staticmethod
-    def append(fh, text: str) -> None:
+    def append(fh: IO[bytes], text: str) -> None:
         """Append one game's record as its own gzip member; flush and fsync."""
         fh.write(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
         fh.flush()

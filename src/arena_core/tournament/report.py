@@ -8,7 +8,7 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def _fmt(x: Any, digits: int = 1) -> str:
@@ -101,7 +101,7 @@ def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[s
     return lines
 
 
-def print_leaderboard(summary: dict[str, Any], *, file=None) -> None:
+def print_leaderboard(summary: dict[str, Any], *, file: IO[str] | None = None) -> None:
     """The leaderboard on the terminal (a rich table when rich is installed), then the notes:
     resolved and unresolved orderings, groups that never met, too few games."""
     deals = summary.get("deals_scored", summary.get("deals"))
@@ -332,7 +332,7 @@ window.addEventListener("load", function () {{
 
 
 def write_html(
-    summary: dict[str, Any], path: str | os.PathLike[str], *, results: str | os.PathLike | None = None
+    summary: dict[str, Any], path: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
 ) -> Path:
     """Write :func:`html_report` atomically (a reader never sees half a page)."""
     from ..outputs import atomic_write_text
@@ -343,7 +343,7 @@ def write_html(
 
 
 def write_all(
-    summary: dict[str, Any], directory: str | os.PathLike[str], *, results: str | os.PathLike | None = None
+    summary: dict[str, Any], directory: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
 ) -> dict[str, Path]:
     """summary.json, ratings.png and report.html in ``directory``; ``results`` (the results file)
     adds the entrants, the game list and the decision viewer to the page."""

@@ -30,7 +30,8 @@ def _cut(text: Any, limit: int = TEXT_LIMIT) -> str | None:
     if text is None:
         return None
     text = scrub_secrets(text if isinstance(text, str) else json.dumps(text, default=str))
-    return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text)} characters in all)"
+    cut: str = text if len(text) <= limit else text[: limit - 1] + f"… ({len(text)} characters in all)"
+    return cut
 
 
 def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -232,10 +233,8 @@ def load_games_and_records(results: str | os.PathLike[str]) -> tuple[list[Any], 
     header, games = load_results(path)
     directory = path if path.is_dir() else path.parent
     records: dict[str, Any] = {}
-    try:
-        from . import records as records_module  # written by tournaments that keep game records
-    except ImportError:
-        records_module = None
+    from . import records as records_module  # written by tournaments that keep game records
+
     reader = getattr(records_module, "read_game_records", None)
     if reader is not None:
         try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -170,12 +170,12 @@ class ResultsFile:
                 fh.flush()
                 os.fsync(fh.fileno())
 
-    def open_for_append(self):
+    def open_for_append(self) -> IO[str]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return open(self.path, "a", encoding="utf-8")
 
 
-def append_line(fh, model: BaseModel) -> None:
+def append_line(fh: IO[str], model: BaseModel) -> None:
     """Write one line, flush it and fsync it."""
     append_jsonl(fh, model)
 

@@ -25,10 +25,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import IO, Any
 
 from ..errors import ArenaError, ConfigError
 from ..faults import FaultKind
@@ -165,6 +166,7 @@ def check_entrants(schedule: Schedule) -> None:
         if e.factory:
             import_object(e.factory)
             continue
+        assert e.player is not None  # an entrant names a factory or a player
         name = e.player.partition(":")[0].strip()
         info = plugin_info("players", name)
         if not info.available:
@@ -208,12 +210,12 @@ class _SigintGuard:
     """While running in the main thread, Ctrl-C raises :class:`UserInterrupt` (a real user
     interrupt, told apart from a ``KeyboardInterrupt`` raised by player code)."""
 
-    def __enter__(self):
+    def __enter__(self) -> _SigintGuard:
         INTERRUPTED.clear()
-        self._previous = None
+        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
         if threading.current_thread() is threading.main_thread():
 
-            def handler(signum, frame):
+            def handler(signum: int, frame: FrameType | None) -> None:
                 INTERRUPTED.set()
                 raise UserInterrupt()
 
@@ -223,7 +225,7 @@ class _SigintGuard:
                 self._previous = None
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
 
@@ -282,7 +284,13 @@ def run_tournament(
 
 
 def _run_locked(
-    config, schedule, path: Path, options: RunOptions, identities: dict[str, Any], quiet: bool, max_games: int | None
+    config: TournamentConfig,
+    schedule: Schedule,
+    path: Path,
+    options: RunOptions,
+    identities: dict[str, Any],
+    quiet: bool,
+    max_games: int | None,
 ) -> RunReport:
     results = ResultsFile(path)
     results.drop_torn_tail()
@@ -341,7 +349,7 @@ def _run_locked(
     played = unplayed = crashes = 0
     announced: set[str] = set()
 
-    def flush_skipped(fh) -> int:
+    def flush_skipped(fh: IO[str]) -> int:
         n = 0
         while skipped:
             sg = skipped.pop(0)

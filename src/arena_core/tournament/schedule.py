@@ -14,6 +14,7 @@ every deal in every rotation. Designs:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -138,6 +139,11 @@ def is_steiner_order(v: int) -> bool:
     return v >= 3 and v % 6 in (1, 3)
 
 
+def _triple(a: int, b: int, c: int) -> tuple[int, int, int]:
+    x, y, z = sorted((a, b, c))
+    return x, y, z
+
+
 def steiner_triple_system(v: int) -> list[tuple[int, int, int]]:
     """A Steiner triple system on ``range(v)``: every pair in exactly one triple.
 
@@ -147,7 +153,7 @@ def steiner_triple_system(v: int) -> list[tuple[int, int, int]]:
     if not is_steiner_order(v):
         raise ValueError(f"no Steiner triple system has {v} points; it needs v = 1 or 3 (mod 6), v >= 3")
     if v in CYCLIC_BASE_BLOCKS:
-        triples = {tuple(sorted((x + k) % v for x in block)) for block in CYCLIC_BASE_BLOCKS[v] for k in range(v)}
+        triples = {_triple(*((x + k) % v for x in block)) for block in CYCLIC_BASE_BLOCKS[v] for k in range(v)}
         return sorted(triples)
     if v % 6 == 3:
         return sorted(_bose(v))
@@ -164,10 +170,10 @@ def _bose(v: int) -> list[tuple[int, int, int]]:
     def op(x: int, y: int) -> int:  # idempotent commutative quasigroup: (x + y) / 2 mod m
         return (x + y) * half % m
 
-    out = [tuple(sorted((point(x, 0), point(x, 1), point(x, 2)))) for x in range(m)]
+    out = [_triple(point(x, 0), point(x, 1), point(x, 2)) for x in range(m)]
     for i in range(3):
         for x, y in itertools.combinations(range(m), 2):
-            out.append(tuple(sorted((point(x, i), point(y, i), point(op(x, y), i + 1)))))
+            out.append(_triple(point(x, i), point(y, i), point(op(x, y), i + 1)))
     return out
 
 
@@ -183,13 +189,13 @@ def _skolem(v: int) -> list[tuple[int, int, int]]:
         s = (x + y) % m
         return s // 2 if s % 2 == 0 else n + (s - 1) // 2
 
-    out = [tuple(sorted((point(x, 0), point(x, 1), point(x, 2)))) for x in range(n)]
+    out = [_triple(point(x, 0), point(x, 1), point(x, 2)) for x in range(n)]
     for x in range(n):
         for i in range(3):
-            out.append(tuple(sorted((inf, point(x + n, i), point(x, i + 1)))))
+            out.append(_triple(inf, point(x + n, i), point(x, i + 1)))
     for i in range(3):
         for x, y in itertools.combinations(range(m), 2):
-            out.append(tuple(sorted((point(x, i), point(y, i), point(op(x, y), i + 1)))))
+            out.append(_triple(point(x, i), point(y, i), point(op(x, y), i + 1)))
     return out
 
 
@@ -203,7 +209,7 @@ def greedy_covering(v: int, k: int) -> list[tuple[int, ...]]:
     candidates = list(itertools.combinations(range(v), k))
     while uncovered:
 
-        def score(t: tuple[int, ...]):
+        def score(t: tuple[int, ...]) -> tuple[int, int, int, tuple[int, ...]]:
             pairs = list(itertools.combinations(t, 2))
             new = sum(p in uncovered for p in pairs)
             return (-new, sum(pair_count[p] for p in pairs), sum(used[i] for i in t), t)
@@ -242,6 +248,7 @@ def sampled_tables(v: int, k: int, count: int, seed: int, *, candidates: int = 1
             score = (int(sub.sum()), int((sub * sub).sum()))
             if best_score is None or score < best_score:
                 best, best_score = table, score
+        assert best is not None  # candidates >= 1
         for i in best:
             used[i] += 1
         meet[np.ix_(best, best)] += 1
@@ -310,7 +317,8 @@ def design_tables(
     if design == "steiner":
         if k != 3:
             raise ValueError("design 'steiner' (Steiner triple system) is for three-player games")
-        return steiner_triple_system(v), design
+        triples: list[tuple[int, ...]] = list(steiner_triple_system(v))
+        return triples, design
     if design == "all":
         return list(itertools.combinations(range(v), k)), design
     if design == "covering":
@@ -323,7 +331,7 @@ def design_tables(
     raise ValueError(f"unknown design {design!r}; use auto, round_robin, steiner, all, covering or sampled")
 
 
-def table_groups(num_entrants: int, tables) -> list[list[int]]:
+def table_groups(num_entrants: int, tables: Iterable[Sequence[int]]) -> list[list[int]]:
     """Entrant indices split into the components of the comparison graph (entrants linked when
     they share a table), largest first. More than one group: some entrants can never be compared."""
     parent = list(range(num_entrants))

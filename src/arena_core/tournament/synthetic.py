@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from ..seeding import make_rng
+from ..stats import Floats
 from .ratings import Outcome, StageData, fit_plackett_luce
 
 
 def simulate(
-    theta: Sequence[float],
+    theta: Floats,
     tables: Sequence[Sequence[int]],
     deals: int,
     *,
@@ -28,8 +29,8 @@ def simulate(
     deal_offset: int = 0,
 ) -> list[Outcome]:
     """Every table plays every deal in every cyclic rotation; the cluster label is the deal."""
-    theta = np.asarray(theta, dtype=float)
-    v = len(theta)
+    th: np.ndarray = np.asarray(theta, dtype=float)
+    v = len(th)
     names = [f"p{i}" for i in range(v)]
     rng = make_rng(seed, "synthetic")
     out = []
@@ -39,7 +40,7 @@ def simulate(
             k = len(t)
             for r in range(k):
                 seats = [t[(s - r) % k] for s in range(k)]
-                noisy = theta[seats] + u[seats] + rng.gumbel(size=k)
+                noisy = th[seats] + u[seats] + rng.gumbel(size=k)
                 place = np.argsort(np.argsort(-noisy))
                 out.append(
                     Outcome(
@@ -52,25 +53,26 @@ def simulate(
     return out
 
 
-def true_head_to_head(theta: Sequence[float], deal_sd: float) -> np.ndarray:
+def true_head_to_head(theta: Floats, deal_sd: float) -> np.ndarray:
     """(n, n): the deal-averaged probability that i finishes above j (any table they share):
     ``E_u[logistic(θ_i - θ_j + u_i - u_j)]`` by Gauss–Hermite quadrature."""
-    theta = np.asarray(theta, dtype=float)
+    th: np.ndarray = np.asarray(theta, dtype=float)
     x, w = np.polynomial.hermite_e.hermegauss(80)
     w = w / w.sum()
-    diff = theta[:, None] - theta[None, :]
+    diff = th[:, None] - th[None, :]
     s = np.sqrt(2.0) * deal_sd
-    return np.sum(w[None, None, :] / (1.0 + np.exp(-(diff[:, :, None] + s * x[None, None, :]))), axis=2)
+    share: np.ndarray = np.sum(w[None, None, :] / (1.0 + np.exp(-(diff[:, :, None] + s * x[None, None, :]))), axis=2)
+    return share
 
 
 def true_ratings(
-    theta: Sequence[float], tables: Sequence[Sequence[int]], deal_sd: float, *, draws: int = 20000, seed: int = 0
+    theta: Floats, tables: Sequence[Sequence[int]], deal_sd: float, *, draws: int = 20000, seed: int = 0
 ) -> np.ndarray:
     """Centred log-strengths the Plackett–Luce fit converges to on unlimited deals of this
     design: the fit to the expected stage statistics (order probabilities averaged over the
     deal effect by Monte Carlo with ``draws`` deals)."""
-    theta = np.asarray(theta, dtype=float)
-    v = len(theta)
+    th: np.ndarray = np.asarray(theta, dtype=float)
+    v = len(th)
     rng = make_rng(seed, "true_ratings")
     set_index: dict[frozenset[Any], int] = {}
     set_weight: dict[int, float] = {}
@@ -78,7 +80,7 @@ def true_ratings(
     for t in tables:
         t = list(t)
         k = len(t)
-        strength = np.exp(theta[t][None, :] + deal_sd * rng.standard_normal((draws, k)))  # (draws, k)
+        strength = np.exp(th[t][None, :] + deal_sd * rng.standard_normal((draws, k)))  # (draws, k)
         for order in itertools.permutations(range(k)):
             prob = np.ones(draws)
             left = strength.sum(axis=1)
@@ -102,7 +104,7 @@ def true_ratings(
 
 
 def coverage(
-    theta: Sequence[float],
+    theta: Floats,
     tables: Sequence[Sequence[int]],
     deals: int,
     *,
@@ -118,20 +120,23 @@ def coverage(
     the truth is on the other side or equal) and the share of zero-width intervals."""
     from .ratings import ELO_PER_LOGIT, head_to_head, plackett_luce_ratings
 
-    theta = np.asarray(theta, dtype=float)
-    v = len(theta)
+    th: np.ndarray = np.asarray(theta, dtype=float)
+    v = len(th)
     names = [f"p{i}" for i in range(v)]
-    truth = true_ratings(theta, tables, deal_sd, seed=seed) * ELO_PER_LOGIT
-    truth_h2h = true_head_to_head(theta, deal_sd)
+    truth = true_ratings(th, tables, deal_sd, seed=seed) * ELO_PER_LOGIT
+    truth_h2h = true_head_to_head(th, deal_sd)
     hit = {"rating": [0, 0], "difference": [0, 0], "head_to_head": [0, 0]}
     per_trial: dict[str, list[float]] = {k: [] for k in hit}
     false_any = {"rating_pairs": 0, "head_to_head": 0}
     zero_width = 0
     for t in range(trials):
         before = {k: tuple(v) for k, v in hit.items()}
-        outcomes = simulate(theta, tables, deals, deal_sd=deal_sd, seed=seed * 100_003 + t)
+        outcomes = simulate(th, tables, deals, deal_sd=deal_sd, seed=seed * 100_003 + t)
         fit = plackett_luce_ratings(outcomes, names, resamples=resamples, seed=t, level=level, base=0.0)
         iv = fit.rating_interval
+        assert iv is not None  # resamples > 0: every rating has an interval
+        assert fit.pair_low is not None and fit.pair_high is not None  # resamples > 0: pairs are tested
+        assert fit.pair_resolved is not None and fit.pair_diff is not None
         hit["rating"][0] += int(np.sum((iv[:, 0] <= truth) & (truth <= iv[:, 1])))
         hit["rating"][1] += v
         zero_width += int(np.sum(iv[:, 1] - iv[:, 0] <= 0))
@@ -145,6 +150,8 @@ def coverage(
         for p in head_to_head(outcomes, names, level=level):
             a, b = names.index(p.a), names.index(p.b)
             true_p = truth_h2h[a, b]
+            if p.interval is None:  # too few deals or games for an interval: nothing to cover
+                continue
             hit["head_to_head"][0] += p.interval[0] <= true_p <= p.interval[1]
             hit["head_to_head"][1] += 1
             zero_width += p.interval[1] - p.interval[0] <= 0
@@ -152,7 +159,7 @@ def coverage(
         false_any["head_to_head"] += bad
         for k, (h, n) in hit.items():
             per_trial[k].append((h - before[k][0]) / max(1, n - before[k][1]))
-    out = {k: float(h / n) for k, (h, n) in hit.items()}
+    out: dict[str, Any] = {k: float(h / n) for k, (h, n) in hit.items()}
     # Monte-Carlo standard error with the tournament as the unit (intervals within one are correlated)
     out["mc_se"] = {
         k: float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan") for k, v in per_trial.items()
