@@ -152,16 +152,32 @@ def test_the_python_floor_is_the_version_ci_runs_the_core_on():
     assert f"LOW_PYTHON:-python3.{floor}" in script
 
 
+def _imports_tomli(nodes) -> bool:
+    return any(
+        isinstance(h, ast.Import) and any(a.name == "tomli" for a in h.names) for n in nodes for h in ast.walk(n)
+    )
+
+
+def _is_311_check(test: ast.expr) -> bool:
+    """``sys.version_info >= (3, 11)`` (the form mypy understands)."""
+    return (
+        isinstance(test, ast.Compare)
+        and ast.unparse(test.left) == "sys.version_info"
+        and isinstance(test.ops[0], ast.GtE)
+        and ast.unparse(test.comparators[0]) == "(3, 11)"
+    )
+
+
 def unguarded_tomllib(source: str) -> list[int]:
-    """Lines that import tomllib outside a ``try`` whose handler falls back to tomli (Python 3.10)."""
+    """Lines that import tomllib without a fallback to tomli (Python 3.10): outside a ``try``
+    whose handler imports tomli, and outside ``if sys.version_info >= (3, 11):`` whose ``else``
+    imports tomli."""
     tree = ast.parse(source)
     guarded = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Try) and any(
-            isinstance(h, ast.Import) and any(a.name == "tomli" for a in h.names)
-            for hd in node.handlers
-            for h in ast.walk(hd)
-        ):
+        if isinstance(node, ast.Try) and _imports_tomli(node.handlers):
+            guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+        if isinstance(node, ast.If) and _is_311_check(node.test) and _imports_tomli(node.orelse):
             guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
     return [
         n.lineno
@@ -175,11 +191,16 @@ def test_tomllib_always_falls_back_to_tomli():
     assert (
         unguarded_tomllib("try:\n    import tomllib\nexcept ModuleNotFoundError:\n    import tomli as tomllib\n") == []
     )
+    checked = "import sys\nif sys.version_info >= (3, 11):\n    import tomllib\nelse:\n    import tomli as tomllib\n"
+    assert unguarded_tomllib(checked) == []
+    assert unguarded_tomllib(checked.replace("(3, 11)", "(3, 12)")) == [3]  # 3.11 would take the branch without it
+    assert unguarded_tomllib(checked.replace("import tomli as tomllib", "pass")) == [3]  # no fallback
     found = {
         str(p.relative_to(ROOT)): lines
         for p in sorted((ROOT / "src").rglob("*.py"))
         if (lines := unguarded_tomllib(p.read_text()))
     }
     assert found == {}, (
-        "Python 3.10 has no tomllib: wrap it as `try: import tomllib / except ModuleNotFoundError: import tomli as tomllib`"
+        "Python 3.10 has no tomllib: wrap it as `try: import tomllib / except ModuleNotFoundError: import tomli as tomllib` "
+        "or `if sys.version_info >= (3, 11): import tomllib / else: import tomli as tomllib`"
     )

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TerminalRepr, TracebackStyle
     from hypothesis.strategies import SearchStrategy
 
     from ..errors import PluginError
@@ -119,9 +118,8 @@ class ConformanceItem(pytest.Item):
         if result.status == "failed":
             raise ConformanceFailure(result.detail)
 
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
-    ) -> str | TerminalRepr:
+    # style and the result: pytest's TracebackStyle and TerminalRepr, which live in its private package
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ConformanceFailure):
             return f"{self.game_id} fails {self.check}: {excinfo.value}\n(reproduce with: arena check {self.game_id})"
         return super().repr_failure(excinfo)
