@@ -68,9 +68,9 @@ def main() -> int:
             player, steps = play(url, model, key_env, args.game, view, args.turns, args.seed)
             print(f"{view}: decision (seat): prompt tokens / cached by the server")
             for i, (seat, tel) in enumerate(steps):
-                print(f"  {i:2d} (seat {seat}): {tel['tokens_in']:5d} / {tel['tokens_in_cached']:5d}")
+                print(f"  {i:2d} (seat {seat}): {tel['tokens_in']:5d} / {tel['cached_tokens']:5d}")
             later = [t for _, t in steps[3:]]
-            new = sum(t["tokens_in"] - t["tokens_in_cached"] for t in later) / max(len(later), 1)
+            new = sum(t["tokens_in"] - t["cached_tokens"] for t in later) / max(len(later), 1)
             s = player.spend
             print(
                 f"{view}: {s.calls} calls, prompt tokens {s.prompt_tokens} of which cached {s.cached_prompt_tokens}; "

@@ -366,13 +366,13 @@ def test_real_mlx_server_caches_the_growing_transcript(mlx_server):
     for seat, tel in t_seen:
         if seat in last:  # a seat's later turn: its previous request was read from the cache
             assert tel["conversation_turn"] > 0 and tel["tokens_in"] > last[seat]["tokens_in"]
-            assert tel["tokens_in_cached"] >= 0.95 * last[seat]["tokens_in"], (tel, last[seat])
+            assert tel["cached_tokens"] >= 0.95 * last[seat]["tokens_in"], (tel, last[seat])
             later.append(tel)
         last[seat] = tel
     assert len(later) >= 5
-    assert trans.spend.cached_prompt_tokens == sum(t["tokens_in_cached"] for _, t in t_seen)
-    new_t = sum(t["tokens_in"] - t["tokens_in_cached"] for t in later) / len(later)
-    new_s = sum(t["tokens_in"] - t["tokens_in_cached"] for _, t in s_seen[3:]) / len(s_seen[3:])
+    assert trans.spend.cached_prompt_tokens == sum(t["cached_tokens"] for _, t in t_seen)
+    new_t = sum(t["tokens_in"] - t["cached_tokens"] for t in later) / len(later)
+    new_s = sum(t["tokens_in"] - t["cached_tokens"] for _, t in s_seen[3:]) / len(s_seen[3:])
     assert new_t < 0.75 * new_s, (new_t, new_s)
 
 

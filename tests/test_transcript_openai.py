@@ -118,9 +118,9 @@ def test_megagem_transcript_requests_grow_and_the_cached_tokens_are_recorded(ser
     # the server's cached tokens reach the telemetry and the spend; after a seat's first turn
     # the whole previous request is cached (it is a prefix of this one)
     later = [t for t in tels if t["conversation_turn"] > 0]
-    assert later and all(t["view"] == "transcript" and t["tokens_in_cached"] > 0 for t in later)
-    assert sum(t["tokens_in_cached"] for t in later) / sum(t["tokens_in"] for t in later) > 0.8
-    assert p.spend.cached_prompt_tokens == sum(t["tokens_in_cached"] for t in tels) > 0
+    assert later and all(t["view"] == "transcript" and t["cached_tokens"] > 0 for t in later)
+    assert sum(t["cached_tokens"] for t in later) / sum(t["tokens_in"] for t in later) > 0.8
+    assert p.spend.cached_prompt_tokens == sum(t["cached_tokens"] for t in tels) > 0
     assert p.spend.uncached_prompt_tokens == p.spend.prompt_tokens - p.spend.cached_prompt_tokens
     want = (
         p.spend.uncached_prompt_tokens * 2.0 + p.spend.cached_prompt_tokens * 0.5 + p.spend.completion_tokens * 8

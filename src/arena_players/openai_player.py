@@ -12,7 +12,7 @@ records them and the illegal-action policy decides what happens next.
 ``"transcript"`` view, :mod:`arena_core.transcript`): each request extends the previous one, so
 a server's prompt cache applies. The prompt tokens the server reports as cached
 (``usage.prompt_tokens_details.cached_tokens``; also DeepSeek's ``prompt_cache_hit_tokens``) are
-recorded per decision (``tokens_in_cached``) and in :class:`Spend`, and priced at
+recorded per decision (``cached_tokens``) and in :class:`Spend`, and priced at
 ``price_cached_prompt`` when prices are set.
 """
 
@@ -280,7 +280,7 @@ class OpenAIPlayer(BasePlayer):
         messages = prompt.messages
         prompt_text = json.dumps(prompt.new_messages() if transcript else messages, ensure_ascii=False)
         responses: list[str] = []
-        usage = {"tokens_in": 0, "tokens_in_cached": 0, "tokens_out": 0, "http_attempts": 0, "cached": True}
+        usage = {"tokens_in": 0, "cached_tokens": 0, "tokens_out": 0, "http_attempts": 0, "cached": True}
         view_info: dict[str, Any] = {"view": self.settings.view}
         if transcript:
             view_info.update(conversation_turn=prompt.turn, conversation_messages=len(messages))
@@ -289,12 +289,12 @@ class OpenAIPlayer(BasePlayer):
             completion = self.complete(messages, seed=seed)
             responses.append(completion.text)
             usage["tokens_in"] += completion.prompt_tokens
-            usage["tokens_in_cached"] += completion.cached_prompt_tokens
+            usage["cached_tokens"] += completion.cached_prompt_tokens
             usage["tokens_out"] += completion.completion_tokens
             usage["http_attempts"] += completion.http_attempts
             usage["cached"] = usage["cached"] and completion.cached
             parsed = self.prompts.parse(decision, completion.text)
-            cost = token_cost(self.settings, usage["tokens_in"], usage["tokens_in_cached"], usage["tokens_out"])
+            cost = token_cost(self.settings, usage["tokens_in"], usage["cached_tokens"], usage["tokens_out"])
             telemetry = {
                 "model": self.settings.model,
                 "mode": "free",
