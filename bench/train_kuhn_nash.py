@@ -82,6 +82,25 @@ PROBES = {
         "optim": dict(learning_rate=6e-5, schedule="linear"),
     },
 }
+_lin6 = {**_32x4, "optim": dict(learning_rate=6e-5, schedule="linear")}
+#: issue 17 round 3 (helper E): magnetic mirror descent with a moving magnet (kl_beta, magnet_every),
+#: per-information-state baselines (baseline = "infostate")
+PROBES.update(
+    {
+        "mmd_e0.1to0.02_kl0.1_m25": {**_lin6, "entropy_final": 0.02, "kl_beta": 0.1, "magnet_every": 25},
+        "infostate": {**_lin6, "baseline": "infostate"},
+    }
+)
+#: round-3 trials on the Kuhn-only tiny model (KUHN_ONLY_MODEL); r3_base is the previous best config there
+ROUND3: dict[str, dict] = {
+    "r3_base": dict(_lin6),
+    "r3_b1_0_e0.05_lr1.2e-4": {
+        **_32x4,
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
+}
+PROBES.update(ROUND3)
 VARIANT_NOTES = {
     "entropy_0.2": "a stronger pull toward uniform, to keep the rare mixed decisions alive",
     "deals_32x4": "chosen after the main config missed the goal, from one 100,000-episode probe on seed 0 (average-policy "
@@ -96,6 +115,18 @@ def variant_root(variant: str | None) -> Path:
     return RUNS if not variant else RUNS / variant
 
 
+#: the runs from round 3 on (the variants in ROUND3) use the tiny model with its tokenizer trained on
+#: Kuhn poker's text alone: the default 'tiny' model's tokenizer also reads MegaGem's text, so any edit
+#: to MegaGem's views gives Kuhn runs another random model (and seeds of one config could differ)
+KUHN_ONLY_MODEL = ("kuhn_poker",)
+
+
+def kuhn_model_path() -> str:
+    from arena_players.tiny_model import ensure_tiny_model
+
+    return str(ensure_tiny_model(game_ids=KUHN_ONLY_MODEL))
+
+
 def run(seed: int, episodes: int, *, extend: bool = False, variant: str | None = None) -> Path:
     """One seed for ``episodes`` episodes; ``extend``: continue the finished 300,000-episode run
     of that seed exactly (resume_from) to ``episodes`` in runs/kuhn_nash/extended/ (beyond the
@@ -106,6 +137,8 @@ def run(seed: int, episodes: int, *, extend: bool = False, variant: str | None =
     steps = max(1, episodes // per_step)
     root = variant_root(variant)
     config = {**CONFIG, **({**VARIANTS, **PROBES}[variant] if variant else {})}
+    if variant in ROUND3:
+        config["model"] = {"path": kuhn_model_path()}
     out = (root / "extended" if extend else root) / f"seed_{seed}"
     if out.exists():
         shutil.rmtree(out)

@@ -116,7 +116,7 @@ def test_average_policy_is_the_mixture_drawn_once_per_game(tables, other):
     avg = average_policy(GAME, mixed)
     for seat in (0, 1):
 
-        def with_opp(t):
+        def with_opp(t, seat=seat):
             return {i.key: (t[i.key] if i.seat == seat else opp[i.key]) for i in INFOS}
 
         direct = np.mean([expected_values(GAME, with_opp(t))[seat] for t in mixed])

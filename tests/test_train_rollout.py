@@ -134,7 +134,11 @@ def test_best_card_blind_policy_against_king_only_is_worth_a_sixth():
         for facing in (0.0, 1.0):
             for checked in (0.0, 1.0):
                 values.append(
-                    _kuhn_value(lambda seat, card, h: first if h == "" else (facing if h in ("b", "pb") else checked))
+                    _kuhn_value(
+                        lambda seat, card, h, first=first, facing=facing, checked=checked: (
+                            first if h == "" else (facing if h in ("b", "pb") else checked)
+                        )
+                    )
                 )
     assert max(values) == pytest.approx(1 / 6)
 

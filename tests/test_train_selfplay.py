@@ -377,3 +377,107 @@ def test_entropy_final_decays_the_bonus_linearly_and_changes_the_run(tmp_path):
     assert any(not np.allclose(np.array(w_c[k]), np.array(w_d[k])) for k in w_c)
     with pytest.raises(ConfigError, match="entropy_final"):
         GRPOTrainer({**SELF, "entropy_final": -0.1}, tmp_path / "e")
+
+
+# ---------------------------------------------------------------------- round 3 options (Kuhn to Nash)
+ROUND3 = dict(
+    SELF,
+    baseline="infostate",
+    kl_beta=0.2,
+    magnet_every=1,
+    optim=dict(learning_rate=1e-3, beta1=0.0),
+)
+
+
+@pytest.fixture(scope="module")
+def round3_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("r3") / "run"
+    trainer = GRPOTrainer(dict(ROUND3), run_dir)
+    trainer.run()
+    return trainer, run_dir
+
+
+def test_infostate_baseline_centres_each_decision_on_its_own_prompt(tmp_path):
+    """baseline = "infostate": on the first step (no running mean yet) every prompt's decisions are
+    centred on that step's mean there, so they sum to 0 per prompt; after the step the running mean of
+    each prompt is that mean, and a second step moves it by (1 - decay) toward the new mean."""
+    cfg = dict(ROUND3, advantage_scale="none", magnet_every=0, kl_beta=0.0, eval=dict(anchor="kuhn_king_only"))
+    trainer = GRPOTrainer(cfg, tmp_path / "ib")
+    from arena_train.rollout import play_episodes, seat_return
+
+    grouped = trainer.episode_specs(1)
+    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
+    samples, _ = trainer.samples(grouped, results)
+    by_prompt: dict[tuple, list[float]] = {}
+    returns: dict[tuple, list[float]] = {}
+    k = 0
+    for r in results:
+        for seat in sorted({st.seat for st in r.steps}):
+            for st in (st for st in r.steps if st.seat == seat):
+                assert samples[k].record is st.choice.record
+                by_prompt.setdefault(st.choice.record.tokens, []).append(samples[k].advantage)
+                returns.setdefault(st.choice.record.tokens, []).append(seat_return(r, seat, trainer.reward))
+                k += 1
+    assert k == len(samples) and len(by_prompt) > 1
+    assert all(abs(sum(v)) < 1e-9 for v in by_prompt.values())
+    # the advantage is the return minus the prompt's mean (unscaled here)
+    for key, advs in by_prompt.items():
+        assert advs == pytest.approx([g - np.mean(returns[key]) for g in returns[key]])
+    trainer.train_step(1)
+    assert trainer.info_baseline == pytest.approx({key: float(np.mean(v)) for key, v in returns.items()})
+
+
+def test_moving_magnet_follows_the_learner_and_the_reference_stays(round3_run):
+    """magnet_every = 1: after each step the KL term's reference is the learner's current weights,
+    while the frozen initial weights (the 'initial' anchor) stay where they were."""
+    trainer, _ = round3_run
+    now = trainables(trainer.model)
+    assert all(np.array_equal(np.array(trainer.magnet[k]), np.array(now[k])) for k in now)
+    assert any(not np.allclose(np.array(trainer.reference[k]), np.array(now[k])) for k in now)
+    # refreshed every step with one update per step, each update starts at its magnet: the logged KL
+    # (before the update) is 0 every step (the magnet pulls only over several updates between refreshes)
+    assert all(r["kl"] == pytest.approx(0.0, abs=1e-6) for r in rows(trainer.run_dir) if r["step"] > 0)
+
+
+def test_round3_options_resume_exactly(round3_run, tmp_path):
+    """The per-prompt baselines and the magnet are saved in checkpoints: a run resumed at step 1
+    reproduces the straight run's metrics."""
+    trainer, run_dir = round3_run
+    resumed = GRPOTrainer(dict(ROUND3, resume_from=str(run_dir / "checkpoints" / "step_000001")), tmp_path / "res")
+    resumed.run()
+    assert rows(tmp_path / "res") == rows(run_dir)
+    assert resumed.info_baseline == trainer.info_baseline
+    manifest = json.loads((run_dir / "manifest.json").read_text())["config"]
+    assert manifest["magnet_every"] == 1 and manifest["baseline"] == "infostate"
+    assert manifest["optim"]["beta1"] == 0.0
+
+
+def test_optimizer_options_change_the_run(round3_run, tmp_path):
+    """beta1 and optimizer = 'sgd' reach the optimizer (and change the trained weights)."""
+    import mlx.optimizers as optim
+
+    trainer, _ = round3_run
+    assert isinstance(trainer.optimizer, optim.AdamW) and trainer.optimizer.betas[0] == 0.0
+    base = dict(SELF, steps=1, eval=dict(anchor="kuhn_king_only"), plot=False)
+    runs = {}
+    for name, opt in {
+        "adam": dict(learning_rate=1e-3),
+        "b1": dict(learning_rate=1e-3, beta1=0.5),
+        "sgd": dict(learning_rate=1e-3, optimizer="sgd"),
+    }.items():
+        t = GRPOTrainer(dict(base, optim=opt), tmp_path / name)
+        t.train_step(1)
+        runs[name] = trainables(t.model)
+    assert isinstance(t.optimizer, optim.SGD)
+    # AdamW's first step is +-lr whatever beta1 (bias correction): beta1 shows from the second step, so
+    # compare SGD (a different step) with AdamW here, and beta1 through the configured optimizer above
+    assert any(not np.allclose(np.array(runs["adam"][k]), np.array(runs["sgd"][k])) for k in runs["adam"])
+
+
+def test_round3_config_refuses_contradictions(tmp_path):
+    with pytest.raises(ConfigError, match="needs kl_beta"):
+        GRPOTrainer(dict(SELF, magnet_every=5, kl_beta=0.0), tmp_path / "a")
+    with pytest.raises(ConfigError, match="running mean"):
+        GRPOTrainer(dict(SELF, baseline="infostate", advantage_scale="group_std"), tmp_path / "b")
+    with pytest.raises(ConfigError, match="beta1"):
+        GRPOTrainer(dict(SELF, optim=dict(beta1=1.0)), tmp_path / "c")

@@ -27,7 +27,17 @@ class ModelConfig(_Strict):
 
 
 class OptimConfig(_Strict):
+    optimizer: Literal["adamw", "sgd"] = Field(
+        "adamw", description="GRPO: AdamW, or plain SGD (step = learning rate x gradient; no momentum)"
+    )
     learning_rate: float = Field(1e-3, gt=0)
+    beta1: float = Field(
+        0.9,
+        ge=0,
+        lt=1,
+        description="GRPO: AdamW's first-moment decay (0: no momentum, RMSprop-like steps; momentum feeds the cycling "
+        "of self-play in a zero-sum game)",
+    )
     weight_decay: float = Field(0.0, ge=0)
     grad_accum: int = Field(1, ge=1, description="micro-batches whose gradients are summed per update")
     max_grad_norm: float = Field(1.0, gt=0)
@@ -86,17 +96,29 @@ class GRPOConfig(_Strict):
     self_play: bool = Field(
         False, description="the learner sits in every seat at once (no opponents); the pool is then unused"
     )
-    baseline: Literal["group", "role"] = Field(
+    baseline: Literal["group", "role", "infostate"] = Field(
         "group",
-        description="advantage baseline: the group's mean return (per seat in self-play), or a running mean per seat "
-        "(role-conditioned, SPIRAL's RAE) with decay baseline_decay",
+        description="advantage baseline: the group's mean return (per seat in self-play), a running mean per seat "
+        "(role-conditioned, SPIRAL's RAE) with decay baseline_decay, or a running mean per decision prompt "
+        "('infostate': per seat and information state; each decision is centred on its own prompt's mean)",
     )
     baseline_decay: float = Field(0.95, ge=0, lt=1)
     group_size: int = Field(8, ge=2, description="plays of the same deal, seat and table per group")
     temperature: float = Field(1.0, gt=0)
     ppo_epochs: int = Field(1, ge=1)
     clip_eps: float = Field(0.2, gt=0)
-    kl_beta: float = Field(0.01, ge=0)
+    kl_beta: float = Field(
+        0.01,
+        ge=0,
+        description="weight of the exact KL divergence over the menu from the magnet (the frozen initial weights, "
+        "or a moving copy of the learner with magnet_every)",
+    )
+    magnet_every: int = Field(
+        0,
+        ge=0,
+        description="magnetic mirror descent with a moving magnet: every N steps the KL term's reference becomes a copy "
+        "of the learner's current weights (0: the initial weights throughout)",
+    )
     entropy_beta: float = Field(
         0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied"
     )
@@ -140,10 +162,12 @@ class GRPOConfig(_Strict):
             raise ValueError(
                 "the opponent pool is empty: list pool.players (e.g. 'kuhn_king_only'), set pool.snapshot_every, or self_play = true"
             )
-        if self.baseline == "role" and self.advantage_scale == "group_std":
+        if self.baseline in ("role", "infostate") and self.advantage_scale == "group_std":
             raise ValueError(
-                "baseline = 'role' centres on a running mean per seat, not on groups; use advantage_scale 'batch_std' or 'none'"
+                f"baseline = '{self.baseline}' centres on a running mean, not on groups; use advantage_scale 'batch_std' or 'none'"
             )
+        if self.magnet_every and self.kl_beta == 0:
+            raise ValueError("magnet_every moves the KL term's reference; it needs kl_beta > 0")
         if self.init_from and self.resume_from:
             raise ValueError(
                 "init_from (new run from another run's weights) and resume_from (continue a run) exclude each other"

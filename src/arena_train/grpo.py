@@ -158,7 +158,7 @@ def grpo_update(
             entropy_beta,
         )
         weight = len(part) / len(order)
-        grads = tree_map(lambda g: g * weight, grads)
+        grads = tree_map(lambda g, w=weight: g * w, grads)
         total = grads if total is None else tree_map(lambda x, y: x + y, total, grads)
         losses.append(float(loss) * weight)
         kls.append(float(kl) * weight)
@@ -300,7 +300,12 @@ class GRPOTrainer:
         lr = cfg.optim.learning_rate
         if cfg.optim.schedule == "linear":
             lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps * cfg.ppo_epochs)
-        self.optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
+        if cfg.optim.optimizer == "sgd":
+            self.optimizer = optim.SGD(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
+        else:
+            self.optimizer = optim.AdamW(
+                learning_rate=lr, betas=[cfg.optim.beta1, 0.999], weight_decay=cfg.optim.weight_decay
+            )
         self.reward = RewardSpec(
             cfg.reward.kind, cfg.reward.margin_scale, cfg.reward.first_bonus, cfg.reward.illegal_penalty
         )
@@ -311,6 +316,11 @@ class GRPOTrainer:
         self.episodes_total = 0
         self.baseline: list[float] | None = None  # per-deal eval values of the initial policy
         self.role_baseline = [0.0] * self.game.num_players  # running mean return per seat (baseline = "role")
+        # running mean return per decision prompt (baseline = "infostate"): prompt tokens -> mean
+        self.info_baseline: dict[tuple[int, ...], float] = {}
+        self._info_returns: dict[tuple[int, ...], list[float]] = {}  # this step's returns per prompt
+        # the KL term's reference: the initial weights, or a moving copy of the learner (magnet_every)
+        self.magnet = self.reference
         self.policy_tables: list[dict] = []  # the learner's exact policy at each evaluation (exploitability)
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
         for spec in ([] if cfg.self_play else self.pool.players) + (
@@ -413,6 +423,8 @@ class GRPOTrainer:
         units = learner_units(results)
         returns = [seat_return(results[i], seat, self.reward) for i, seat in units]
         keys = [(grouped[i][0], seat) for i, seat in units]
+        if cfg.baseline == "infostate":
+            return self._infostate_samples(results, units), returns
         if cfg.baseline == "role":
             base = np.array([self.role_baseline[seat] for _, seat in units])
             centred = np.asarray(returns, dtype=np.float64) - base
@@ -439,8 +451,36 @@ class GRPOTrainer:
             for st, a in zip(steps, adv):
                 records.append(st.choice.record)
                 advs.append(float(a))
-        ref = self._menu_logprobs(records, self.reference)
+        ref = self._menu_logprobs(records, self.magnet)
         return [Sample(rec, a, tuple(rl)) for rec, a, rl in zip(records, advs, ref)], returns
+
+    def _infostate_samples(self, results: list[EpisodeResult], units: list[tuple[int, int]]) -> list[Sample]:
+        """Each decision centred on the running mean return of its own prompt (seat and information
+        state), then scaled by the step's std of centred returns (``advantage_scale``)."""
+        cfg = self.config
+        records, dec_returns = [], []
+        for i, seat in units:
+            steps = [st for st in results[i].steps if st.seat == seat]
+            if cfg.advantage == "per_decision":
+                dec = seat_decision_returns(results[i], seat, self.reward)
+            else:
+                dec = [seat_return(results[i], seat, self.reward)] * len(steps)
+            for st, g in zip(steps, dec):
+                records.append(st.choice.record)
+                dec_returns.append(float(g))
+        step_returns: dict[tuple[int, ...], list[float]] = {}
+        for rec, g in zip(records, dec_returns):
+            step_returns.setdefault(rec.tokens, []).append(g)
+        self._info_returns = step_returns
+        # a prompt seen for the first time starts from this step's mean there
+        base = np.array(
+            [self.info_baseline.get(rec.tokens, float(np.mean(step_returns[rec.tokens]))) for rec in records]
+        )
+        centred = np.asarray(dec_returns, dtype=np.float64) - base
+        std = float(np.std(centred)) if len(centred) else 0.0
+        scale = std if cfg.advantage_scale != "none" and std > 1e-9 else 1.0
+        ref = self._menu_logprobs(records, self.magnet)
+        return [Sample(rec, float(a), tuple(rl)) for rec, a, rl in zip(records, centred / scale, ref)]
 
     def _menu_logprobs(self, records: Sequence[LMRecord], weights: dict | None) -> list[np.ndarray]:
         if self.config.kl_beta == 0:  # the reference enters the loss only through the KL term
@@ -478,6 +518,11 @@ class GRPOTrainer:
                 if vals:
                     d = cfg.baseline_decay
                     self.role_baseline[seat] = d * self.role_baseline[seat] + (1 - d) * float(np.mean(vals))
+        if cfg.baseline == "infostate":  # the running mean per prompt, after this step's advantages used it
+            d = cfg.baseline_decay
+            for key, vals in self._info_returns.items():
+                m = float(np.mean(vals))
+                self.info_baseline[key] = d * self.info_baseline[key] + (1 - d) * m if key in self.info_baseline else m
         self.episodes_total += len(results)
         row: dict[str, Any] = {
             "step": step,
@@ -519,6 +564,8 @@ class GRPOTrainer:
             row["clip_frac"] = stats[-1]["clip_frac"]
             if cfg.kl_beta == 0:
                 del row["kl"]  # the reference is not evaluated then (no KL term in the loss)
+        if cfg.magnet_every and step % cfg.magnet_every == 0:
+            self.magnet = trainables(self.model)
         if cfg.pool.snapshot_every and step % cfg.pool.snapshot_every == 0:
             self.pool.snapshots.append((step, trainables(self.model)))
             self.pool.snapshots = self.pool.snapshots[-cfg.pool.max_snapshots :]
@@ -626,8 +673,10 @@ class GRPOTrainer:
         ckpt = self.run_dir / "checkpoints" / f"step_{self.step:06d}"
         save_flat(ckpt / "trainable.safetensors", trainables(self.model))
         save_flat(ckpt / "reference.safetensors", self.reference)
+        if self.config.magnet_every:
+            save_flat(ckpt / "magnet.safetensors", self.magnet)
         save_flat(ckpt / "optimizer.safetensors", dict(tree_flatten(self.optimizer.state)))
-        for i, (snap_step, weights) in enumerate(self.pool.snapshots):
+        for i, (_snap_step, weights) in enumerate(self.pool.snapshots):
             save_flat(ckpt / "pool" / f"snapshot_{i}.safetensors", weights)
         state = {
             "trainer": "grpo",
@@ -637,6 +686,7 @@ class GRPOTrainer:
             "pool": {"players": self.pool.players, "snapshot_steps": [s for s, _ in self.pool.snapshots]},
             "eval_baseline": self.baseline,
             "role_baseline": self.role_baseline,
+            "info_baseline": [[list(k), v] for k, v in self.info_baseline.items()],
             "episodes_total": self.episodes_total,
             "policy_tables": self.policy_tables,
             "config": self.config.model_dump(mode="json"),
@@ -660,6 +710,8 @@ class GRPOTrainer:
             )
         load_trainables(self.model, load_flat(ckpt / "trainable.safetensors"))
         self.reference = load_flat(ckpt / "reference.safetensors")
+        magnet = ckpt / "magnet.safetensors"
+        self.magnet = load_flat(magnet) if self.config.magnet_every and magnet.exists() else self.reference
         self.optimizer.state = tree_unflatten(list(load_flat(ckpt / "optimizer.safetensors").items()))
         self.pool = Pool(
             state["pool"]["players"],
@@ -671,6 +723,7 @@ class GRPOTrainer:
         self.step = int(state["step"])
         self.baseline = state["eval_baseline"]
         self.role_baseline = list(state.get("role_baseline", self.role_baseline))
+        self.info_baseline = {tuple(k): float(v) for k, v in state.get("info_baseline", [])}
         self.episodes_total = int(state.get("episodes_total", 0))
         self.policy_tables = [
             {k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in state.get("policy_tables", [])
