@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections import defaultdict
@@ -62,6 +63,8 @@ def kuhn(args) -> None:
                 counts.append(2)
             mean = sum(sums) / sum(counts)
             lo, hi = cluster_mean_interval(sums, counts)
+            if not math.isfinite(lo):  # no spread at all (e.g. every game +1): the bounded interval
+                lo, hi = cluster_mean_interval(sums, counts, bounds=game.spec.reward_bounds)
             half = len(sums) // 2
             late = sum(sums[half:]) / (2 * (len(sums) - half))
             model = f"{args.opponent_model}{' (no end_episode)' if args.no_end else ''}" if rollout != "none" else "-"
