@@ -202,15 +202,16 @@ class SearchPlayer(BasePlayer):
     def _learn(self, ep: _Episode, final: tuple | None) -> None:
         """Stochastic EM. E-step: the others' decisions in worlds that explain the episode under the
         current model, each world weighted 1/(worlds), added to the counts. Whenever the number of
-        episodes explained doubles, every remembered episode (the last ``MEMORY``) is explained
-        again under the current model and the counts rebuilt from them (a batch EM step), so the
-        guesses made while the model was young do not stay in it."""
+        episodes explained has grown by a quarter (and at least 4), every remembered episode (the
+        last ``MEMORY`` explained ones) is explained again under the current model and the counts
+        rebuilt from them (``SWEEPS`` batch EM steps), so the guesses made while the model was
+        young do not stay in it. An episode nothing explains is counted and forgotten."""
+        if not self._explain(ep, final, self.model):
+            self.stats["episodes_unexplained"] += 1  # not remembered either
+            return
+        self.stats["episodes_learned"] += 1
         self._memory.append((ep, final))
         del self._memory[: -self.MEMORY]
-        if self._explain(ep, final, self.model):
-            self.stats["episodes_learned"] += 1
-        else:
-            self.stats["episodes_unexplained"] += 1
         if self.stats["episodes_learned"] >= self._next_refit:
             self._next_refit = max(self._next_refit + 4, int(self._next_refit * 1.25))
             for _ in range(self.SWEEPS):
