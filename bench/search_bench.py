@@ -44,6 +44,7 @@ def kuhn(args) -> None:
                     rollout=rollout,
                     opponents=args.opponent_model,
                     model_prior=args.model_prior,
+                    learn_untold=args.learn_untold,
                 )
                 if rollout != "none"
                 else make_player("random", seed=args.seed)
@@ -67,7 +68,12 @@ def kuhn(args) -> None:
                 lo, hi = cluster_mean_interval(sums, counts, bounds=game.spec.reward_bounds)
             half = len(sums) // 2
             late = sum(sums[half:]) / (2 * (len(sums) - half))
-            model = f"{args.opponent_model}{' (no end_episode)' if args.no_end else ''}" if rollout != "none" else "-"
+            model = (
+                f"{args.opponent_model}{' (no end_episode)' if args.no_end else ''}"
+                f"{' learn_untold' if args.learn_untold else ''}"
+                if rollout != "none"
+                else "-"
+            )
             print(
                 f"kuhn  rollout={rollout:8s} opponents={model} vs {opp:15s} {mean:+.3f} a game [{lo:+.3f}, {hi:+.3f}]  "
                 f"(second half {late:+.3f})  {len(sums)} deals x 2 seats, {args.simulations} sims/decision, "
@@ -178,6 +184,7 @@ def main(argv=None) -> None:
     k.add_argument("--opponent-model", default="rollout", choices=("rollout", "learned"))
     k.add_argument("--model-prior", type=float, default=0.25)
     k.add_argument("--no-end", action="store_true", help="do not call end_episode (as arena's own loops)")
+    k.add_argument("--learn-untold", action="store_true", help="learn from episodes whose end was not told")
     k.set_defaults(fn=kuhn)
     m = sub.add_parser("megagem")
     m.add_argument("--deals", default="0:100")

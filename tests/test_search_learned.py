@@ -45,11 +45,14 @@ def test_the_model_learns_where_the_opponent_bets_without_seeing_its_cards():
     assert _first_bet_share(search.model, "J") < 0.2 and _first_bet_share(search.model, "Q") < 0.2  # ... only it
 
 
-def test_without_end_episode_it_learns_from_not_being_asked_again():
+def test_without_end_episode_it_learns_nothing_unless_asked_to():
     search = _learner()
-    _play(search, make_player("kuhn_king_only"), 30, tell=False)
-    assert search.stats["episodes_learned"] >= 50  # each episode explained at the next begin_episode
-    assert _first_bet_share(search.model, "K") > 0.6
+    _play(search, make_player("kuhn_king_only"), 12, tell=False)
+    assert search.model == {} and search.stats["episodes_untold"] == 22  # the last at each seat stays open
+    keen = _learner(learn_untold=True)
+    _play(keen, make_player("kuhn_king_only"), 30, tell=False)
+    assert keen.stats["episodes_learned"] >= 50  # each episode explained at the next begin_episode
+    assert _first_bet_share(keen.model, "K") > 0.6
 
 
 def test_replayed_worlds_show_this_seat_exactly_what_it_saw():

@@ -64,6 +64,11 @@ class SearchSettings(BaseModel):
     particles: int = Field(
         64, ge=1, description="learned opponents: worlds drawn by replaying the episode under the model"
     )
+    learn_untold: bool = Field(
+        False,
+        description="learned opponents: also learn from an episode whose end this player was not told "
+        "(only that it was not asked again; the others' unobserved last actions then drift)",
+    )
 
 
 @dataclass
@@ -103,7 +108,13 @@ class SearchPlayer(BasePlayer):
         self._next_refit = 8
         if self.settings.opponents == "learned":
             self.stats.update(
-                {"episodes_learned": 0, "episodes_unexplained": 0, "worlds_replayed": 0, "worlds_fallback": 0}
+                {
+                    "episodes_learned": 0,
+                    "episodes_unexplained": 0,
+                    "episodes_untold": 0,
+                    "worlds_replayed": 0,
+                    "worlds_fallback": 0,
+                }
             )
 
     # ------------------------------------------------------------------ episodes (learned opponents)
@@ -112,7 +123,9 @@ class SearchPlayer(BasePlayer):
             return
         ended = self._episodes.pop(seat, None)
         if ended is not None:  # no end_episode came: all this seat knows is that it was not asked again
-            self._learn(ended, None)
+            self.stats["episodes_untold"] += 1
+            if self.settings.learn_untold:
+                self._learn(ended, None)
         if game.has_hidden_state_sampler and not (
             game.spec.chance and type(game).sample_hidden_state is Game.sample_hidden_state
         ):
