@@ -106,6 +106,26 @@ def train_seed(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
     return done
 
 
+def train_grpo(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
+    """Optional stage: GRPO against the opponents from the seed's base student (``init_from``)."""
+    from arena_train.grpo import GRPOTrainer
+
+    run_dir = out / f"grpo_s{seed}"
+    done = _finished(run_dir)
+    if done is not None:
+        return done
+    if run_dir.exists():
+        raise BenchError(f"{run_dir} holds an unfinished run; remove it to start that stage again")
+    body = {k: v for k, v in cfg["grpo"].items() if k != "seeds"}
+
+    def progress(step: int, row: dict) -> None:
+        if "eval_margin" in row:
+            _say(quiet, f"seed {seed}: GRPO step {step} margin {row['eval_margin']:+.1f}")
+
+    GRPOTrainer({**body, "seed": seed, "init_from": str(out / f"base_s{seed}")}, run_dir, progress=progress).run()
+    return _finished(run_dir) or json.loads((run_dir / "manifest.json").read_text())
+
+
 def training_deal_seeds(cfg: dict, seeds) -> set[int]:
     """Every deal seed the training stages play (collection and their own evaluations)."""
     from arena_core.seeding import derive_seed
@@ -117,6 +137,11 @@ def training_deal_seeds(cfg: dict, seeds) -> set[int]:
             for r in range(1, int(c.get("rounds", 2)) + 1):
                 used.update(derive_seed(seed, "ei_train_deal", r, j) for j in range(int(c.get("deals_per_round", 8))))
             used.update(derive_seed(seed, "ei_eval_deal", i) for i in range(int(c.get("eval_deals", 16))))
+    g = cfg.get("grpo", {})
+    for seed in g.get("seeds", []):
+        for step in range(1, int(g.get("steps", 0)) + 1):
+            used.update(derive_seed(seed, "train_deal", step, j) for j in range(int(g.get("deals_per_step", 4))))
+        used.update(derive_seed(seed, "eval_deal", i) for i in range(int(g.get("eval", {}).get("deals", 64))))
     return used
 
 
@@ -172,6 +197,69 @@ def evaluate_seed(cfg: dict, seed: int, run_dir: Path, out: Path, used: set[int]
     return result
 
 
+def diagnose(cfg: dict, out: Path, used: set[int], *, quiet: bool = False) -> dict:
+    """Why a student may stay below the expert: the grid ceiling (the expert's bids rounded to
+    the grid, against two experts) and the teacher's label noise (two searches with different
+    seeds on the same states: how often they pick the same grid bid, and how often one picks
+    the expert's own rounded bid). Deal seeds from ``diagnose.first_deal``, never training's."""
+    cached = out / "diagnosis.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    from arena_core.registry import make_game, make_player
+    from arena_core.stats import paired_t
+    from arena_train.expert_iteration import GridExpert, expert_menu_index, margin_values
+    from arena_train.rollout import EpisodeSpec, PlayerLearner, play_episodes
+    from arena_train.views import compact_view
+
+    dg = cfg["diagnose"]
+    first, deals, states = int(dg["first_deal"]), int(dg["grid_deals"]), int(dg["label_states"])
+    target = cfg.get("target", "megagem_expert")
+    game = make_game(cfg["distil"].get("game", "megagem"))
+    view = compact_view(game)
+    chosen = range(first, first + max(deals, 1))
+    if used.intersection(chosen):
+        raise BenchError("diagnose.first_deal overlaps the training deals; move it")
+    started = time.perf_counter()
+    n = game.num_players
+    specs = [
+        EpisodeSpec(d, s, {o: make_player(target, seed=o) for o in range(n) if o != s}, d * 7 + s)
+        for d in chosen
+        for s in range(n)
+    ]
+    values = margin_values(play_episodes(game, specs, PlayerLearner(GridExpert(make_player(target), view))))
+    mean, low, high, _ = paired_t(values)
+    teacher = cfg["distil"]["expert"]
+    a, b, expert = make_player(teacher, seed=1), make_player(teacher, seed=2), make_player(target)
+    same, on_expert, seen = 0, 0, 0
+    deal = first + deals
+    while seen < states:
+        pos = game.start(deal)
+        while not game.is_over(pos) and seen < states:
+            seat = game.current_player(pos)
+            menu = view.menu(game, pos, seat)
+            ia = expert_menu_index(game, pos, seat, a, menu, deal, restrict=True)
+            if sum(menu.legal) > 1 and menu.text.startswith("mg r") and not menu.text.startswith("mg rv"):
+                ib = expert_menu_index(game, pos, seat, b, menu, deal, restrict=True)
+                ie = expert_menu_index(game, pos, seat, expert, menu, deal)
+                same += ia == ib
+                on_expert += ia == ie
+                seen += 1
+            pos = game.act(pos, seat, menu.actions[expert_menu_index(game, pos, seat, expert, menu, deal)])
+        deal += 1
+    result = {
+        "grid_expert_margin": [mean, low, high],
+        "grid_deals": deals,
+        "first_deal": first,
+        "label_states": seen,
+        "teacher_self_agreement": same / seen,
+        "teacher_on_expert_bid": on_expert / seen,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    _say(quiet, f"diagnosis: {result}")
+    cached.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
 def expert_parameters(spec: str) -> dict:
     from arena_core.registry import make_player
 
@@ -181,6 +269,8 @@ def expert_parameters(spec: str) -> dict:
 
 
 def run(cfg: dict, out: Path, *, quiet: bool = False) -> dict:
+    from arena_train.manifest import MetricsLog
+
     out.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in cfg["seeds"]]
     used = training_deal_seeds(cfg, seeds)
@@ -210,10 +300,28 @@ def run(cfg: dict, out: Path, *, quiet: bool = False) -> dict:
                 "compare": res,
             }
         )
+    grpo_rows = []
+    for seed in [int(x) for x in cfg.get("grpo", {}).get("seeds", [])]:
+        man = train_grpo(cfg, seed, out, quiet=quiet)
+        res = evaluate_seed(cfg, seed, out / f"grpo_s{seed}", out, used, tag="compare_grpo")
+        d = res["difference"]
+        _say(quiet, f"seed {seed}: GRPO student {d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}]")
+        curve = [r for r in MetricsLog(out / f"grpo_s{seed}" / "metrics.jsonl").rows() if "eval_margin" in r]
+        grpo_rows.append(
+            {
+                "seed": seed,
+                "steps": man.get("steps_done"),
+                "wall_s": man.get("wall_s"),
+                "curve": [[r["step"], r["eval_margin"]] for r in curve],
+                "compare": res,
+            }
+        )
     summary = {
         "target": cfg.get("target", "megagem_expert"),
+        "grpo": grpo_rows,
         "target_parameters": expert_parameters(cfg.get("target", "megagem_expert")),
         "seeds": rows,
+        "diagnosis": diagnose(cfg, out, used, quiet=quiet) if "diagnose" in cfg else None,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
@@ -323,6 +431,13 @@ def report_body(summary: dict, cfg: dict, png: str, out: Path | None = None) -> 
                 f"[{d['t_low']:+.2f}, {d['t_high']:+.2f}] | {d['t_p']:.3g} | [{d['bootstrap_low']:+.2f}, "
                 f"{d['bootstrap_high']:+.2f}] | {100 * d['win_share']:.0f}% |"
             )
+    for row in summary.get("grpo") or []:
+        d = row["compare"]["difference"]
+        lines.append(
+            f"| {row['seed']}, GRPO from the base student (also tried) | {row['steps']} | {row['wall_s'] or 0:.0f} | "
+            f"{d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}] | {d['t_p']:.3g} | [{d['bootstrap_low']:+.2f}, "
+            f"{d['bootstrap_high']:+.2f}] | {100 * d['win_share']:.0f}% |"
+        )
     lines += [
         "",
         f"Goal (interval above 0 in at least 2 of 3 seeds): **{'met' if above >= 2 else 'not met'}** "
@@ -352,6 +467,20 @@ def report_body(summary: dict, cfg: dict, png: str, out: Path | None = None) -> 
             )
             + "; the base student scores "
             f"{base_rep.get('student_margin', float('nan')):+.1f} there.",
+        ]
+    dg = summary.get("diagnosis")
+    if dg:
+        m, lo, hi = dg["grid_expert_margin"]
+        lines += [
+            "",
+            f"**Diagnosis** (deals from {dg['first_deal']}, none used in training): the expert with its bids rounded to "
+            f"the grid scores **{m:+.1f} [{lo:+.1f}, {hi:+.1f}]** against two experts ({dg['grid_deals']} deals x 3 "
+            "seats, paired t): the grid alone costs that much, so a student that only imitated the expert perfectly "
+            f"would still lose. Teacher label noise: on {dg['label_states']} bid states (the expert's games), two "
+            f"runs of the teacher with different seeds pick the same grid bid **{100 * dg['teacher_self_agreement']:.0f}%** "
+            f"of the time, and the expert's own rounded bid {100 * dg['teacher_on_expert_bid']:.0f}% of the time; "
+            "a student fitting these labels learns their spread around the expert's bid, not the few decisions "
+            "where the search's advantage comes from.",
         ]
     return "\n".join(lines)
 

@@ -41,6 +41,8 @@ def _tiny(cfg: dict) -> dict:
     cfg["distil"].update(rounds=2, deals_per_round=1, steps=4, eval_every=2, checkpoint_every=2, eval_deals=2)
     cfg["distil"]["expert"] = cfg["distil"]["expert"].replace("simulations = 12", "simulations = 2")
     cfg["evaluate"]["deals"] = 2
+    cfg["diagnose"].update(grid_deals=2, label_states=3)
+    cfg["grpo"].update(steps=2, checkpoint_every=0, plot=False, eval={**cfg["grpo"]["eval"], "every": 1, "deals": 2})
     return cfg
 
 
@@ -82,6 +84,15 @@ def test_tiny_run_trains_from_the_student_shares_the_labels_and_compares(tiny_ru
     assert summary["target"] == "megagem_expert"
     assert summary["target_parameters"]["gate"] == 1.0 and summary["target_parameters"]["offset"] == 0.0
     seeds = {row["seed"]: row for row in summary["seeds"]}
+    (grpo,) = summary["grpo"]
+    assert grpo["seed"] == 0 and grpo["steps"] == 2 and [s for s, _ in grpo["curve"]] == [0, 1, 2]
+    assert grpo["compare"]["checkpoint"].endswith("step_000002") and grpo["compare"]["deals"] == 2
+    man = json.loads((out / "grpo_s0" / "manifest.json").read_text())
+    assert man["parent_run"] == json.loads((out / "base_s0" / "manifest.json").read_text())["run_id"]
+    dg = summary["diagnosis"]
+    assert dg["label_states"] == 3 and 0 <= dg["teacher_self_agreement"] <= 1 and 0 <= dg["teacher_on_expert_bid"] <= 1
+    m, lo, hi = dg["grid_expert_margin"]
+    assert lo <= m <= hi
     assert set(seeds) == {0, 1}
     # the first seed collected the teacher's labels, the second read the same file
     assert seeds[0]["data"]["source"] == "collected" and seeds[1]["data"]["source"] == "cache"
