@@ -9,11 +9,20 @@
 - the reference BLAS of the ``mlx[cpu]`` wheel against Debian's OpenBLAS preloaded.
 
     python bench/players_bench.py [--turns 3]
+
+With ``--transcript`` it measures the transcript view instead (issue 20; section
+``llm-players-transcript``): each seat's conversation and KV cache carried across its turns,
+against the snapshot view, for 3-player MegaGem and 2-player Connect Four (TextArena, whose
+snapshot prompt resends the whole history), with the tiny model and with a random-weight model
+of Qwen2.5-0.5B's shape:
+
+    python bench/players_bench.py --transcript [--models tiny,random-qwen2.5-0.5b]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -239,9 +248,22 @@ def main() -> None:
         "--repeats", type=int, default=2, help="alternating sequential/batched runs per row (best kept)"
     )
     parser.add_argument("--blas-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--transcript", action="store_true", help="measure the transcript view (issue 20) instead")
+    parser.add_argument("--models", default="tiny,random-qwen2.5-0.5b", help="--transcript: models to measure")
+    parser.add_argument(
+        "--games-per-view", dest="view_games", type=int, default=2, help="--transcript: whole games (tiny)"
+    )
+    parser.add_argument("--tiny-turns", type=int, default=None, help="--transcript: turn cap, tiny (whole games)")
+    parser.add_argument("--big-turns", type=int, default=8, help="--transcript: decisions per game, larger models")
+    parser.add_argument("--batch-games", type=int, default=32, help="--transcript: concurrent games for (c)")
+    parser.add_argument("--batch-turns", type=int, default=12, help="--transcript: decisions per game for (c)")
+    parser.add_argument("--log", default=None, help="--transcript: write the raw numbers here as they come (JSON)")
     args = parser.parse_args()
     if args.blas_child:
         blas_child()
+        return
+    if args.transcript:
+        transcript_main(args)
         return
 
     load_before = os.getloadavg()[0]
@@ -373,6 +395,224 @@ def main() -> None:
     lines += goals
     write_section("llm-players", "\n".join(lines))
     print("\n".join(lines))
+
+
+# ---------------------------------------------------------------------- transcript view (issue 20)
+TRANSCRIPT_GAMES = {"megagem": "MegaGem, 3 players", "textarena/ConnectFour-v0": "Connect Four (TextArena), 2 players"}
+
+
+def view_run(
+    engine,
+    game_id: str,
+    view: str,
+    seeds,
+    turn_cap,
+    *,
+    batched: bool = False,
+    mode: str = "constrained",
+    max_tokens: int = 16,
+) -> dict:
+    """Play ``seeds`` (one game each) of ``game_id`` with one seeded ``MLXPlayer`` in every seat
+    and ``view``; returns wall and engine times and the token accounting from the telemetry."""
+    from arena_core.policy import IllegalActionPolicy
+    from arena_core.registry import make_game
+    from arena_players.batched import BatchStats, play_batch
+    from arena_players.mlx_player import MLXPlayer
+
+    game = make_game(game_id)
+    opts = {"mode": mode, "max_tokens": max_tokens} if mode == "free" else {}
+    player = MLXPlayer(
+        engine=engine,
+        temperature=1.0,
+        seed=3,
+        view=view,
+        max_cached_seats=max(64, game.num_players * len(seeds)),
+        **opts,
+    )
+    before = dataclasses.replace(engine.stats)
+    stats = BatchStats()
+    started = time.perf_counter()
+    records = play_batch(
+        game,
+        [player] * game.num_players,
+        list(seeds),
+        turn_cap=turn_cap,
+        batched=batched,
+        stats=stats,
+        policy=IllegalActionPolicy(mode="default"),  # free answers of a random-weight model are mostly unreadable
+    )
+    wall = time.perf_counter() - started
+    after = engine.stats
+    tel = []
+    for r in records:
+        seen: set[int] = set()
+        for s in r.steps:
+            tel.append((s.player in seen, s.telemetry))
+            seen.add(s.player)
+    later = [t for again, t in tel if again and "prefill_tokens" in t]
+    ratios = [t["prefill_tokens"] / t["new_tokens"] for t in later if t.get("new_tokens")]
+    return {
+        "wall": wall,
+        "llm_s": after.generate_s - before.generate_s,
+        "prefill_s": after.prefill_s - before.prefill_s,
+        "decisions": stats.decisions,
+        "games": len(records),
+        "prefill_tokens": after.prefill_tokens - before.prefill_tokens,
+        "cached_tokens": after.cached_tokens - before.cached_tokens,
+        "prompt_tokens": after.tokens_in - before.tokens_in,
+        "answer_tokens": after.tokens_out - before.tokens_out,
+        "later": len(later),
+        "later_prefill": sum(t["prefill_tokens"] for t in later),
+        "later_new": sum(t["new_tokens"] or 0 for t in later),
+        "ratio_max": max(ratios, default=float("nan")),
+        "hits": after.session_hits - before.session_hits,
+        "partial": after.session_partial - before.session_partial,
+        "misses": after.session_misses - before.session_misses,
+        "actions": [[s.action for s in r.steps] for r in records],
+    }
+
+
+def transcript_main(args) -> None:
+    from arena_players.mlx_player import MLXEngine, load_model
+
+    load_before = os.getloadavg()[0]
+    out = {"load_before": load_before, "models": {}}
+    log = Path(args.log) if args.log else None
+    for model_name in args.models.split(","):
+        tiny = model_name == "tiny"
+        model, tokenizer = load_model(model_name)
+        engine = MLXEngine(model, tokenizer)
+        res: dict = {"views": {}, "batch": {}}
+        # (a) + (b): whole games (the tiny model) or their first decisions (the 0.5B shape), both views, same seeds
+        for game_id in TRANSCRIPT_GAMES:
+            cap = args.tiny_turns if tiny else args.big_turns
+            seeds = range(args.view_games) if tiny else range(1)
+            view_run(engine, game_id, "snapshot", [99], 1)  # the rules' KV cache, shared by both views
+            for view in ("snapshot", "transcript"):
+                r = view_run(engine, game_id, view, seeds, cap)
+                res["views"][(game_id, view)] = r
+                print(model_name, game_id, view, {k: v for k, v in r.items() if k != "actions"}, flush=True)
+                if log:
+                    log.write_text(json.dumps(_plain(out | {"models": {**out["models"], model_name: res}}), indent=1))
+        # (c): 32 concurrent games in the transcript view, sequential vs batched (tiny model only)
+        if tiny:
+            for game_id in TRANSCRIPT_GAMES:
+                for mode, max_tokens in (("constrained", 16), ("free", 64)):
+                    # alternate sequential and batched runs, keep the faster of each (bursts of load)
+                    tries: dict[bool, list] = {False: [], True: []}
+                    for _ in range(args.repeats):
+                        for batched in (False, True):
+                            seeds = range(200, 200 + args.batch_games)
+                            tries[batched].append(
+                                view_run(
+                                    engine,
+                                    game_id,
+                                    "transcript",
+                                    seeds,
+                                    args.batch_turns,
+                                    batched=batched,
+                                    mode=mode,
+                                    max_tokens=max_tokens,
+                                )
+                            )
+                    runs = {b: min(rs, key=lambda r: r["wall"]) for b, rs in tries.items()}
+                    runs[True]["same_all"] = all(
+                        r["actions"] == tries[False][0]["actions"] for rs in tries.values() for r in rs
+                    )
+                    res["batch"][(game_id, mode)] = runs
+                    print(
+                        model_name,
+                        game_id,
+                        mode,
+                        "batch",
+                        {b: {k: v for k, v in r.items() if k != "actions"} for b, r in runs.items()},
+                        flush=True,
+                    )
+                    if log:
+                        log.write_text(
+                            json.dumps(_plain(out | {"models": {**out["models"], model_name: res}}), indent=1)
+                        )
+        out["models"][model_name] = res
+        if log:
+            log.write_text(json.dumps(_plain(out), indent=1))
+    out["load_after"] = os.getloadavg()[0]
+    write_section("llm-players-transcript", transcript_report(out, args))
+    print(transcript_report(out, args))
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {(" | ".join(map(str, k)) if isinstance(k, tuple) else str(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def transcript_report(out: dict, args) -> str:
+    lines = [
+        "## LLM players: the transcript view and per-seat KV caches (issue 20)",
+        "",
+        f"Written by `bench/players_bench.py --transcript`. Machine: {machine()}; load average (1 min) "
+        f"{out['load_before']:.1f} before and {out.get('load_after', float('nan')):.1f} after: the machine is shared, so "
+        "wall times carry noise and the token counts (which do not depend on load) come with them. MLX on CPU, "
+        f"{'OpenBLAS preloaded' if os.environ.get('LD_PRELOAD', '').endswith('libopenblas.so.0') else 'the wheel reference BLAS'}. "
+        "One seeded `MLXPlayer` (temperature 1.0, constrained unless said) in every seat; the snapshot view rebuilds the "
+        "whole prompt each turn (rules reused from the shared system-turn cache), the transcript view extends each seat's "
+        "conversation and keeps its KV cache between turns (prefill of the new tokens only). LLM time = time inside the "
+        "engine's generation calls. Prefill per decision counts the prompt tokens run through the model (the last one "
+        "included: its logits start the answer); new tokens = the prompt's growth since the seat's previous prompt and answer.",
+        "",
+        "| model | game | decisions | view | LLM s | LLM s / decision | prompt tokens / decision | prefilled tokens / decision | answer tokens / decision |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    goals = []
+    for model_name, res in out["models"].items():
+        for game_id, label in TRANSCRIPT_GAMES.items():
+            pair = {v: res["views"].get((game_id, v)) for v in ("snapshot", "transcript")}
+            if not all(pair.values()):
+                continue
+            for view, r in pair.items():
+                d = r["decisions"]
+                lines.append(
+                    f"| {model_name} | {label} | {d} ({r['games']} games) | {view} | {r['llm_s']:.1f} | {r['llm_s'] / d:.3f} "
+                    f"| {r['prompt_tokens'] / d:.0f} | {r['prefill_tokens'] / d:.0f} | {r['answer_tokens'] / d:.2f} |"
+                )
+            s, t = pair["snapshot"], pair["transcript"]
+            a = t["later_prefill"] / max(t["later_new"], 1)
+            b_time = (s["llm_s"] / s["decisions"]) / (t["llm_s"] / t["decisions"])
+            b_tok = (s["prefill_tokens"] / s["decisions"]) / (t["prefill_tokens"] / t["decisions"])
+            goals.append(
+                f"- {model_name}, {label}: (a) after a seat's first turn, prefilled / new tokens = **{a:.3f}** "
+                f"({t['later_prefill']} / {t['later_new']} over {t['later']} decisions, worst decision {t['ratio_max']:.2f}; "
+                f"cache {t['hits']} hits, {t['partial']} partial, {t['misses']} misses = first turns) — "
+                f"{'met' if a <= 1.3 else '**not met**'} (goal ≤ 1.3); (b) snapshot / transcript LLM time per decision "
+                f"**{b_time:.2f}×** (prefilled tokens per decision {b_tok:.2f}×) — {'met' if b_time >= 3 else '**not met**'} (goal ≥ 3×)."
+            )
+    lines += ["", *goals, ""]
+    batch_rows = []
+    for model_name, res in out["models"].items():
+        for (game_id, mode), runs in res.get("batch", {}).items():
+            seq, bat = runs[False], runs[True]
+            ratio = seq["llm_s"] and (seq["wall"] / bat["wall"])
+            batch_rows.append(
+                f"| {model_name} | {TRANSCRIPT_GAMES[game_id]} | {mode}{', ≤64 tokens' if mode == 'free' else ''} | {seq['games']} | {seq['decisions']} "
+                f"| {seq['decisions'] / seq['wall']:.2f} | {bat['decisions'] / bat['wall']:.2f} | **{ratio:.2f}×** "
+                f"| {seq['prefill_s'] / seq['wall'] * 100:.0f}% / {bat['prefill_s'] / bat['wall'] * 100:.0f}% "
+                f"| {'yes' if bat.get('same_all') else 'no'} |"
+            )
+    if batch_rows:
+        lines += [
+            f"(c) Batched play in the transcript view: {args.batch_games} concurrent games, {args.batch_turns} decisions each "
+            f"(turn cap), best of {args.repeats} alternating runs, `play_batch(..., batched=False)` (one generation per decision) against batched generation (each row's "
+            "new tokens prefilled on its own from its kept cache, then one forward pass per token for all rows over a "
+            "`BatchKVCache` merged from the rows' caches; each row's cache copied back out when it finishes).",
+            "",
+            "| model | game | mode | games | decisions | sequential decisions/s | batched decisions/s | batched / sequential | prefill share of wall (seq / batched) | same actions in every run |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+            *batch_rows,
+            "",
+        ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,11 @@ class MLXSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: str = Field(default="tiny", description="'tiny' (our offline test model), a local directory, or a hub id")
+    model: str = Field(
+        default="tiny",
+        description="'tiny' (our offline test model), 'random-qwen2.5-0.5b' (Qwen2.5-0.5B's shape, random weights, "
+        "built offline), a local directory, or a hub id",
+    )
     mode: Literal["constrained", "free"] = "constrained"
     temperature: float = Field(default=0.0, ge=0.0, description="0 is greedy")
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
@@ -364,10 +368,15 @@ def common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     return lo
 
 
+#: Qwen2.5-0.5B's architecture with random weights and our own tokenizer, built offline (2 GB)
+RANDOM_QWEN = "random-qwen2.5-0.5b"
+
+
 @functools.lru_cache(maxsize=4)
 def load_model(model: str):
     """``(model, tokenizer)`` via ``mlx_lm.load``: ``'tiny'`` builds/uses the cached offline
-    test model; anything else is a local directory or a hub id (downloaded once by mlx-lm)."""
+    test model, :data:`RANDOM_QWEN` a random-weight model of Qwen2.5-0.5B's shape (for speed
+    measurements); anything else is a local directory or a hub id (downloaded once by mlx-lm)."""
     import mlx_lm
 
     path = model
@@ -375,6 +384,10 @@ def load_model(model: str):
         from .tiny_model import ensure_tiny_model
 
         path = str(ensure_tiny_model())
+    elif model == RANDOM_QWEN:
+        from .tiny_model import ensure_tiny_model, qwen25_05b_shape
+
+        path = str(ensure_tiny_model(config=qwen25_05b_shape()))
     try:
         return mlx_lm.load(path)
     except Exception as exc:
