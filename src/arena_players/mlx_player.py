@@ -13,6 +13,25 @@ with a sampled model replays exactly. :meth:`MLXPlayer.act_batch` decides many p
 batched generation (one forward pass per token for the whole batch over ``mlx_lm``'s
 ``BatchKVCache``, the rows' trie masks and samplers applied in one vectorised step); the
 runner in :mod:`arena_players.batched` uses it.
+
+**Views and prompt caches.** ``view='snapshot'`` (the default) rebuilds the prompt from the
+position every turn; the system turn (the rules) is the same at every decision and its KV cache
+is kept (``prefix_cache``). ``view='transcript'`` sends each seat one growing conversation (the
+game's ``transcript`` view through :class:`~arena_players.llm_common.ViewPrompts`), and the engine
+keeps each seat's KV cache between its turns, keyed by (player, episode seed, seat): a prompt
+is compared token by token with the tokens the kept cache holds, the cache is trimmed back to
+their longest common prefix (all of it when the prompt extends the last prompt and answer, the
+usual case) and only the rest is prefilled. The reuse is exact -- a causal model's keys and
+values at a position depend only on the tokens up to it -- whatever the tokenizer does at a
+message boundary (a tokenizer whose tokens cross the newline before an answer re-reads those few
+tokens: a ``partial`` hit). After an answer the cache holds exactly the prompt and the answer
+tokens that went through the model. At most ``max_cached_seats`` seats' caches are kept
+(least recently used evicted); ``begin_episode`` and :meth:`MLXPlayer.end_episode` free them
+early. In batched play each row is prefilled from its own kept cache, the rows are merged into
+one ``BatchKVCache`` for the decode steps, and each row's cache is copied back out of the batch
+when the row finishes. Telemetry per decision: ``kv_cache`` (``hit``, ``partial``, ``miss``,
+``off``), ``prefill_tokens``, ``cached_tokens`` and ``new_tokens`` (the prompt's growth since the
+seat's last prompt and answer).
 """
 
 from __future__ import annotations
@@ -979,7 +998,8 @@ class MLXPlayer(BasePlayer):
             "retries": p.rounds - 1,
             "attempt": p.attempt,
             "view": s.view,
-            **p.cache,
+            # the prompt cache's use (transcript view: it is the point there; a snapshot record stays as it was)
+            **(p.cache if self._transcript else {}),
             **parse,
         }
         out.update(text_record("prompt", p.prompt_text, s.record_prompt))
