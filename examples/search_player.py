@@ -1,9 +1,11 @@
 """The `search` player: determinized Monte Carlo with a registered player as rollout policy.
 
-    python examples/search_player.py            # Kuhn poker vs random, then one MegaGem game
+    python examples/search_player.py            # Kuhn poker vs random, a learned opponent model, one MegaGem game
 
-On Kuhn it samples the opponent's card (``sample_hidden_state``) in every playout; on MegaGem it
-redeals the hidden hands and decks and lets the expert play the playouts out.
+On Kuhn it samples the opponent's card (``sample_hidden_state``) in every playout; with
+``opponents = "learned"`` it also learns the opponent's play across the games it is told the end
+of (``tell_episode_end``) and weights its beliefs by it. On MegaGem it redeals the hidden hands
+and decks and lets the expert play the playouts out.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 import sys
 
 from arena_core import play_episode
+from arena_core.match import Match
 from arena_core.registry import make_game, make_player
-from arena_players.search import SearchPlayer
+from arena_core.runner import play_match
+from arena_players.search import SearchPlayer, tell_episode_end
 
 
 def main(deals: int = 20) -> None:
@@ -26,6 +30,20 @@ def main(deals: int = 20) -> None:
     print(
         f"kuhn: search vs random {total / (2 * deals):+.2f} a game over {2 * deals} games, "
         f"{search.simulations_per_second():.0f} simulations/s"
+    )
+
+    learner = SearchPlayer(seed=0, simulations=100, opponents="learned")  # one object: its model carries over
+    king = make_player("kuhn_king_only")
+    total = 0.0
+    for deal in range(5 * deals):
+        for seat in (0, 1):
+            players = [learner, king] if seat == 0 else [king, learner]
+            match = Match(kuhn, deal)
+            total += play_match(match, players).end.returns[seat]
+            tell_episode_end(players, match)  # what this seat sees at the end, and the returns
+    print(
+        f"kuhn: search{{opponents = learned}} vs kuhn_king_only {total / (10 * deals):+.2f} a game over "
+        f"{10 * deals} games (best response: +0.25), {learner.stats['episodes_learned']} episodes learned"
     )
 
     mega = make_game("megagem")
