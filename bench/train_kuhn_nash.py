@@ -99,8 +99,35 @@ ROUND3: dict[str, dict] = {
         "entropy_beta": 0.05,
         "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
     },
+    "r3_b1_0_e0.05_lr3.6e-4": {
+        **_32x4,
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=3.6e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_b1_0_e0.15to0.03_lr1.2e-4": {
+        **_32x4,
+        "entropy_beta": 0.15,
+        "entropy_final": 0.03,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_info_none_b1_0_e0.05_lr1.2e-4": {
+        **_32x4,
+        "baseline": "infostate",
+        "advantage_scale": "none",
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
 }
 PROBES.update(ROUND3)
+#: what a probe's line in "also tried" needs said beside its numbers
+PROBE_NOTES = {
+    "mmd_e0.1to0.02_kl0.1_m25": "default tiny model as it was then; stopped: its last iterate cycled (0.15-0.26)",
+    "infostate": "default tiny model as rebuilt after another piece's text change (a different random model); "
+    "stopped: behind the 6e-5 linear seed 0 at the same point",
+    "r3_b1_0_e0.05_lr3.6e-4": "stopped: collapsed early (average 0.24 at 80,000)",
+    "r3_info_none_b1_0_e0.05_lr1.2e-4": "stopped: collapsed to a pure strategy within 40 steps (exploitability 0.167, "
+    "entropy 0.001)",
+}
 VARIANT_NOTES = {
     "entropy_0.2": "a stronger pull toward uniform, to keep the rare mixed decisions alive",
     "deals_32x4": "chosen after the main config missed the goal, from one 100,000-episode probe on seed 0 (average-policy "
@@ -207,8 +234,28 @@ def load_runs(root: Path = RUNS) -> dict[int, dict]:
                 "times": times,
                 "planned_steps": manifest.get("config", {}).get("steps"),
                 "status": manifest.get("status", "running or stopped"),
+                "tail": tail_average(d) if manifest.get("status") else None,
             }
     return runs
+
+
+def tail_average(run_dir: Path) -> float | None:
+    """Exploitability of the uniform mixture over the second half of a finished run's evaluation
+    snapshots (an extra, clearly labelled number: the issue's metric is the mixture over all of them)."""
+    from arena_core.registry import make_game
+    from arena_train.exact import average_policy, exploitability
+
+    states = sorted((run_dir / "checkpoints").glob("step_*/state.json"))
+    if not states:
+        return None
+    tables = [
+        {k: {int(a): p for a, p in d.items()} for k, d in t.items()}
+        for t in json.loads(states[-1].read_text()).get("policy_tables", [])
+    ]
+    if len(tables) < 2:
+        return None
+    game = make_game("kuhn_poker")
+    return exploitability(game, average_policy(game, tables[len(tables) // 2 :])).exploitability
 
 
 def first_at_or_below(evals: list[dict], key: str, level: float) -> int | None:
@@ -236,9 +283,10 @@ def _table(runs: dict, extended: dict, cfr_at) -> tuple[list[str], int, int, lis
             )
         else:
             beyond = "not run"
+        tail = f"{r['tail']:.4f}" if r.get("tail") is not None else "n/a"
         lines.append(
             f"| {seed} | {last['episodes_total']:,}{'' if done else ' (unfinished)'} | **{last['eval_avg_exploitability']:.4f}** | "
-            f"{last['eval_exploitability']:.4f} | {best_last:.4f} | {cfr_at(last['episodes_total']):.4f} | {last['eval_mean']:+.3f} | {beyond} |"
+            f"{last['eval_exploitability']:.4f} | {best_last:.4f} | {tail} | {cfr_at(last['episodes_total']):.4f} | {last['eval_mean']:+.3f} | {beyond} |"
         )
     complete = sum(1 for r in runs.values() if r["evals"][-1]["step"] >= (r["planned_steps"] or 0))
     return lines, met, complete, rates
@@ -320,18 +368,22 @@ def report() -> None:
             f"""**{head}**: goal {"met" if ok else "not met"} ({met} of {len(runs)} seeds at or below {GOAL} at the end of the
 budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
 
-| seed | episodes | avg-policy expl. | last-iterate expl. | best last iterate | CFR at same traversals | greedy value vs `kuhn_king_only` | continued past the budget (avg expl.) |
-|---|---|---|---|---|---|---|---|
+| seed | episodes | avg-policy expl. | last-iterate expl. | best last iterate | tail avg (2nd half; not the goal's metric) | CFR at same traversals | greedy value vs `kuhn_king_only` | continued past the budget (avg expl.) |
+|---|---|---|---|---|---|---|---|---|
 {chr(10).join(lines)}
 """
         )
     tried = []
     for name, changes in PROBES.items():
+        if name in VARIANTS:
+            continue
+        note = f" [{PROBE_NOTES[name]}]" if name in PROBE_NOTES else ""
         for seed, r in sorted(load_runs(variant_root(name)).items()):
             last = r["evals"][-1]
             tried.append(
-                f"`{json.dumps(changes)}` seed {seed}: {last['eval_avg_exploitability']:.4f} "
+                f"`{json.dumps(changes)}`{note} seed {seed}: {last['eval_avg_exploitability']:.4f} "
                 f"(last iterate {last['eval_exploitability']:.4f}) at {last['episodes_total']:,}"
+                + ("" if r["status"] != "running or stopped" else " (stopped there)")
             )
     if tried:
         sections.append(

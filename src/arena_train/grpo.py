@@ -6,8 +6,9 @@ episode's reward comes from the game (outcome, win/loss or squashed margin, minu
 per illegal or unparseable answer); advantages are normalised within the group. The loss is
 the clipped policy-gradient surrogate on the exact log-probability of each chosen menu entry
 (one forward pass, logits restricted to the menu's tokens) plus ``kl_beta`` times the exact
-KL divergence, over the menu, from the frozen initial weights. AdamW, gradient accumulation
-over micro-batches, global-norm clipping.
+KL divergence, over the menu, from the magnet (the frozen initial weights, or with
+``magnet_every`` a copy of the learner refreshed every N steps). AdamW (or SGD), gradient
+accumulation over micro-batches, global-norm clipping.
 
 Every draw is derived from the config's seed and the step (deals, opponent tables, sampling,
 data order), so a step's randomness does not depend on what came before it: the same seed
