@@ -53,7 +53,15 @@ def _section(out: Path, plot: Path, title: str):
     from arena_train.loop import parse_loop_config, plot_curves, report_markdown
 
     data = json.loads((out / "report.json").read_text())
+    # runs from before the analysis hook had a name computed the same exact values in the loop
+    data["config"]["analysis"] = data["config"].get("analysis") or "arena_games.textarena.kuhn_v0:exact_values"
     cfg = parse_loop_config(data["config"])
+    coverage = data.get("coverage") or {}
+    if "model" not in coverage and (out / "server" / "results.jsonl").exists():  # runs before the loop pinned it
+        import re
+
+        found = re.search(r"tiny-llama-[0-9a-f]+", (out / "server" / "results.jsonl").read_text())
+        coverage = {"model": found.group(0) if found else "unknown", **coverage}
     seeds = data["seeds"]
     plot_curves(
         seeds, plot, f"{cfg.name} (lr {cfg.train.get('optim', {}).get('learning_rate')}): exact values during GRPO"
@@ -63,7 +71,7 @@ def _section(out: Path, plot: Path, title: str):
         f"### {title}\n\n"
         f"Learning rate {cfg.train.get('optim', {}).get('learning_rate')}; training wall time "
         f"({cfg.train.get('steps')} GRPO steps): {times}.\n\n"
-        + report_markdown(cfg, seeds, data.get("server"), data.get("coverage"))
+        + report_markdown(cfg, seeds, data.get("server"), coverage)
         + f"\nTraining curves (exact, every step, every seed): `docs/{plot.name}`.\n"
     )
 

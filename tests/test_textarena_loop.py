@@ -62,6 +62,7 @@ def test_tiny_loop_end_to_end(tmp_path):
     server = report["server"]
     assert server["faults"]["games"] == 4 and server["faults"]["decisions"] > 0
     assert report["coverage"]["compact_labels_single_token"] is True
+    assert report["coverage"]["model"].startswith("tiny-llama-")  # pinned once for the whole loop
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["seeds"][0]["opponents"] == json.loads(json.dumps(seed["opponents"]))
     assert "after - before" in (tmp_path / "out" / "report.md").read_text()

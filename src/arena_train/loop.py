@@ -332,7 +332,8 @@ def run_server_check(cfg: LoopConfig, out: Path, *, log=print) -> dict[str, Any]
     names = opponent_names(cfg.tournament.opponents)
     opponents = [_entrant(n, o, i) for i, (n, o) in enumerate(zip(names, cfg.tournament.opponents))]
     t0 = time.perf_counter()
-    with mlx_server(startup_s=cfg.server.startup_s) as (url, model):
+    path = grpo_config(cfg, cfg.seeds[0]).model.path
+    with mlx_server(None if path == "tiny" else path, startup_s=cfg.server.startup_s) as (url, model):
         stock = _entrant(
             "stock-server",
             {
@@ -452,6 +453,21 @@ def plot_curves(seeds: list[dict], path: Path, title: str) -> Path | None:
     return path
 
 
+def pin_model(cfg: LoopConfig) -> LoopConfig:
+    """``model.path = "tiny"`` resolved once to its built directory, used by every seed and the
+    server: the tiny model is rebuilt whenever its tokenizer corpus (game text) changes, and one
+    loop must not mix two of them."""
+    from .lm import TINY_GAMES
+
+    model = dict(cfg.train.get("model", {}))
+    if model.get("path", "tiny") != "tiny":
+        return cfg
+    from arena_players.tiny_model import ensure_tiny_model
+
+    model["path"] = str(ensure_tiny_model(game_ids=TINY_GAMES))
+    return cfg.model_copy(update={"train": {**cfg.train, "model": model}})
+
+
 def run_loop(
     cfg: LoopConfig, out: Path, *, seeds: Sequence[int] | None = None, plot: Path | None = None, log=print
 ) -> dict:
@@ -460,6 +476,8 @@ def run_loop(
         raise ConfigError(f"loop output {str(out)!r} is not empty; pass a new --out (runs never mix)")
     out.mkdir(parents=True, exist_ok=True)
     seeds = list(seeds if seeds is not None else cfg.seeds)
+    cfg = pin_model(cfg)
+    log(f"model: {grpo_config(cfg, seeds[0]).model.path}")
     server = run_server_check(cfg, out / "server", log=log) if cfg.server.enabled else None
     coverage = None
     results = []
@@ -468,7 +486,8 @@ def run_loop(
         if coverage is None:
             from .lm import load_lm
 
-            coverage = tokenizer_coverage(cfg.game, load_lm(grpo_config(cfg, seed).model.path)[1])
+            path = grpo_config(cfg, seed).model.path
+            coverage = {"model": Path(path).name, **tokenizer_coverage(cfg.game, load_lm(path)[1])}
         report = {"config": cfg.model_dump(mode="json"), "seeds": results, "server": server, "coverage": coverage}
         (out / "report.json").write_text(json.dumps(report, indent=2))
         (out / "report.md").write_text(report_markdown(cfg, results, server, coverage))
