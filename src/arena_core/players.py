@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
@@ -12,6 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .game import Game, Position
+    from .match import Match
     from .text import ParseResult, Prompt, TextView
 
 T = TypeVar("T")
@@ -76,6 +78,54 @@ def begin_episodes(players: Sequence[Any] | Mapping[int, Any], game: Game[Any, A
             hook(game, seat, seed)
 
 
+class PlayerHookWarning(UserWarning):
+    """A player's episode hook raised: the episode's result stands, the error is shown."""
+
+
+@dataclass(frozen=True)
+class EpisodeEnd:
+    """What a seat learns when an episode ends: its final observation (``game.observe`` of the
+    final position: only what this seat may see) and the returns (None when truncated)."""
+
+    game: Game[Any, Any]
+    seat: int
+    episode_seed: int
+    observation: dict[str, Any]
+    returns: tuple[float, ...] | None
+    reason: str
+
+
+def end_episodes(players: Sequence[Any] | Mapping[int, Any], match: Match) -> None:
+    """Tell each seated player that ``match`` has ended: ``end_episode(EpisodeEnd)`` where a
+    player has it (a search player learning its opponents, an LLM player freeing its caches).
+    A hook that raises never undoes the result: it becomes a :class:`PlayerHookWarning`."""
+    for seat, player in players.items() if isinstance(players, Mapping) else enumerate(players):
+        hook = getattr(player, "end_episode", None)
+        if hook is None:
+            continue
+        try:
+            hook(episode_end(match, seat))
+        except Exception as exc:  # a learning hook's failure is shown, never a crash of the loop
+            warn_hook_failed(player, seat, exc)
+
+
+def episode_end(match: Match, seat: int) -> EpisodeEnd:
+    """The :class:`EpisodeEnd` of ``seat`` for an ended ``match``."""
+    end = match.end
+    if end is None:
+        raise ValueError("episode_end: the match has not ended")
+    returns = None if end.returns is None else tuple(float(r) for r in end.returns)
+    observation = match.game.observe(match.position, seat)
+    return EpisodeEnd(match.game, seat, match.seed, observation, returns, end.reason.value)
+
+
+def warn_hook_failed(player: Any, seat: int, exc: BaseException) -> None:
+    name = getattr(player, "name", type(player).__name__)
+    warnings.warn(
+        f"player {name} (seat {seat}) end_episode raised {type(exc).__name__}: {exc}", PlayerHookWarning, stacklevel=3
+    )
+
+
 @dataclass(frozen=True)
 class Move:
     """A player's answer with its telemetry (tokens, latency, parse info, ...)."""
@@ -108,6 +158,10 @@ class BasePlayer:
 
     def begin_episode(self, game: Game[Any, Any], seat: int, episode_seed: int) -> None:
         """Called before an episode; override to reset per-episode state."""
+
+    def end_episode(self, end: EpisodeEnd) -> None:
+        """Called after an episode with this seat's final observation and the returns; override
+        to learn from the outcome or free per-episode state."""
 
     def act(self, decision: Decision) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -10,7 +10,7 @@ from .episode import EpisodeRecord, EpisodeWriter
 from .errors import ConfigError
 from .game import Game
 from .match import Match
-from .players import Decision, Move, Player, begin_episodes
+from .players import Decision, Move, Player, begin_episodes, end_episodes
 from .policy import RAISE, IllegalActionPolicy
 from .text import ParseResult
 
@@ -55,12 +55,13 @@ def play_episode(
 
 def play_match(match: Match, players: Sequence[Player]) -> EpisodeRecord:
     """Play ``match`` (already set up: policy, caps, sink) to its end with ``players[i]`` in
-    seat ``i``, after their ``begin_episode`` hooks; returns its record."""
+    seat ``i``, between their ``begin_episode`` and ``end_episode`` hooks; returns its record."""
     begin_episodes(players, match.game, match.seed)
     while not match.done:
         seat = match.to_act()
         assert seat is not None  # a running match has a player to act
         step_player(match, seat, players[seat])
+    end_episodes(players, match)
     return match.record
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..game import Game
 from ..match import Match
-from ..players import Decision, Player, begin_episodes
+from ..players import Decision, Player, begin_episodes, end_episodes
 from ..policy import IllegalActionPolicy
 from ..runner import step_player
 from ..seeding import derive_seed
@@ -87,6 +87,8 @@ class ArenaGymEnv(gym.Env):
         self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
         begin_episodes(self._seats, self.game, int(seed))
         self._advance()
+        if self.match.done:  # the others ended it before the learner's first turn
+            end_episodes(self._seats, self.match)
         return self._obs(), self._info()
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -94,6 +96,8 @@ class ArenaGymEnv(gym.Env):
             raise RuntimeError("call reset() before step(): the episode has ended")
         outcome = self.match.submit_id(self.seat, action)
         self._advance()
+        if self.match.done:
+            end_episodes(self._seats, self.match)
         reward = 0.0
         terminated = truncated = False
         end = self.match.end

@@ -29,7 +29,7 @@ from ..faults import CapExhausted, FaultKind
 from ..game import Game
 from ..match import Match
 from ..outputs import scrub_and_cut
-from ..players import Decision, Move
+from ..players import Decision, Move, episode_end, warn_hook_failed
 from ..runner import submit_answer
 from .results import GameResult, PlayerFault, Settings
 from .schedule import Entrant, Schedule, ScheduledGame
@@ -285,6 +285,19 @@ def play_game(
             marker(seat)
             try:
                 _decide(match, seat, players[seat], caller, limit, game_bound, broken, settings, tally)
+            finally:
+                marker(-1)
+        for seat, player in enumerate(players):  # the result stands whatever an end hook does
+            hook = getattr(player, "end_episode", None)
+            if hook is None or seat in broken:
+                continue
+            marker(seat)
+            try:
+                caller.call(hook, (episode_end(match, seat),), settings.decision_time_limit_s)
+            except BaseException as exc:
+                if _user_interrupted(exc):
+                    raise UserInterrupt() from None
+                warn_hook_failed(player, seat, exc)
             finally:
                 marker(-1)
     finally:
