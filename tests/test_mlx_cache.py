@@ -268,6 +268,18 @@ def test_transcript_play_cached_equals_uncached(game_id, decisions, tokenizer, m
             assert t["kv_cache"] == "hit" and t["prefill_tokens"] == t["new_tokens"] + 1
 
 
+class Watching(MLXPlayer):
+    """Notes how many seats' caches the engine keeps whenever an episode ends."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.kept_at_end: list[int] = []
+
+    def end_episode(self, end) -> None:
+        self.kept_at_end.append(len(self.engine._sessions))
+        super().end_episode(end)
+
+
 def test_batched_transcript_play_matches_one_at_a_time(models):
     """Batched play over per-row kept caches gives the moves of unbatched, uncached play."""
     game = make_game("megagem")
@@ -275,11 +287,11 @@ def test_batched_transcript_play_matches_one_at_a_time(models):
     moves = {}
     for batched, options in ((True, {}), (False, {"max_cached_seats": 0})):
         engine = MLXEngine(*models["merging"])
-        player = MLXPlayer(engine=engine, view="transcript", **options)
+        player = Watching(engine=engine, view="transcript", **options)
         records = play_batch(game, [player] * 3, seeds, turn_cap=12, batched=batched)
         moves[batched] = [[s.action for s in r.steps] for r in records]
         if batched:
             assert engine.stats.session_hits + engine.stats.session_partial == 4 * 9
-            assert len(engine._sessions) == 12
-            assert player.end_episode(11) == 3 and len(engine._sessions) == 9
+            assert player.kept_at_end[0] == 12  # every seat of every game kept its conversation's cache until the end
+            assert len(engine._sessions) == 0  # the runner ended every episode: their caches are freed
     assert moves[True] == moves[False]

@@ -7,7 +7,9 @@ same player object go to its ``act_batch(decisions) -> answers`` in one call (an
 ``act_batch`` are asked one decision at a time. Answers go through exactly the same path as
 :func:`arena_core.runner.play_episode`: text is parsed by the game's text view, and a crash,
 an exception returned in place of an answer, or an unreadable answer is recorded and handled
-by the illegal-action policy -- never a crash of the loop.
+by the illegal-action policy -- never a crash of the loop. Players are told when an episode
+begins (``begin_episode``) and when it ends (``end_episode``; an MLX player frees the seat's kept
+KV cache then).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from arena_core.episode import EpisodeRecord
 from arena_core.errors import ConfigError
 from arena_core.game import Game
 from arena_core.match import Match
-from arena_core.players import Decision, Player, begin_episodes
+from arena_core.players import Decision, Player, begin_episodes, end_episodes
 from arena_core.policy import RAISE, IllegalActionPolicy
 from arena_core.runner import submit_answer
 
@@ -81,7 +83,7 @@ def play_batch(
     written = [False] * len(matches)
     try:
         while True:
-            _flush(matches, written, log_path)
+            _flush(matches, written, log_path, lineups)
             live = [i for i, m in enumerate(matches) if not m.done]
             if not live:
                 break
@@ -140,7 +142,10 @@ def apply_answer(match: Match, decision: Decision, answer: Any, elapsed_s: float
     submit_answer(match, decision, answer, latency_s=elapsed_s)
 
 
-def _flush(matches: list[Match], written: list[bool], log_path: str | None) -> None:
+def _flush(matches: list[Match], written: list[bool], log_path: str | None, lineups=None) -> None:
+    """Append each newly finished episode's record to ``log_path``; then tell its players it
+    ended (``end_episode(EpisodeEnd)`` where they have it: they may learn from it or free what they
+    kept for it, e.g. a seat's KV cache; a hook that raises becomes a warning)."""
     for i, match in enumerate(matches):
         if match.done and not written[i]:
             written[i] = True
@@ -148,6 +153,8 @@ def _flush(matches: list[Match], written: list[bool], log_path: str | None) -> N
                 with open(log_path, "a", encoding="utf-8") as fh:
                     for line in match.record.lines():
                         fh.write(line + "\n")
+            if lineups is not None:
+                end_episodes(lineups[i], match)
 
 
 def _name(player: Player) -> str:

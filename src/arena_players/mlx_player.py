@@ -26,10 +26,10 @@ values at a position depend only on the tokens up to it -- whatever the tokenize
 message boundary (a tokenizer whose tokens cross the newline before an answer re-reads those few
 tokens: a ``partial`` hit). After an answer the cache holds exactly the prompt and the answer
 tokens that went through the model. At most ``max_cached_seats`` seats' caches are kept
-(least recently used evicted); ``begin_episode`` and :meth:`MLXPlayer.end_episode` free them
-early. In batched play each row is prefilled from its own kept cache, the rows are merged into
-one ``BatchKVCache`` for the decode steps, and each row's cache is copied back out of the batch
-when the row finishes. Telemetry per decision: ``kv_cache`` (``hit``, ``partial``, ``miss``,
+(least recently used evicted); ``begin_episode`` and ``end_episode`` (called by the game
+loops) free them early. In batched play each row is prefilled from its own kept cache, the rows
+are merged into one ``BatchKVCache`` for the decode steps, and each row's cache is copied back
+out of the batch when the row finishes. Telemetry per decision: ``kv_cache`` (``hit``, ``partial``, ``miss``,
 ``off``), ``prefill_tokens``, ``cached_tokens`` and ``new_tokens`` (the prompt's growth since the
 seat's last prompt and answer).
 """
@@ -853,9 +853,13 @@ class MLXPlayer(BasePlayer):
         if self._transcript:
             self.engine.drop_sessions(lambda key: key == self._session(episode_seed, seat))
 
-    def end_episode(self, episode_seed: int, seat: int | None = None) -> int:
-        """Free what this player keeps for an ended episode (its seats' KV caches); returns how
-        many caches were freed. The least recently used ones go anyway once over the limit."""
+    def end_episode(self, end) -> None:
+        """An episode ended (:class:`~arena_core.players.EpisodeEnd`): free the seat's kept KV cache."""
+        self.free_episode(end.episode_seed, end.seat)
+
+    def free_episode(self, episode_seed: int, seat: int | None = None) -> int:
+        """Free the kept KV caches of ``episode_seed`` (one ``seat``'s or all of them); returns how
+        many were freed. The least recently used go anyway once over ``max_cached_seats``."""
         return self.engine.drop_sessions(
             lambda key: key[0] == self._tag and key[1] == int(episode_seed) and seat in (None, key[2])
         )
