@@ -297,6 +297,9 @@ def run(cfg: dict, out: Path, *, quiet: bool = False) -> dict:
                 "initial_margin": man["report"]["initial_margin"],
                 "student_margin": man["report"]["student_margin"],
                 "agreement": [man["report"]["agreement_initial"], man["report"]["agreement_student"]],
+                "heldout_loss": [
+                    r for r in MetricsLog(out / f"distil_s{seed}" / "metrics.jsonl").rows() if "heldout_loss" in r
+                ][-1]["heldout_loss"],
                 "compare": res,
             }
         )
@@ -467,6 +470,24 @@ def report_body(summary: dict, cfg: dict, png: str, out: Path | None = None) -> 
             )
             + "; the base student scores "
             f"{base_rep.get('student_margin', float('nan')):+.1f} there.",
+        ]
+    moved = [
+        f"seed {r['seed']} {r['base_compare']['difference']['mean']:+.1f} -> {r['compare']['difference']['mean']:+.1f}"
+        for r in rows
+        if r.get("base_compare")
+    ]
+    if moved:
+        finals = [r["compare"]["difference"]["mean"] for r in rows]
+        lines += [
+            "",
+            "Base student -> after the distillation, on the same held-out deals: "
+            + "; ".join(moved)
+            + f". The distilled students end between {min(finals):+.1f} and {max(finals):+.1f} whatever their start: "
+            "the search labels pull a student towards the expert's neighbourhood on the grid, but not past the expert. "
+            "The learning curves swing between evaluations because the student's distribution over the grid stays "
+            "flat (held-out cross-entropy at the last step: "
+            + ", ".join(f"{r.get('heldout_loss', float('nan')):.2f}" for r in rows)
+            + " nats), so its greedy bid flips between neighbouring grid bids.",
         ]
     dg = summary.get("diagnosis")
     if dg:

@@ -40,7 +40,7 @@ def _tiny(cfg: dict) -> dict:
     cfg["base"].update(rounds=1, deals_per_round=1, epochs=1, eval_deals=2)
     cfg["distil"].update(rounds=2, deals_per_round=1, steps=4, eval_every=2, checkpoint_every=2, eval_deals=2)
     cfg["distil"]["expert"] = cfg["distil"]["expert"].replace("simulations = 12", "simulations = 2")
-    cfg["evaluate"]["deals"] = 2
+    cfg["evaluate"].update(deals=2, compare_base_seeds=[0])
     cfg["diagnose"].update(grid_deals=2, label_states=3)
     cfg["grpo"].update(steps=2, checkpoint_every=0, plot=False, eval={**cfg["grpo"]["eval"], "every": 1, "deals": 2})
     return cfg
