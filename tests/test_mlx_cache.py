@@ -295,3 +295,16 @@ def test_batched_transcript_play_matches_one_at_a_time(models):
             assert player.kept_at_end[0] == 12  # every seat of every game kept its conversation's cache until the end
             assert len(engine._sessions) == 0  # the runner ended every episode: their caches are freed
     assert moves[True] == moves[False]
+
+
+def test_free_episode_frees_only_that_players_episode(tiny):
+    engine = engine_of(tiny)
+    mine, other = MLXPlayer(engine=engine, view="transcript"), MLXPlayer(engine=engine, view="transcript")
+    for player in (mine, other):
+        for seed, seat in ((5, 0), (5, 1), (6, 0)):
+            ask(engine, conversation(1), player._session(seed, seat))
+    assert len(engine._sessions) == 6
+    assert mine.free_episode(5, seat=1) == 1
+    assert mine.free_episode(5) == 1 and mine.free_episode(5) == 0
+    assert engine.session_tokens(mine._session(6, 0)) is not None
+    assert all(engine.session_tokens(other._session(s, t)) is not None for s, t in ((5, 0), (5, 1), (6, 0)))
