@@ -49,6 +49,32 @@ def run(args) -> int:
     return 0
 
 
+NOTES = """**Reading.** The goal (the trained model's win rate against the fixed scripted opponents
+rises from baseline with a resolved interval) is met in every seed against both opponents. What
+the numbers mean, given the title as our adapter plays it (`arena_games.textarena.kuhn_v0`:
+bets never reach the pot, so each round is won or lost and the match is best of three):
+
+- The equilibrium bot never folds, so no policy wins more than 1/2 against it; the gain there
+  comes only from folding less. A never-fold policy wins exactly one seating of every deal
+  against it (the cards follow the seat), hence exactly 50.0% after training.
+- Against random the ceiling is 197/256 = 76.95% (the best response, which is the bot's own
+  strategy: bet whenever allowed, call every bet); four seeds end at it (76.95%, to 0.01 points). Seed 4 reached
+  76.6% at step 7, fell to 69.6% at step 19 and ended at 73.5%: once every snapshot in its pool calls every bet,
+  betting earns nothing in training and its betting drifted (it still never folds:
+  exploitability 0). Self-play against snapshots teaches what the pool punishes, no more.
+- The model was trained only against frozen copies of itself; the fixed opponents never entered
+  training. The rerun of the main configuration reproduced every number bit for bit.
+- The lr 1e-3 variant reaches the optimum after one Adam step (a sign-like first step of 1e-3
+  on every weight of the tiny model). Its baseline differs from the main run's because the tiny
+  model was rebuilt in between (its tokenizer corpus, game text, changed; same weights, other
+  token ids): the loop now pins one built model for all seeds and the server and records it.
+- The stock model through `mlx_lm.server` answers with random-weight text: every decision is a
+  fault (the default move is played), counted apart; it checks the plumbing, not play.
+- Not shown: strategic depth. The title as played is nearly degenerate (never fold, bet); a
+  harder title (LiarsDice-v0) was not run.
+"""
+
+
 def _section(out: Path, plot: Path, title: str):
     from arena_train.loop import parse_loop_config, plot_curves, report_markdown
 
@@ -85,6 +111,7 @@ def report(args) -> int:
         "## TextArena KuhnPoker-v0: the local-model arena loop (issue 18)\n\n"
         f"`python bench/textarena_loop.py run` then `report` (config `examples/textarena_loop.toml`); {machine()}, "
         "2 cores shared with other jobs.\n",
+        NOTES,
         _section(out, PLOT, "Main configuration"),
     ]
     for spec in args.variant or []:
