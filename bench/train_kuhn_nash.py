@@ -110,6 +110,43 @@ ROUND3: dict[str, dict] = {
         "entropy_final": 0.03,
         "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
     },
+    "r3_b1_0_e0.05_lr2e-4": {
+        **_32x4,
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=2e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_info_b1_0_e0.05_lr1.2e-4": {
+        **_32x4,
+        "baseline": "infostate",
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_t5_b1_0_e0.05_lr2e-4": {
+        **_32x4,
+        "temperature": 5.0,
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=2e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_t5_b1_0_e0.05_lr1.2e-4": {
+        **_32x4,
+        "temperature": 5.0,
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_16x4_b1_0_e0.05_lr1.2e-4": {
+        "deals_per_step": 16,
+        "group_size": 4,  # 64 episodes per step, twice the updates for the same episodes
+        "eval": dict(anchor="kuhn_king_only", every=50, exploitability=True),  # a snapshot every 3,200 episodes
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
+    "r3_b1_0_e0.15to0.05in300_lr1.2e-4": {
+        **_32x4,
+        "entropy_beta": 0.15,
+        "entropy_final": 0.05,
+        "entropy_decay_steps": 300,  # a strong bonus only while the policy leaves the random init
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
+    },
     "r3_info_none_b1_0_e0.05_lr1.2e-4": {
         **_32x4,
         "baseline": "infostate",
@@ -125,6 +162,9 @@ PROBE_NOTES = {
     "infostate": "default tiny model as rebuilt after another piece's text change (a different random model); "
     "stopped: behind the 6e-5 linear seed 0 at the same point",
     "r3_b1_0_e0.05_lr3.6e-4": "stopped: collapsed early (average 0.24 at 80,000)",
+    "r3_b1_0_e0.05_lr2e-4": "stopped: stuck near the pure profile at 0.167 early (average 0.093 at 86,000)",
+    "r3_info_b1_0_e0.05_lr1.2e-4": "stopped: trapped at 0.166 for the first 13,000 episodes, then oscillating "
+    "0.2-0.47 (average 0.134 at 64,000)",
     "r3_info_none_b1_0_e0.05_lr1.2e-4": "stopped: collapsed to a pure strategy within 40 steps (exploitability 0.167, "
     "entropy 0.001)",
 }
@@ -160,10 +200,10 @@ def run(seed: int, episodes: int, *, extend: bool = False, variant: str | None =
     issue's budget: where the curve goes next)."""
     from arena_train.grpo import GRPOTrainer
 
-    per_step = CONFIG["deals_per_step"] * CONFIG["group_size"]
-    steps = max(1, episodes // per_step)
     root = variant_root(variant)
     config = {**CONFIG, **({**VARIANTS, **PROBES}[variant] if variant else {})}
+    per_step = config["deals_per_step"] * config["group_size"]
+    steps = max(1, episodes // per_step)
     if variant in ROUND3:
         config["model"] = {"path": kuhn_model_path()}
     out = (root / "extended" if extend else root) / f"seed_{seed}"
@@ -408,10 +448,18 @@ budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes).
 
 The tiny random-weight model in both seats at once (GRPO self-play, role-conditioned running
 baseline per seat), evaluated exactly every 25 steps (3,200 episodes): exploitability
-(NashConv / 2) of its sampling policy (temperature {CONFIG["temperature"]}) over Kuhn's 12
-information states, for the last iterate and for the average policy (uniform mixture over the
-evaluation snapshots, one drawn per game, computed exactly as its realisation-equivalent
-behaviour policy). CFR: vanilla tabular CFR's average policy at the same number of deal
+(NashConv / 2) of its sampling policy (temperature {CONFIG["temperature"]} unless a variant says
+otherwise) over Kuhn's 12 information states, for the last iterate and for the average policy
+(uniform mixture over the evaluation snapshots, one drawn per game, computed exactly as its
+realisation-equivalent behaviour policy). The snapshots are the policy at step 0 (the random
+initial weights) and after every 25th step through the last: 95 snapshots for 300,000 episodes,
+all weighted equally. The tail-average column is an extra number, not the goal's metric: the
+same mixture over the second half of the snapshots only. Round 3 (the variants and probes named
+`r3_...`: AdamW without momentum, per-prompt baselines, a moving magnet, temperature) runs on the
+tiny model whose tokenizer is trained on Kuhn poker's text alone (the default tiny model's
+tokenizer also reads MegaGem's text, so edits to MegaGem's views rebuild it as another random
+model): a different random model from the earlier rows' (exploitability of the initial weights at
+temperature 3: 0.870 against 0.632). CFR: vanilla tabular CFR's average policy at the same number of deal
 traversals (12 per iteration; a learner episode is one sampled play of one deal). Main config:
 `{json.dumps(cfg)}`. Machine: {machine()}; self-play episodes per second per run (training
 plus evaluations, two or three runs at a time at low priority on 2 cores shared with other

@@ -377,6 +377,14 @@ def test_entropy_final_decays_the_bonus_linearly_and_changes_the_run(tmp_path):
     assert any(not np.allclose(np.array(w_c[k]), np.array(w_d[k])) for k in w_c)
     with pytest.raises(ConfigError, match="entropy_final"):
         GRPOTrainer({**SELF, "entropy_final": -0.1}, tmp_path / "e")
+    # entropy_decay_steps: the decay ends at that step and the bonus holds entropy_final after it
+    early = GRPOTrainer(
+        {**SELF, "steps": 10, "entropy_final": 0.0, "entropy_decay_steps": 3, "eval": dict(anchor="kuhn_king_only")},
+        tmp_path / "f",
+    )
+    assert [early.entropy_beta(s) for s in (1, 2, 3, 4, 10)] == pytest.approx([0.1, 0.05, 0.0, 0.0, 0.0])
+    with pytest.raises(ConfigError, match="set entropy_final too"):
+        GRPOTrainer({**SELF, "entropy_decay_steps": 3}, tmp_path / "g")
 
 
 # ---------------------------------------------------------------------- round 3 options (Kuhn to Nash)

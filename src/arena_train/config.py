@@ -128,6 +128,11 @@ class GRPOConfig(_Strict):
         description="decay the entropy bonus linearly from entropy_beta at the first step "
         "to this value at the last (None: entropy_beta throughout)",
     )
+    entropy_decay_steps: int | None = Field(
+        None,
+        ge=1,
+        description="with entropy_final: reach entropy_final at this step and hold it there (None: at the last step)",
+    )
     advantage: Literal["group", "per_decision"] = Field(
         "group", description="one return per episode, or per-decision returns (penalties after the decision)"
     )
@@ -166,6 +171,8 @@ class GRPOConfig(_Strict):
             raise ValueError(
                 f"baseline = '{self.baseline}' centres on a running mean, not on groups; use advantage_scale 'batch_std' or 'none'"
             )
+        if self.entropy_decay_steps is not None and self.entropy_final is None:
+            raise ValueError("entropy_decay_steps sets when entropy_final is reached; set entropy_final too")
         if self.magnet_every and self.kl_beta == 0:
             raise ValueError("magnet_every moves the KL term's reference; it needs kl_beta > 0")
         if self.init_from and self.resume_from:

@@ -498,11 +498,13 @@ class GRPOTrainer:
         return [rows[i] for i in inverse]
 
     def entropy_beta(self, step: int) -> float:
-        """The entropy bonus at ``step`` (1-based): entropy_beta, or the linear decay to entropy_final."""
+        """The entropy bonus at ``step`` (1-based): entropy_beta, or the linear decay to entropy_final
+        (reached at the last step, or at entropy_decay_steps and held from there)."""
         cfg = self.config
         if cfg.entropy_final is None:
             return cfg.entropy_beta
-        frac = (step - 1) / max(1, cfg.steps - 1)
+        end = cfg.entropy_decay_steps or cfg.steps
+        frac = min(1.0, (step - 1) / max(1, end - 1))
         return cfg.entropy_beta + (cfg.entropy_final - cfg.entropy_beta) * frac
 
     def train_step(self, step: int) -> dict:
