@@ -21,16 +21,28 @@ import sys
 import time
 from collections import defaultdict
 
-from arena_core.match import Match
 from arena_core.registry import make_game, make_player
-from arena_core.runner import play_episode, play_match
+from arena_core.runner import play_episode
 from arena_core.stats import cluster_mean_interval, wilson_interval
-from arena_players.search import SearchPlayer, tell_episode_end
+from arena_players.search import SearchPlayer
 
 
 def _deals(text: str) -> range:
     a, _, b = text.partition(":")
     return range(int(a), int(b)) if b else range(int(a))
+
+
+class _Untold:
+    """The player, minus its ``end_episode`` hook: the game loop cannot tell it how episodes end."""
+
+    def __init__(self, player):
+        self.player, self.name = player, player.name
+
+    def begin_episode(self, game, seat, episode_seed):
+        self.player.begin_episode(game, seat, episode_seed)
+
+    def act(self, decision):
+        return self.player.act(decision)
 
 
 def kuhn(args) -> None:
@@ -54,11 +66,8 @@ def kuhn(args) -> None:
             for deal in _deals(args.deals):  # one player object for the whole run: a learned model carries over
                 tot = 0.0
                 for seat in (0, 1):
-                    players = [s, o] if seat == 0 else [o, s]
-                    match = Match(game, deal)
-                    rec = play_match(match, players)
-                    if not args.no_end:
-                        tell_episode_end(players, match)
+                    me = _Untold(s) if args.no_end else s
+                    rec = play_episode(game, [me, o] if seat == 0 else [o, me], deal)  # it calls end_episode
                     tot += rec.end.returns[seat]
                 sums.append(tot)
                 counts.append(2)
@@ -183,7 +192,7 @@ def main(argv=None) -> None:
     k.add_argument("--seed", type=int, default=0)
     k.add_argument("--opponent-model", default="rollout", choices=("rollout", "learned"))
     k.add_argument("--model-prior", type=float, default=0.25)
-    k.add_argument("--no-end", action="store_true", help="do not call end_episode (as arena's own loops)")
+    k.add_argument("--no-end", action="store_true", help="hide the player's end_episode hook from the game loop")
     k.add_argument("--learn-untold", action="store_true", help="learn from episodes whose end was not told")
     k.set_defaults(fn=kuhn)
     m = sub.add_parser("megagem")

@@ -4,7 +4,7 @@
 
 On Kuhn it samples the opponent's card (``sample_hidden_state``) in every playout; with
 ``opponents = "learned"`` it also learns the opponent's play across the games it is told the end
-of (``tell_episode_end``) and weights its beliefs by it. On MegaGem it redeals the hidden hands
+of (``end_episode``, which the game loops call) and weights its beliefs by it. On MegaGem it redeals the hidden hands
 and decks and lets the expert play the playouts out.
 """
 
@@ -13,10 +13,8 @@ from __future__ import annotations
 import sys
 
 from arena_core import play_episode
-from arena_core.match import Match
 from arena_core.registry import make_game, make_player
-from arena_core.runner import play_match
-from arena_players.search import SearchPlayer, tell_episode_end
+from arena_players.search import SearchPlayer
 
 
 def main(deals: int = 20) -> None:
@@ -38,9 +36,7 @@ def main(deals: int = 20) -> None:
     for deal in range(5 * deals):
         for seat in (0, 1):
             players = [learner, king] if seat == 0 else [king, learner]
-            match = Match(kuhn, deal)
-            total += play_match(match, players).end.returns[seat]
-            tell_episode_end(players, match)  # what this seat sees at the end, and the returns
+            total += play_episode(kuhn, players, deal).end.returns[seat]  # each end told: end_episode
     print(
         f"kuhn: search{{opponents = learned}} vs kuhn_king_only {total / (10 * deals):+.2f} a game over "
         f"{10 * deals} games (best response: +0.25), {learner.stats['episodes_learned']} episodes learned"

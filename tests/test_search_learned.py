@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from arena_core.match import Match
 from arena_core.players import Decision, begin_episodes
 from arena_core.registry import make_game, make_player
-from arena_core.runner import play_episode, play_match
+from arena_core.runner import play_episode
 from arena_players.random_player import RandomPlayer
-from arena_players.search import SearchPlayer, tell_episode_end
+from arena_players.search import SearchPlayer
 
 KUHN = make_game("kuhn_poker")
 
@@ -21,14 +20,24 @@ def _learner(**kw):
     return SearchPlayer(seed=3, **opts)
 
 
+class _Untold:
+    """A search player whose end_episode hook the game loop cannot see."""
+
+    def __init__(self, player):
+        self.player, self.name = player, player.name
+
+    def begin_episode(self, game, seat, episode_seed):
+        self.player.begin_episode(game, seat, episode_seed)
+
+    def act(self, decision):
+        return self.player.act(decision)
+
+
 def _play(search, opp, deals, *, tell=True):
+    me = search if tell else _Untold(search)
     for deal in range(deals):
         for seat in (0, 1):
-            players = [search, opp] if seat == 0 else [opp, search]
-            match = Match(KUHN, deal)
-            play_match(match, players)
-            if tell:
-                tell_episode_end(players, match)
+            play_episode(KUHN, [me, opp] if seat == 0 else [opp, me], deal)  # the runner calls end_episode
 
 
 def _first_bet_share(model, card):

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import PlayerError, PlayerOptionsError
 from arena_core.game import Game, Position
-from arena_core.players import BasePlayer, Decision, Move
+from arena_core.players import BasePlayer, Decision, EpisodeEnd, Move
 from arena_core.seeding import derive_seed, make_rng
 
 
@@ -131,12 +131,13 @@ class SearchPlayer(BasePlayer):
         ):
             self._episodes[seat] = _Episode(game, seat, episode_seed, game.start(episode_seed))
 
-    def end_episode(self, game: Game, seat: int, observation: dict, returns: Any = None) -> None:
-        """The episode is over: what this seat observes at its end and the returns (None when
-        truncated). With learned opponents the episode is explained and the model updated."""
-        ended = self._episodes.pop(seat, None)
-        if ended is not None and ended.game is game:
-            self._learn(ended, (observation, None if returns is None else tuple(float(r) for r in returns)))
+    def end_episode(self, end: EpisodeEnd) -> None:
+        """The episode is over (the game loops call this): what this seat observes at its end and
+        the returns (None when truncated). With learned opponents the episode is explained and
+        the model updated."""
+        ended = self._episodes.pop(end.seat, None)
+        if ended is not None and ended.game is end.game and ended.seed == end.episode_seed:
+            self._learn(ended, (end.observation, end.returns))
 
     @staticmethod
     def _key(obs: dict) -> str:
@@ -384,14 +385,3 @@ class SearchPlayer(BasePlayer):
     def simulations_per_second(self) -> float:
         """Playouts per second over every decision this player has made."""
         return self.stats["simulations"] / self.stats["seconds"] if self.stats["seconds"] else 0.0
-
-
-def tell_episode_end(players, match) -> None:
-    """After ``match`` (an :class:`arena_core.match.Match`) has ended, call ``end_episode(game, seat,
-    observation, returns)`` on each seated player that has it: what the seat observes at the end and
-    the returns (None when truncated). arena's own game loops do not call it yet; a loop that does
-    gives ``search{opponents = "learned"}`` the end of each episode (a showdown's winner, a fold)."""
-    for seat, player in enumerate(players):
-        hook = getattr(player, "end_episode", None)
-        if hook is not None:
-            hook(match.game, seat, match.observation(seat), match.returns())
