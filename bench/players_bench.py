@@ -257,11 +257,24 @@ def main() -> None:
     parser.add_argument("--big-turns", type=int, default=8, help="--transcript: decisions per game, larger models")
     parser.add_argument("--batch-games", type=int, default=32, help="--transcript: concurrent games for (c)")
     parser.add_argument("--batch-turns", type=int, default=12, help="--transcript: decisions per game for (c)")
+    parser.add_argument(
+        "--decode-gain", default=None, help="--transcript: add one decode step, 1 vs 32 rows, of --models to this log"
+    )
     parser.add_argument("--report-from", default=None, help="--transcript: write the section from a finished --log")
     parser.add_argument("--log", default=None, help="--transcript: write the raw numbers here as they come (JSON)")
     args = parser.parse_args()
     if args.blas_child:
         blas_child()
+        return
+    if args.decode_gain:
+        from arena_players.mlx_player import load_model
+
+        path = Path(args.decode_gain)
+        out = json.loads(path.read_text())
+        for name in args.models.split(","):
+            out.setdefault("decode_gain", {})[name] = decode_gain(load_model(name)[0])
+            print(name, out["decode_gain"][name], flush=True)
+        path.write_text(json.dumps(out, indent=1))
         return
     if args.report_from:
         out = json.loads(Path(args.report_from).read_text())
@@ -561,6 +574,30 @@ def transcript_main(args) -> None:
     print(transcript_report(out))
 
 
+def decode_gain(model, context: int = 32, batch: int = 32, repeats: int = 3) -> dict:
+    """One decode step (one new token per row over a short KV cache) for 1 row and for ``batch``
+    rows: how much a batched row saves when the model's weights, not attention, set the cost."""
+    import mlx.core as mx
+    from mlx_lm.models.cache import make_prompt_cache
+
+    def step_ms(rows: int) -> float:
+        cache = make_prompt_cache(model)
+        model(mx.zeros((rows, context), dtype=mx.uint32), cache=cache)
+        mx.eval([c.state for c in cache])
+        token = mx.zeros((rows, 1), dtype=mx.uint32)
+        best = float("inf")
+        for _ in range(repeats):
+            t = time.perf_counter()
+            mx.eval(model(token, cache=cache))
+            best = min(best, time.perf_counter() - t)
+            for c in cache:
+                c.trim(1)
+        return best * 1e3
+
+    one, many = step_ms(1), step_ms(batch)
+    return {"context": context, "batch": batch, "one_ms": one, "batch_ms": many, "per_row_gain": one * batch / many}
+
+
 def attention_cost(model, new: int = 180, contexts=(0, 1000, 3000, 5000), repeats: int = 3) -> dict:
     """Prefill of ``new`` tokens after a KV cache of each of ``contexts`` tokens (best of
     ``repeats``), and MLX's float32 exponential throughput on this CPU: what a growing
@@ -692,6 +729,13 @@ def transcript_report(out: dict) -> str:
                 "(each row's new tokens attend over its own conversation; a padded batch prefill was no faster per prompt, "
                 "section above), so with prefill at this share of the work the ratio stays near 1 / (prefill share)."
             )
+    for name, g in out.get("decode_gain", {}).items():
+        batch_goals.append(
+            f"- Where batching pays: one decode step of `{name}` over a {g['context']}-token cache takes {g['one_ms']:.0f} ms "
+            f"for one row and {g['batch_ms']:.0f} ms for {g['batch']} rows (best of 3), so a batched row costs "
+            f"**{g['per_row_gain']:.1f}×** less; with long free answers (decode-bound) on such a model batched play gains "
+            "that much on the decode part, while prefill stays the same work."
+        )
     if batch_rows:
         lines += [
             f"(c) Batched play in the transcript view: {args.batch_games} concurrent games, {args.batch_turns} decisions each "
