@@ -28,7 +28,8 @@ from arena_players.mlx_player import (  # noqa: E402
 )
 from arena_players.tiny_model import TinyConfig, build_tiny_model, ensure_tiny_model  # noqa: E402
 
-VOLATILE = {"latency_s", "prefill_tokens", "cached_tokens", "kv_cache", "new_tokens"}  # cost, not decision: they depend on what the engine kept
+# cost, not decision: they depend on what the engine kept
+VOLATILE = {"latency_s", "prefill_tokens", "cached_tokens", "kv_cache", "new_tokens"}
 
 
 def stable(record) -> list:
