@@ -106,24 +106,37 @@ def train_seed(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
     return done
 
 
-def train_grpo(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
-    """Optional stage: GRPO against the opponents from the seed's base student (``init_from``)."""
+def grpo_stages(cfg: dict) -> list[dict]:
+    """The ``[[grpo]]`` stages (a single ``[grpo]`` table is one stage); each names ``from``
+    (the seed's ``base`` or ``distil`` student it starts from) and its ``seeds``."""
+    g = cfg.get("grpo", [])
+    stages = [g] if isinstance(g, dict) else list(g)
+    for st in stages:
+        if st.get("from", "base") not in ("base", "distil"):
+            raise BenchError(f"grpo.from = {st.get('from')!r}: write 'base' or 'distil'")
+    return stages
+
+
+def train_grpo(stage: dict, seed: int, out: Path, *, quiet: bool = False) -> tuple[Path, dict]:
+    """GRPO against the opponents from the seed's base or distilled student (``init_from``)."""
     from arena_train.grpo import GRPOTrainer
 
-    run_dir = out / f"grpo_s{seed}"
+    start = stage.get("from", "base")
+    run_dir = out / f"grpo_{start}_s{seed}"
     done = _finished(run_dir)
     if done is not None:
-        return done
+        return run_dir, done
     if run_dir.exists():
         raise BenchError(f"{run_dir} holds an unfinished run; remove it to start that stage again")
-    body = {k: v for k, v in cfg["grpo"].items() if k != "seeds"}
+    body = {k: v for k, v in stage.items() if k not in ("seeds", "from")}
 
     def progress(step: int, row: dict) -> None:
         if "eval_margin" in row:
-            _say(quiet, f"seed {seed}: GRPO step {step} margin {row['eval_margin']:+.1f}")
+            _say(quiet, f"seed {seed}: GRPO from {start}, step {step} margin {row['eval_margin']:+.1f}")
 
-    GRPOTrainer({**body, "seed": seed, "init_from": str(out / f"base_s{seed}")}, run_dir, progress=progress).run()
-    return _finished(run_dir) or json.loads((run_dir / "manifest.json").read_text())
+    init = str(out / f"{start}_s{seed}")
+    GRPOTrainer({**body, "seed": seed, "init_from": init}, run_dir, progress=progress).run()
+    return run_dir, _finished(run_dir) or json.loads((run_dir / "manifest.json").read_text())
 
 
 def training_deal_seeds(cfg: dict, seeds) -> set[int]:
@@ -137,11 +150,11 @@ def training_deal_seeds(cfg: dict, seeds) -> set[int]:
             for r in range(1, int(c.get("rounds", 2)) + 1):
                 used.update(derive_seed(seed, "ei_train_deal", r, j) for j in range(int(c.get("deals_per_round", 8))))
             used.update(derive_seed(seed, "ei_eval_deal", i) for i in range(int(c.get("eval_deals", 16))))
-    g = cfg.get("grpo", {})
-    for seed in g.get("seeds", []):
-        for step in range(1, int(g.get("steps", 0)) + 1):
-            used.update(derive_seed(seed, "train_deal", step, j) for j in range(int(g.get("deals_per_step", 4))))
-        used.update(derive_seed(seed, "eval_deal", i) for i in range(int(g.get("eval", {}).get("deals", 64))))
+    for g in grpo_stages(cfg):
+        for seed in g.get("seeds", []):
+            for step in range(1, int(g.get("steps", 0)) + 1):
+                used.update(derive_seed(seed, "train_deal", step, j) for j in range(int(g.get("deals_per_step", 4))))
+            used.update(derive_seed(seed, "eval_deal", i) for i in range(int(g.get("eval", {}).get("deals", 64))))
     return used
 
 
@@ -304,21 +317,24 @@ def run(cfg: dict, out: Path, *, quiet: bool = False) -> dict:
             }
         )
     grpo_rows = []
-    for seed in [int(x) for x in cfg.get("grpo", {}).get("seeds", [])]:
-        man = train_grpo(cfg, seed, out, quiet=quiet)
-        res = evaluate_seed(cfg, seed, out / f"grpo_s{seed}", out, used, tag="compare_grpo")
-        d = res["difference"]
-        _say(quiet, f"seed {seed}: GRPO student {d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}]")
-        curve = [r for r in MetricsLog(out / f"grpo_s{seed}" / "metrics.jsonl").rows() if "eval_margin" in r]
-        grpo_rows.append(
-            {
-                "seed": seed,
-                "steps": man.get("steps_done"),
-                "wall_s": man.get("wall_s"),
-                "curve": [[r["step"], r["eval_margin"]] for r in curve],
-                "compare": res,
-            }
-        )
+    for stage in grpo_stages(cfg):
+        start = stage.get("from", "base")
+        for seed in [int(x) for x in stage.get("seeds", [])]:
+            run_dir, man = train_grpo(stage, seed, out, quiet=quiet)
+            res = evaluate_seed(cfg, seed, run_dir, out, used, tag=f"compare_grpo_{start}")
+            d = res["difference"]
+            _say(quiet, f"seed {seed}: GRPO from {start} {d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}]")
+            curve = [r for r in MetricsLog(run_dir / "metrics.jsonl").rows() if "eval_margin" in r]
+            grpo_rows.append(
+                {
+                    "seed": seed,
+                    "from": start,
+                    "steps": man.get("steps_done"),
+                    "wall_s": man.get("wall_s"),
+                    "curve": [[r["step"], r["eval_margin"]] for r in curve],
+                    "compare": res,
+                }
+            )
     summary = {
         "target": cfg.get("target", "megagem_expert"),
         "grpo": grpo_rows,
@@ -340,7 +356,8 @@ def plot(out: Path, summary: dict, path: Path) -> Path | None:
         return None
     from arena_train.manifest import MetricsLog
 
-    fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    grpo = summary.get("grpo") or []
+    fig, axes = plt.subplots(3 if grpo else 2, 1, figsize=(7, 8.5 if grpo else 6))
     for row in summary["seeds"]:
         seed = row["seed"]
         rows = [r for r in MetricsLog(out / f"distil_s{seed}" / "metrics.jsonl").rows() if "eval_mean" in r]
@@ -352,7 +369,16 @@ def plot(out: Path, summary: dict, path: Path) -> Path | None:
     axes[0].set_ylabel("margin vs 2 experts\n(training eval deals)")
     axes[1].set_ylabel("agreement with\nsearch (held-out)")
     axes[1].set_xlabel("step (minibatch update)")
-    axes[0].legend()
+    axes[0].legend(fontsize=8)
+    if grpo:
+        for row in grpo:
+            pts = row["curve"]
+            label = f"seed {row['seed']}, from {'distilled' if row['from'] == 'distil' else 'base'}"
+            axes[2].plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=label)
+        axes[2].axhline(0.0, color="k", lw=0.8)
+        axes[2].set_ylabel("GRPO: margin vs\n2 experts (curve deals)")
+        axes[2].set_xlabel("GRPO step (12 episodes)")
+        axes[2].legend(fontsize=8)
     axes[0].set_title("MegaGem: search distilled into the tiny model (vs 2 experts)", fontsize=10)
     for ax in axes:
         ax.grid(alpha=0.3)
@@ -406,6 +432,21 @@ def report_body(summary: dict, cfg: dict, png: str, out: Path | None = None) -> 
         "train on that one file (documented sharing): they differ in their base student (its initialisation and "
         "expert-iteration deals), minibatch order and curve deals.",
         "",
+        *(
+            [
+                "(3) GRPO against two experts from a seed's distilled (or base) student (`init_from`): "
+                + "; ".join(
+                    f"from {g.get('from', 'base')}, seeds {g['seeds']}: {g['steps']} steps x {g['deals_per_step']} deal x 3 "
+                    f"seats x a group of {g['group_size']}, reward tanh(margin / {g['reward']['margin_scale']:g}), "
+                    f"learning rate {g['optim']['learning_rate']:g}, no KL"
+                    for g in grpo_stages(cfg)
+                )
+                + ".",
+                "",
+            ]
+            if grpo_stages(cfg)
+            else []
+        ),
         f"**Evaluation**: `arena compare` (Python API) of each seed's final checkpoint against `{summary['target']}`, "
         f"opponents {' + '.join(ev['opponents'])}, {ev['deals']} held-out deals (seeds {ev['first_deal']}.."
         f"{int(ev['first_deal']) + int(ev['deals']) - 1}, none used in training: checked) x 3 seat rotations. "
@@ -437,14 +478,24 @@ def report_body(summary: dict, cfg: dict, png: str, out: Path | None = None) -> 
     for row in summary.get("grpo") or []:
         d = row["compare"]["difference"]
         lines.append(
-            f"| {row['seed']}, GRPO from the base student (also tried) | {row['steps']} | {row['wall_s'] or 0:.0f} | "
+            f"| {row['seed']}, then GRPO from the {'distilled' if row['from'] == 'distil' else 'base'} student | "
+            f"{row['steps']} | {row['wall_s'] or 0:.0f} | "
             f"{d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}] | {d['t_p']:.3g} | [{d['bootstrap_low']:+.2f}, "
             f"{d['bootstrap_high']:+.2f}] | {100 * d['win_share']:.0f}% |"
         )
+    verdicts = [f"search distillation: {above} of {len(rows)} seeds"]
+    for start in ("distil", "base"):
+        group = [r for r in summary.get("grpo") or [] if r["from"] == start]
+        if group:
+            k = sum(r["compare"]["difference"]["t_low"] > 0 for r in group)
+            above = max(above, k if len(group) >= 2 else 0)
+            verdicts.append(
+                f"GRPO from the {'distilled' if start == 'distil' else 'base'} students: {k} of {len(group)}"
+            )
     lines += [
         "",
         f"Goal (interval above 0 in at least 2 of 3 seeds): **{'met' if above >= 2 else 'not met'}** "
-        f"({above} of {len(rows)}).",
+        f"({'; '.join(verdicts)}).",
         "",
         f"Learning curves (margin over two experts on each seed's own {distil['eval_deals']} curve deals x 3 seats, paired-t band; "
         f"agreement with the search labels on the held-out round): [{png}]({png}).",

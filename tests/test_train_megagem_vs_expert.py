@@ -42,7 +42,8 @@ def _tiny(cfg: dict) -> dict:
     cfg["distil"]["expert"] = cfg["distil"]["expert"].replace("simulations = 12", "simulations = 2")
     cfg["evaluate"].update(deals=2, compare_base_seeds=[0])
     cfg["diagnose"].update(grid_deals=2, label_states=3)
-    cfg["grpo"].update(steps=2, checkpoint_every=0, plot=False, eval={**cfg["grpo"]["eval"], "every": 1, "deals": 2})
+    for stage in cfg["grpo"]:
+        stage.update(seeds=[0], steps=2, checkpoint_every=0, plot=False, eval={**stage["eval"], "every": 1, "deals": 2})
     return cfg
 
 
@@ -84,11 +85,13 @@ def test_tiny_run_trains_from_the_student_shares_the_labels_and_compares(tiny_ru
     assert summary["target"] == "megagem_expert"
     assert summary["target_parameters"]["gate"] == 1.0 and summary["target_parameters"]["offset"] == 0.0
     seeds = {row["seed"]: row for row in summary["seeds"]}
-    (grpo,) = summary["grpo"]
-    assert grpo["seed"] == 0 and grpo["steps"] == 2 and [s for s, _ in grpo["curve"]] == [0, 1, 2]
-    assert grpo["compare"]["checkpoint"].endswith("step_000002") and grpo["compare"]["deals"] == 2
-    man = json.loads((out / "grpo_s0" / "manifest.json").read_text())
-    assert man["parent_run"] == json.loads((out / "base_s0" / "manifest.json").read_text())["run_id"]
+    assert sorted(g["from"] for g in summary["grpo"]) == ["base", "distil"]
+    for grpo in summary["grpo"]:
+        assert grpo["seed"] == 0 and grpo["steps"] == 2 and [s for s, _ in grpo["curve"]] == [0, 1, 2]
+        assert grpo["compare"]["checkpoint"].endswith("step_000002") and grpo["compare"]["deals"] == 2
+        man = json.loads((out / f"grpo_{grpo['from']}_s0" / "manifest.json").read_text())
+        parent = json.loads((out / f"{grpo['from']}_s0" / "manifest.json").read_text())
+        assert man["parent_run"] == parent["run_id"]
     dg = summary["diagnosis"]
     assert dg["label_states"] == 3 and 0 <= dg["teacher_self_agreement"] <= 1 and 0 <= dg["teacher_on_expert_bid"] <= 1
     m, lo, hi = dg["grid_expert_margin"]
