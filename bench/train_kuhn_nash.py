@@ -147,6 +147,13 @@ ROUND3: dict[str, dict] = {
         "entropy_decay_steps": 300,  # a strong bonus only while the policy leaves the random init
         "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
     },
+    "r3_16x4_b1_0_e0.05_lr1.2e-4_warm200": {
+        "deals_per_step": 16,
+        "group_size": 4,
+        "eval": dict(anchor="kuhn_king_only", every=50, exploitability=True),
+        "entropy_beta": 0.05,
+        "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0, warmup_steps=200),
+    },
     "r3_info_none_b1_0_e0.05_lr1.2e-4": {
         **_32x4,
         "baseline": "infostate",

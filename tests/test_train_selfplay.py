@@ -489,3 +489,25 @@ def test_round3_config_refuses_contradictions(tmp_path):
         GRPOTrainer(dict(SELF, baseline="infostate", advantage_scale="group_std"), tmp_path / "b")
     with pytest.raises(ConfigError, match="beta1"):
         GRPOTrainer(dict(SELF, optim=dict(beta1=1.0)), tmp_path / "c")
+
+
+def test_learning_rate_warmup_then_the_schedule():
+    """optim.warmup_steps = N: the rate climbs linearly to learning_rate over the first N updates
+    (from 1/N of it, so no update is wasted), then decays linearly to 0 over the rest (or stays)."""
+    import mlx.core as mx
+
+    from arena_train.config import parse_config
+    from arena_train.grpo import learning_rate_schedule
+
+    base = {"trainer": "grpo", "game": "kuhn_poker", "steps": 10, "self_play": True, "eval": {"anchor": "x"}}
+
+    def rates(**optim):
+        f = learning_rate_schedule(parse_config({**base, "optim": {"learning_rate": 1.0, **optim}}))
+        return [float(f(mx.array(i))) if callable(f) else f for i in range(10)]
+
+    assert rates(schedule="linear", warmup_steps=4) == pytest.approx(
+        [0.25, 0.4375, 0.625, 0.8125, 1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6]
+    )
+    assert rates(schedule="constant", warmup_steps=4)[4:] == pytest.approx([1.0] * 6)
+    assert rates(schedule="linear") == pytest.approx([1.0 - i / 10 for i in range(10)])
+    assert rates() == [1.0] * 10

@@ -38,6 +38,12 @@ class OptimConfig(_Strict):
         description="GRPO: AdamW's first-moment decay (0: no momentum, RMSprop-like steps; momentum feeds the cycling "
         "of self-play in a zero-sum game)",
     )
+    warmup_steps: int = Field(
+        0,
+        ge=0,
+        description="GRPO: raise the learning rate linearly from 0 over this many updates first, then follow "
+        "the schedule over the rest (AdamW's first steps move every weight by about the learning rate)",
+    )
     weight_decay: float = Field(0.0, ge=0)
     grad_accum: int = Field(1, ge=1, description="micro-batches whose gradients are summed per update")
     max_grad_norm: float = Field(1.0, gt=0)

@@ -298,9 +298,7 @@ class GRPOTrainer:
             load_trainables(self.model, load_flat(src / "trainable.safetensors"))
             parent = parent or str(src.parent.parent)
         self.reference = trainables(self.model)  # frozen copy for the KL penalty and the 'initial' anchor
-        lr = cfg.optim.learning_rate
-        if cfg.optim.schedule == "linear":
-            lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps * cfg.ppo_epochs)
+        lr = learning_rate_schedule(cfg)
         if cfg.optim.optimizer == "sgd":
             self.optimizer = optim.SGD(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
         else:
@@ -735,6 +733,21 @@ class GRPOTrainer:
         rows = [r for r in MetricsLog(src).rows() if r.get("step", 0) <= self.step] if src.exists() else []
         self.log.path.parent.mkdir(parents=True, exist_ok=True)
         self.log.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+
+def learning_rate_schedule(cfg: GRPOConfig):
+    """The learning rate per update: optional linear warmup (from 1/N of it) over ``optim.warmup_steps`` = N
+    updates, then constant or linear decay to 0 over the remaining updates."""
+    o = cfg.optim
+    updates = cfg.steps * cfg.ppo_epochs
+    warm = min(o.warmup_steps, max(0, updates - 1))
+    rest = updates - warm
+    main = o.learning_rate if o.schedule == "constant" else optim.linear_schedule(o.learning_rate, 0.0, rest)
+    if not warm:
+        return main
+    if o.schedule == "constant":
+        main = optim.linear_schedule(o.learning_rate, o.learning_rate, 1)
+    return optim.join_schedules([optim.linear_schedule(o.learning_rate / warm, o.learning_rate, warm), main], [warm])
 
 
 def learner_units(results: Sequence[EpisodeResult]) -> list[tuple[int, int]]:
