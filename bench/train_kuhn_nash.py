@@ -163,7 +163,13 @@ ROUND3: dict[str, dict] = {
     },
 }
 PROBES.update(ROUND3)
-VARIANTS["r3_16x4_b1_0_e0.05_lr1.2e-4"] = ROUND3["r3_16x4_b1_0_e0.05_lr1.2e-4"]
+for _name in ("r3_16x4_b1_0_e0.05_lr1.2e-4", "r3_16x4_b1_0_e0.05_lr1.2e-4_warm200"):
+    VARIANTS[_name] = ROUND3[_name]
+#: why a variant has fewer than 5 seeds (default: stopped to give the CPU to other runs)
+SHORT_REASON = {
+    "r3_16x4_b1_0_e0.05_lr1.2e-4": "seed 1 sat in the pure-profile trap at 0.167 from its first evaluation and was "
+    "stopped at 150,000 episodes; the same config with a learning-rate warmup (next) replaced it",
+}
 #: what a probe's line in "also tried" needs said beside its numbers
 PROBE_NOTES = {
     "mmd_e0.1to0.02_kl0.1_m25": "default tiny model as it was then; stopped: its last iterate cycled (0.15-0.26)",
@@ -183,6 +189,10 @@ VARIANT_NOTES = {
     "per step, so the same 300,000 episodes make twice the updates (4,687) and the early phase, where the policy is "
     "trapped near a pure profile at exploitability 0.167, costs fewer episodes; a snapshot every 50 steps (3,200 "
     "episodes, as in the other rows)",
+    "r3_16x4_b1_0_e0.05_lr1.2e-4_warm200": "the previous config with optim.warmup_steps = 200 (the learning rate climbs "
+    "linearly over the first 200 of 4,687 updates): AdamW's first full-size steps threw seed 1 into the pure profile "
+    "at 0.167 within 50 updates, where the gradients vanish; with the warmup seed 1 tracked seed 0's curve of the "
+    "previous config (average 0.043 at 124,000 against 0.046 at 128,000), so the five seeds were run with it",
     "entropy_0.2": "a stronger pull toward uniform, to keep the rare mixed decisions alive",
     "deals_32x4": "chosen after the main config missed the goal, from one 100,000-episode probe on seed 0 (average-policy "
     "exploitability 0.071 against the main config's 0.103 at the same point): with a running baseline per seat a group of "
@@ -438,7 +448,8 @@ def report() -> None:
         if label in VARIANT_NOTES:
             head += f" ({VARIANT_NOTES[label]})"
         if label != "main" and len(runs) < 5:
-            head += f" (run for {len(runs)} seeds only; stopped to give the CPU to other runs)"
+            why = SHORT_REASON.get(label, "stopped to give the CPU to other runs")
+            head += f" (run for {len(runs)} seeds only; {why})"
         stats = _seed_stats(runs)
         sections.append(
             f"""**{head}**: goal {"met" if ok else "not met"} ({met} of {len(runs)} seeds at or below {GOAL} at the end of the
