@@ -303,6 +303,72 @@ def load_runs(root: Path = RUNS) -> dict[int, dict]:
     return runs
 
 
+def logit_equilibrium(tau: float, *, start=None, iters: int = 6000, step: float = 0.02):
+    """The entropy-regularised (logit agent-quantal-response) equilibrium of Kuhn poker at
+    temperature ``tau`` chips: at every information state the policy is the softmax of its own
+    conditional action values divided by ``tau``, the point an entropy bonus pulls self-play
+    toward (with ``advantage_scale = "batch_std"``, ``tau`` is the bonus times the step's std of
+    centred returns). Damped fixed-point iteration on the game's own tree (enumerated once);
+    ``start``: logits to continue from (small taus need a start near their solution).
+    Returns (exploitability, logits)."""
+    import numpy as np
+
+    from arena_core.registry import make_game
+    from arena_train.exact import deals_of, exploitability, information_states, infostate_key
+
+    game = make_game("kuhn_poker")
+    infos = information_states(game)
+    index = {i.key: n for n, i in enumerate(infos)}
+
+    def build(pos):
+        if game.is_over(pos):
+            return np.asarray(game.final_returns(pos), dtype=np.float64)
+        seat = game.current_player(pos)
+        kids = [build(game.act(pos, seat, a)) for a in game.legal(pos, seat)]
+        return (index[infostate_key(game, pos, seat)], seat, kids)
+
+    roots = [(p, build(game.start(seed))) for seed, p in deals_of(game)]
+    logits = np.zeros((len(infos), 2)) if start is None else start.copy()
+
+    def walk(node, pi, reach, q, w):
+        """Values of ``node`` for every seat; adds reach-weighted action values at each state."""
+        if isinstance(node, np.ndarray):
+            return node
+        s, seat, kids = node
+        others = reach[2] * reach[1 - seat]  # chance x the other seat's reach
+        vals = []
+        for a, kid in enumerate(kids):
+            r = reach.copy()
+            r[seat] *= pi[s, a]
+            vals.append(walk(kid, pi, r, q, w))
+        w[s] += others
+        for a, v in enumerate(vals):
+            q[s, a] += others * v[seat]
+        return sum(pi[s, a] * v for a, v in enumerate(vals))
+
+    for _ in range(iters):
+        pi = np.exp(logits - logits.max(axis=1, keepdims=True))
+        pi /= pi.sum(axis=1, keepdims=True)
+        q, w = np.zeros_like(logits), np.zeros(len(infos))
+        for p, root in roots:
+            walk(root, pi, np.array([1.0, 1.0, p]), q, w)
+        target = q / np.maximum(w, 1e-300)[:, None] / tau
+        logits = (1 - step) * logits + step * (target - target.max(axis=1, keepdims=True))
+    pi = np.exp(logits - logits.max(axis=1, keepdims=True))
+    pi /= pi.sum(axis=1, keepdims=True)
+    table = {i.key: {game.action_id(a): float(pi[n, k]) for k, a in enumerate(i.actions)} for n, i in enumerate(infos)}
+    return exploitability(game, table).exploitability, logits
+
+
+def logit_equilibria(taus=(0.2, 0.13, 0.1, 0.065, 0.05)) -> dict[float, float]:
+    """Exploitability of the logit equilibrium at each tau (descending), each continued from the last."""
+    out, logits = {}, None
+    for tau in taus:
+        small = tau < 0.065  # the damped iteration needs smaller steps there
+        out[tau], logits = logit_equilibrium(tau, start=logits, iters=3000, step=0.005 if small else 0.02)
+    return out
+
+
 def tail_average(run_dir: Path) -> float | None:
     """Exploitability of the uniform mixture over the second half of a finished run's evaluation
     snapshots (an extra, clearly labelled number: the issue's metric is the mixture over all of them)."""
@@ -491,6 +557,26 @@ budget; {complete} of {len(runs)} seeds ran the full 300,000 episodes){stats}.
         + " (the configs were picked from short single-seed trials of a few entropy weights, learning rates and baselines; every config run is reported)"
         + "."
     )
+    qre = logit_equilibria()
+    qre_text = ", ".join(f"tau {t:g}: {e:.4f}" for t, e in qre.items())
+    round3 = f"""**Round 3: why the earlier configs levelled off near 0.03, and what changed.** An entropy
+bonus pulls self-play toward the entropy-regularised (logit) equilibrium, not toward Nash: at every
+information state the softmax of its conditional action values divided by tau, where tau is the
+bonus times the step's std of centred returns (about 1.30 chips in these runs, `reward_std` in the
+metrics). Its exact exploitability (`logit_equilibrium` in the bench, damped iteration on the game's
+own tree): {qre_text}. The earlier configs' bonus 0.1 (tau about 0.13) sits at the 0.026 line,
+which is where their last iterates and tail averages stayed; the bonus 0.05 (tau about 0.065) moves
+it to about 0.010, but 0.05 had stalled near a pure strategy before. Three changes made it work, each
+kept after a seed-0 trial (see "Also tried" for every trial): AdamW without momentum
+(`optim.beta1 = 0`; momentum feeds the rotation of simultaneous gradient play in a zero-sum game),
+64 episodes per step instead of 128 (twice the updates for the same episodes, so the slow start costs
+fewer episodes), and a learning-rate warmup over the first 200 updates (without it AdamW's first
+full-size steps threw seed 1 into a pure profile at exploitability 0.167 within 50 updates, where the
+gradients vanish, and it stayed there for 150,000 episodes). Per-prompt baselines
+(`baseline = "infostate"`), a moving magnet (`magnet_every`), a higher sampling temperature, larger
+learning rates and an entropy bonus decayed over the run were tried and dropped (numbers above).
+The choices were guided by a numpy simulation of the same update on a tabular policy (not in the
+repository); every number in this section is from the language-model runs."""
     body = f"""## Training: Kuhn poker to Nash by self-play, exact exploitability (bench/train_kuhn_nash.py)
 
 The tiny random-weight model in both seats at once (GRPO self-play, role-conditioned running
@@ -516,6 +602,8 @@ jobs, so the rate follows the machine's load): {rate}, i.e. {minutes} minutes pe
 {verdict}
 
 {chr(10).join(sections)}
+{round3}
+
 CFR, walking every deal exactly, is far ahead at equal traversals. The first player's Nash
 value is -1/18; the uniform random policy's exploitability is 0.458, always-bet 1/3 (known
 answers checked in `tests/test_train_exact.py`). Plot (log-log; dotted: runs continued exactly
