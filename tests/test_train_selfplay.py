@@ -470,7 +470,6 @@ def test_optimizer_options_change_the_run(round3_run, tmp_path):
     runs = {}
     for name, opt in {
         "adam": dict(learning_rate=1e-3),
-        "b1": dict(learning_rate=1e-3, beta1=0.5),
         "sgd": dict(learning_rate=1e-3, optimizer="sgd"),
     }.items():
         t = GRPOTrainer(dict(base, optim=opt), tmp_path / name)
