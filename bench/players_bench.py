@@ -688,6 +688,23 @@ def transcript_report(out: dict) -> str:
                 f"{'met' if b_time >= 3 else '**not met**'} (goal ≥ 3×)."
             )
     lines += ["", *goals, ""]
+    from arena_players.tiny_model import TinyConfig, qwen25_05b_shape
+
+    memory = []
+    for name, cfg in (("tiny", TinyConfig()), ("random-qwen2.5-0.5b", qwen25_05b_shape())):
+        per_token = (
+            2 * cfg.num_hidden_layers * cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads) * 4
+        )
+        memory.append(
+            f"{name} {per_token / 1024:.1f} KiB per token ({per_token * 3000 / 2**20:.0f} MiB for a 3,000-token conversation)"
+        )
+    lines += [
+        "Memory: a kept seat holds its conversation's keys and values, float32: " + "; ".join(memory) + ". At most "
+        "`max_cached_seats` (default 64) are kept, least recently used evicted, and a seat's cache is freed when its "
+        "episode ends (`end_episode`); batched play copies the rows' caches into one padded batch cache and back out "
+        "(memory traffic of the rows' contexts per round, small next to the prefill).",
+        "",
+    ]
     att = out.get("attention")
     if att:
         ms = att["ms_by_context"]
@@ -726,8 +743,8 @@ def transcript_report(out: dict) -> str:
             batch_goals.append(
                 f"- {model_name}, {TRANSCRIPT_GAMES[game_id]}, {mode}: (c) batched / sequential **{ratio:.2f}×** — "
                 f"{'met' if ratio >= 3 else '**not met**'} (goal ≥ 3×). Both prefill the same {seq['prefill_tokens']} tokens "
-                f"one row at a time ({seq['prefill_s']:.1f} s sequential, {bat['prefill_s']:.1f} s batched: the gap is load "
-                f"on the shared machine); everything else (decode steps, sampling, the game) went from {rest_seq:.1f} s to "
+                f"one row at a time ({seq['prefill_s']:.1f} s sequential, {bat['prefill_s']:.1f} s batched: the same work, "
+                f"timed in different minutes of a shared machine); everything else (decode steps, sampling, the game) went from {rest_seq:.1f} s to "
                 f"{rest_bat:.1f} s (**{rest_seq / max(rest_bat, 1e-9):.1f}×**). Prefill does not get cheaper batched on a CPU "
                 "(each row's new tokens attend over its own conversation; a padded batch prefill was no faster per prompt, "
                 "section above), so with prefill at this share of the work the ratio stays near 1 / (prefill share)."
