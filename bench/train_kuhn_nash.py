@@ -177,7 +177,7 @@ FINAL = "r3_16x4_b1_0_e0.05_lr1.2e-4_warm200"
 #: why a variant has fewer than 5 seeds (default: stopped to give the CPU to other runs)
 SHORT_REASON = {
     "r3_16x4_b1_0_e0.05_lr1.2e-4": "seed 1 sat in the pure-profile trap at 0.167 from its first evaluation and was "
-    "stopped at 150,000 episodes; the same config with a learning-rate warmup (next) replaced it",
+    "stopped at 153,600 episodes; the same config with a learning-rate warmup (next) replaced it",
 }
 #: what a probe's line in "also tried" needs said beside its numbers
 PROBE_NOTES = {
@@ -188,6 +188,12 @@ PROBE_NOTES = {
     "r3_b1_0_e0.05_lr2e-4": "stopped: stuck near the pure profile at 0.167 early (average 0.093 at 86,000)",
     "r3_info_b1_0_e0.05_lr1.2e-4": "stopped: trapped at 0.166 for the first 13,000 episodes, then oscillating "
     "0.2-0.47 (average 0.134 at 64,000)",
+    "r3_8x4_b1_0_e0.05_lr1.2e-4_warm400": "tried after the five seeds, on seed 1 (one of the two that missed): stopped, trapped at "
+    "0.416 from 48,000 to 112,000 episodes (average 0.224 at 112,000)",
+    "r3_t5_b1_0_e0.05_lr1.2e-4": "stopped to make room for the 64-episode-step trial; level with the temperature-3 "
+    "run at the same point (average 0.066 at 64,000 for both)",
+    "r3_b1_0_e0.15to0.05in300_lr1.2e-4": "stopped at 32,000 when the 64-episode-step trial reached 0.018 and its "
+    "five seeds took the CPU",
     "r3_info_none_b1_0_e0.05_lr1.2e-4": "stopped: collapsed to a pure strategy within 40 steps (exploitability 0.167, "
     "entropy 0.001)",
 }
@@ -477,7 +483,7 @@ def report() -> None:
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     # the round-3 five-seed config first (the issue's curve), then the others as measured before
     plotted = sorted(configs, key=lambda c: c[0] != FINAL)
-    for row, (label, changes, runs, extended) in enumerate(plotted):
+    for row, (label, _changes, runs, extended) in enumerate(plotted):
         for ax, key, title in (
             (axes[row, 0], "eval_avg_exploitability", "average policy"),
             (axes[row, 1], "eval_exploitability", "last iterate"),
@@ -502,13 +508,14 @@ def report() -> None:
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel("episodes (learner) / deal traversals (CFR)")
-            what = json.dumps(changes) if changes else "main config"
-            ax.set_title(f"{title}, {label}\n{what}"[:230], fontsize=7)
+            ax.set_title(
+                f"{title}: {label}" + ("" if label == "main" else " (config in docs/benchmarks.md)"), fontsize=8
+            )
             ax.grid(alpha=0.3, which="both")
         axes[row, 0].set_ylabel("exploitability (NashConv / 2)")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle("Kuhn poker: exact exploitability of the self-play learner beside CFR")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(DOCS / "train_kuhn_nash.png", dpi=80)
     plt.close(fig)
 
@@ -523,7 +530,7 @@ def report() -> None:
         all_rates += rates
         ok = met >= 3 and complete >= 5
         verdicts.append((label, ok, met, len(runs)))
-        head = "Main config" if label == "main" else f"Variant `{json.dumps(changes)}`"
+        head = "Main config" if label == "main" else f"Variant `{label}` = `{json.dumps(changes)}`"
         if label in VARIANT_NOTES:
             head += f" ({VARIANT_NOTES[label]})"
         if label != "main" and len(runs) < 5:
@@ -586,7 +593,7 @@ metrics). Its exact exploitability (`logit_equilibrium` in the bench, damped ite
 own tree): {qre_text}. The earlier configs' bonus 0.1 (tau about 0.13) sits at the 0.026 line,
 which is where their last iterates and tail averages stayed; the bonus 0.05 (tau about 0.065) moves
 it to about 0.010, but 0.05 had stalled near a pure strategy before. Three changes made it work, each
-kept after a seed-0 trial (see "Also tried" for every trial): AdamW without momentum
+kept after a single-seed trial (see "Also tried" for every trial): AdamW without momentum
 (`optim.beta1 = 0`; momentum feeds the rotation of simultaneous gradient play in a zero-sum game),
 64 episodes per step instead of 128 (twice the updates for the same episodes, so the slow start costs
 fewer episodes), and a learning-rate warmup over the first 200 updates (without it AdamW's first
@@ -595,7 +602,8 @@ gradients vanish, and it stayed there for 150,000 episodes). Per-prompt baseline
 (`baseline = "infostate"`), a moving magnet (`magnet_every`), a higher sampling temperature, larger
 learning rates and an entropy bonus decayed over the run were tried and dropped (numbers above).
 The choices were guided by a numpy simulation of the same update on a tabular policy (not in the
-repository); every number in this section is from the language-model runs."""
+repository); apart from the exact logit-equilibrium values, every number here is from the
+language-model runs."""
     body = f"""## Training: Kuhn poker to Nash by self-play, exact exploitability (bench/train_kuhn_nash.py)
 
 The tiny random-weight model in both seats at once (GRPO self-play, role-conditioned running
