@@ -627,7 +627,7 @@ def attention_cost(model, new: int = 180, contexts=(0, 1000, 3000, 5000), repeat
         t = time.perf_counter()
         mx.eval(mx.exp(a))
         best = min(best, time.perf_counter() - t)
-    return {"new": new, "ms_by_context": out, "exp_per_s": a.size / best}
+    return {"new": new, "ms_by_context": out, "exp_per_s": a.size / best, "load": os.getloadavg()[0]}
 
 
 def _plain(value):
@@ -713,7 +713,7 @@ def transcript_report(out: dict) -> str:
             f"prefilled late in a long conversation costs more than one early in a short prompt. Prefill of {att['new']} "
             "tokens with the tiny model after a kept cache of "
             + ", ".join(f"{c} tokens: {v:.0f} ms" for c, v in ms.items())
-            + f" (best of 3); MLX's CPU backend computes about {att['exp_per_s'] / 1e6:.0f} million float32 exponentials "
+            + f" (best of 3, load {att.get('load', float('nan')):.1f}); MLX's CPU backend computes about {att['exp_per_s'] / 1e6:.0f} million float32 exponentials "
             "per second here (one per head, layer, new token and earlier token), so on this machine attention, not the "
             "matrix products, sets the tiny model's cost. The snapshot view reads its few hundred state tokens after "
             "the cached rules, a short context; the transcript view reads fewer new tokens but after the whole "
