@@ -254,7 +254,11 @@ def main() -> None:
         "--games-per-view", dest="view_games", type=int, default=2, help="--transcript: whole games (tiny)"
     )
     parser.add_argument("--tiny-turns", type=int, default=None, help="--transcript: turn cap, tiny (whole games)")
-    parser.add_argument("--big-turns", type=int, default=8, help="--transcript: decisions per game, larger models")
+    parser.add_argument(
+        "--big-turns",
+        default="24,16",
+        help="--transcript: decisions per game for larger models (one number, or one per game: MegaGem, Connect Four)",
+    )
     parser.add_argument("--batch-games", type=int, default=32, help="--transcript: concurrent games for (c)")
     parser.add_argument("--batch-turns", type=int, default=12, help="--transcript: decisions per game for (c)")
     parser.add_argument(
@@ -512,7 +516,8 @@ def transcript_main(args) -> None:
         res: dict = {"views": {}, "batch": {}}
         # (a) + (b): whole games (the tiny model) or their first decisions (the 0.5B shape), both views, same seeds
         for game_id in TRANSCRIPT_GAMES:
-            cap = args.tiny_turns if tiny else args.big_turns
+            caps = [int(x) for x in str(args.big_turns).split(",")]
+            cap = args.tiny_turns if tiny else caps[min(list(TRANSCRIPT_GAMES).index(game_id), len(caps) - 1)]
             seeds = range(args.view_games) if tiny else range(1)
             view_run(engine, game_id, "snapshot", [99], 1)  # the rules' KV cache, shared by both views
             for view in ("snapshot", "transcript"):
@@ -653,8 +658,8 @@ def transcript_report(out: dict) -> str:
         "engine's generation calls. Prefill per decision counts the prompt tokens run through the model (the last one "
         "included: its logits start the answer); new tokens = the prompt's growth since the seat's previous prompt and answer. "
         "The tiny model plays whole games; the 0.5B shape (Qwen2.5-0.5B's architecture and vocabulary size, random "
-        "weights, our own word-splitting tokenizer: `arena_players.tiny_model.qwen25_05b_shape`) only each game's first "
-        f"{out['settings']['big_turns']} decisions, one game per view: a decision of it costs seconds on these shared cores. "
+        "weights, our own word-splitting tokenizer: `arena_players.tiny_model.qwen25_05b_shape`) only the first decisions "
+        "of one game per view (counts in the table): a decision of it costs seconds on these shared cores. "
         "Exactness of the kept caches (same greedy moves, logits within 1e-4 of a full prefill over 50 decisions per game) "
         "is tested in `tests/test_mlx_cache.py`.",
         "",
