@@ -175,7 +175,8 @@ class GRPOConfig(_Strict):
             )
         if self.baseline in ("role", "infostate") and self.advantage_scale == "group_std":
             raise ValueError(
-                f"baseline = '{self.baseline}' centres on a running mean, not on groups; use advantage_scale 'batch_std' or 'none'"
+                f"baseline = '{self.baseline}' centres on a running mean per "
+                f"{'seat' if self.baseline == 'role' else 'prompt'}, not on groups; use advantage_scale 'batch_std' or 'none'"
             )
         if self.entropy_decay_steps is not None and self.entropy_final is None:
             raise ValueError("entropy_decay_steps sets when entropy_final is reached; set entropy_final too")

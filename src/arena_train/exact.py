@@ -120,7 +120,9 @@ def best_response_value(
     roots: list[tuple[Any, float]] = []
 
     def collect(pos, w: float) -> None:
-        if game.is_over(pos) or w == 0:
+        # the same histories as value() walks (every opponent action of positive probability),
+        # even where the product of tiny probabilities underflows to a zero weight
+        if game.is_over(pos):
             return
         seat = game.current_player(pos)
         acts = game.legal(pos, seat)
@@ -130,7 +132,8 @@ def best_response_value(
                 collect(game.act(pos, seat, a), w)
         else:
             for a, p in _probs(table, infostate_key(game, pos, seat), game, acts):
-                collect(game.act(pos, seat, a), w * p)
+                if p > 0:
+                    collect(game.act(pos, seat, a), w * p)
 
     for s, p in deals:
         roots.append((game.start(s), p))
