@@ -157,3 +157,18 @@ def test_a_table_missing_a_state_or_not_summing_to_one_is_refused():
     bad[INFOS[0].key] = {0: 0.7, 1: 0.7}
     with pytest.raises(ConfigError, match="sums to"):
         exploitability(GAME, bad)
+
+
+def test_best_response_where_the_reach_underflows_to_zero():
+    """A history reached through probabilities whose product underflows to 0 (the opponent bets
+    with the smallest positive double) is still a history: the best response is defined there and
+    the exploitability equals the one with that bet removed (found by the property test above)."""
+    tiny = 5e-324
+    seat1_after_pass = [i for i in INFOS if i.seat == 1 and "pass" in i.key]
+    assert seat1_after_pass
+
+    def table(p_bet):
+        return {i.key: ({0: 1 - p_bet, 1: p_bet} if i in seat1_after_pass else {0: 0.5, 1: 0.5}) for i in INFOS}
+
+    e_tiny = exploitability(GAME, table(tiny)).exploitability
+    assert e_tiny == pytest.approx(exploitability(GAME, table(0.0)).exploitability, abs=1e-12)
