@@ -157,14 +157,14 @@ def test_trained_tournament_example_enters_the_checkpoints(tiny_run, tmp_path, m
     header, games = load_results(result_dir)
     ident = header.identities
     for name, run, step in (
-        ("student-s0", "distil_s0", 4),
-        ("student-s1", "distil_s1", 4),
-        ("student-s0-base", "base_s0", 1),
+        ("student-grpo-s0", "grpo_distil_s0", 2),
+        ("student-distil-s1", "distil_s1", 4),
+        ("student-base-s0", "base_s0", 1),
     ):
         params = ident[name]["params"]
         ckpt = Path(params["checkpoint"])
         assert ckpt.parent.parent == out / run and ckpt.name == f"step_{step:06d}" and params["step"] == step
         assert ident[name]["checkpoint_sha256"]
     played = {s for g in games for s in g.seats}
-    assert {"student-s0", "student-s1", "student-s0-base", "expert"} <= played
+    assert {"student-grpo-s0", "student-distil-s1", "student-base-s0", "expert"} <= played
     assert all(g.returns is not None for g in games)
