@@ -12,6 +12,9 @@ Stages, all from one config (``examples/train_megagem_vs_expert.toml``):
 3. ``evaluate``: ``arena compare`` (its Python API) of every seed's final checkpoint against the
    expert, with two experts as the fixed opponents, on held-out deals (seeds never used in
    training: checked) in every seat rotation.
+4. ``[[grpo]]`` (optional): GRPO against two experts from a seed's distilled (``from = "distil"``)
+   or base student, then the same comparison.
+5. ``[diagnose]`` (optional): the grid's cost to the expert and the teacher's self-agreement.
 
 Usage::
 
