@@ -682,17 +682,19 @@ def transcript_report(out: dict) -> str:
             a = t["later_prefill"] / max(t["later_new"], 1)
             b_time = (s["llm_s"] / s["decisions"]) / (t["llm_s"] / t["decisions"])
             b_tok = (s["prefill_tokens"] / s["decisions"]) / (t["prefill_tokens"] / t["decisions"])
+            after = ""
+            if s["later"] and t["later"]:  # per-decision prefill counts are in the records of this run's snapshot view
+                ps, pt = s["later_prefill"] / s["later"], t["later_prefill"] / t["later"]
+                after = f"; after each seat's first turn {ps:.0f} vs {pt:.0f} tokens, {ps / max(pt, 1e-9):.1f}×"
             goals.append(
                 f"- {model_name}, {label}: (a) after a seat's first turn, prefilled / new tokens = **{a:.3f}** "
                 f"({t['later_prefill']} / {t['later_new']} over {t['later']} decisions, worst decision {t['ratio_max']:.2f}; "
                 f"cache {t['hits']} hits, {t['partial']} partial, {t['misses']} misses = first turns) — "
                 f"{'met' if a <= 1.3 else '**not met**'} (goal ≤ 1.3); (b) snapshot / transcript LLM time per decision "
-                f"**{b_time:.2f}×** (prefilled tokens per decision {b_tok:.2f}×; after each seat's first turn "
-                f"{s['later_prefill'] / max(s['later'], 1):.0f} vs {t['later_prefill'] / max(t['later'], 1):.0f} tokens, "
-                f"{(s['later_prefill'] / max(s['later'], 1)) / max(t['later_prefill'] / max(t['later'], 1), 1e-9):.1f}×) — "
+                f"**{b_time:.2f}×** (prefilled tokens per decision {b_tok:.2f}×{after}) — "
                 f"{'met' if b_time >= 3 else '**not met**'} (goal ≥ 3×)."
             )
-    lines += ["", *goals, ""]
+    lines += ["", *out.get("notes", []), *goals, ""]
     from arena_players.tiny_model import TinyConfig, qwen25_05b_shape
 
     memory = []
