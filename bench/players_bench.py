@@ -760,8 +760,9 @@ def transcript_report(out: dict) -> str:
         batch_goals.append(
             f"- Where batching pays: one decode step of `{name}` over a {g['context']}-token cache takes {g['one_ms']:.0f} ms "
             f"for one row and {g['batch_ms']:.0f} ms for {g['batch']} rows (best of 3), so a batched row costs "
-            f"**{g['per_row_gain']:.1f}×** less; with long free answers (decode-bound) on such a model batched play gains "
-            "that much on the decode part, while prefill stays the same work."
+            f"**{g['per_row_gain']:.1f}×** less over a short cache; over a long conversation each row's attention (the "
+            "same work batched or not) takes back part of that, as the decode parts above show, and prefill stays the "
+            "same work."
         )
     if batch_rows:
         lines += [
