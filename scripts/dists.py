@@ -224,6 +224,27 @@ def check() -> int:
     return 1 if problems else 0
 
 
+def _pip_wheel(source: Path, outdir: Path) -> None:
+    """A wheel of ``source`` (a project directory or an sdist) into ``outdir``, no dependencies."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(outdir),
+            str(source),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 def build(outdir: Path) -> int:
     """A wheel (``pip wheel --no-deps --no-build-isolation``) and an sdist of each distribution; the
     sdist must rebuild the same wheel (nothing left out of it)."""
@@ -235,23 +256,7 @@ def build(outdir: Path) -> int:
             *(src / "src").glob("*.egg-info"),
         ]:  # a module deleted since the last build stays there
             shutil.rmtree(stale, ignore_errors=True)
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "-w",
-                str(outdir),
-                str(src),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        _pip_wheel(src, outdir)
         code = f"from setuptools import build_meta as b; print(b.build_sdist({str(outdir)!r}))"
         subprocess.run(
             [sys.executable, "-c", code], cwd=src, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -268,23 +273,7 @@ def build(outdir: Path) -> int:
         if not n_wheel or not n_sdist:
             raise SystemExit(f"{dist}: the wheel or the sdist holds no {pkg} files")
         again = outdir / "from-sdist"  # the sdist is complete: a wheel built from it holds the same files
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "-w",
-                str(again),
-                str(sdist),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        _pip_wheel(sdist, again)
         files = [
             {f for f in zipfile.ZipFile(w).namelist() if ".dist-info/" not in f} for w in (wheel, again / wheel.name)
         ]

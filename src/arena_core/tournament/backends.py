@@ -129,18 +129,10 @@ def crash_result(
     of ``seat``'s entrant (it counts as a loss, last place), or, when no player code was running
     (``seat`` -1), a game with no result (``game_error``)."""
     if seat < 0:
-        return GameResult(
-            key=sg.key,
-            cluster=sg.cluster,
-            table=sg.table,
-            deal=sg.deal,
-            seed=sg.seed,
-            rotation=sg.rotation,
-            seats=list(sg.seats),
+        return GameResult.of(
+            sg,
             reason="game_error" if kind is FaultKind.CRASH else "time_cap",
             returns=None,
-            plies=0,
-            decisions=[0] * len(sg.seats),
             detail=(
                 f"the worker process died outside any player's code, or whose is not known ({why}); the game has no result"
                 if kind is FaultKind.CRASH
@@ -157,19 +149,11 @@ def crash_result(
         detail = f"the worker process died while {sg.seats[seat]!r} (seat {seat}) was deciding: {why}"
     else:
         detail = f"{sg.seats[seat]!r} (seat {seat}) hung: {why}"
-    return GameResult(
-        key=sg.key,
-        cluster=sg.cluster,
-        table=sg.table,
-        deal=sg.deal,
-        seed=sg.seed,
-        rotation=sg.rotation,
-        seats=list(sg.seats),
+    return GameResult.of(
+        sg,
         reason="crash" if kind is FaultKind.CRASH else "player_error",
         returns=returns,
         offender=seat,
-        plies=0,
-        decisions=[0] * len(sg.seats),
         faults=[PlayerFault(seat=seat, player=sg.seats[seat], verdict="forfeit", kind=kind, detail=detail)],
         detail=detail,
     )

@@ -322,14 +322,8 @@ def play_game(
     returns = (
         None if end.returns is None else rank_offender_last([float(x) for x in end.returns], end.offender, end.reason)
     )
-    result = GameResult(
-        key=sg.key,
-        cluster=sg.cluster,
-        table=sg.table,
-        deal=sg.deal,
-        seed=sg.seed,
-        rotation=sg.rotation,
-        seats=list(sg.seats),
+    result = GameResult.of(
+        sg,
         reason=end.reason.value,
         returns=returns,
         offender=end.offender,

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .schedule import ScheduledGame
 from ..faults import FaultKind
 from ..outputs import append_jsonl
 from .schedule import Schedule
@@ -94,6 +97,25 @@ class GameResult(BaseModel):
     modes: list[str | None] | None = None  # per seat: "free" (text parsed by the game) or "constrained" (an action)
     detail: str = ""  # why a game ended as it did when no fault says it (an unplayed game's reason)
     duration_s: float = 0.0
+
+    @classmethod
+    def of(cls, sg: ScheduledGame, *, reason: str, returns: list[float] | None, **fields: Any) -> GameResult:
+        """The result line of scheduled game ``sg``: its schedule fields, then ``fields``
+        (no plies and no decisions asked unless given)."""
+        fields.setdefault("plies", 0)
+        fields.setdefault("decisions", [0] * len(sg.seats))
+        return cls(
+            key=sg.key,
+            cluster=sg.cluster,
+            table=sg.table,
+            deal=sg.deal,
+            seed=sg.seed,
+            rotation=sg.rotation,
+            seats=list(sg.seats),
+            reason=reason,
+            returns=returns,
+            **fields,
+        )
 
     @property
     def unplayed(self) -> bool:

@@ -241,20 +241,7 @@ def _cap_stops(games: Iterable[GameResult]) -> dict[str, str]:
 
 
 def unplayed_result(sg: ScheduledGame, why: str) -> GameResult:
-    return GameResult(
-        key=sg.key,
-        cluster=sg.cluster,
-        table=sg.table,
-        deal=sg.deal,
-        seed=sg.seed,
-        rotation=sg.rotation,
-        seats=list(sg.seats),
-        reason=UNPLAYED,
-        returns=None,
-        plies=0,
-        decisions=[0] * len(sg.seats),
-        detail=why,
-    )
+    return GameResult.of(sg, reason=UNPLAYED, returns=None, detail=why)
 
 
 def run_tournament(
