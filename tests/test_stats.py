@@ -157,6 +157,30 @@ def test_paired_bootstrap_brackets_mean_and_widens(values):
     assert iv.low - 1e-9 <= iv.mean <= iv.high + 1e-9
 
 
+def test_paired_bootstrap_says_nothing_from_one_unit_or_no_spread_without_bounds():
+    one = stats.paired_bootstrap([0.5], [0.0], seed=1)
+    assert (one.low, one.high) == (-math.inf, math.inf)  # one deal: no spread to judge by
+    flat = stats.paired_bootstrap([0.5] * 6, [0.0] * 6, seed=1)
+    assert (flat.low, flat.high) == (-math.inf, math.inf) and flat.mean == 0.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 200), value=st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]))
+def test_identical_differences_within_bounds_never_give_a_zero_width_interval(n, value):
+    iv = stats.paired_bootstrap([value] * n, [0.0] * n, seed=3, bounds=(-1.0, 1.0))
+    assert -1.0 <= iv.low <= iv.mean == value <= iv.high <= 1.0
+    assert iv.high - iv.low > 0  # finite data never settles the difference exactly
+    bigger = stats.paired_bootstrap([value] * (2 * n), [0.0] * (2 * n), seed=3, bounds=(-1.0, 1.0))
+    assert bigger.high - bigger.low < iv.high - iv.low  # more identical deals, a narrower interval
+
+
+def test_a_sweep_over_few_deals_is_not_resolved_but_over_many_is():
+    few = stats.paired_bootstrap([0.5] * 3, [0.0] * 3, seed=4, bounds=(-1.0, 1.0))
+    assert few.low <= 0.0  # 3 identical deals: the bounds still allow no difference
+    many = stats.paired_bootstrap([0.5] * 100, [0.0] * 100, seed=4, bounds=(-1.0, 1.0))
+    assert many.low > 0.3
+
+
 # ---------------------------------------------------------------------- sample size
 def test_deals_needed_matches_the_normal_formula_and_is_monotone():
     n = stats.deals_needed(0.5, 1.0)

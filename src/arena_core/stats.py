@@ -338,21 +338,40 @@ class PairedInterval:
     n: int
 
 
-def paired_bootstrap(a: Floats, b: Floats, *, seed: int, resamples: int = 2000, level: float = 0.95) -> PairedInterval:
+def paired_bootstrap(
+    a: Floats,
+    b: Floats,
+    *,
+    seed: int,
+    resamples: int = 2000,
+    level: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> PairedInterval:
     """Bootstrap interval of mean(a - b) over paired units (deals): percentile interval
-    widened about the mean by :func:`small_sample_factor` (``n >= 2``). Covers the population
-    mean difference per unit; zero width only when every difference is the same."""
+    widened about the mean by :func:`small_sample_factor`. Covers the population mean
+    difference per unit. Never zero width from finite data: one unit says nothing, (-inf, inf);
+    so do differences that are all the same, unless ``bounds`` (the range a per-unit difference
+    can take) are given: then the t interval of the differences plus one pseudo-unit at each
+    bound, clipped to the bounds (it narrows as identical units accumulate)."""
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     if d.size == 0:
         raise ValueError("paired_bootstrap needs at least one pair")
+    mean = float(d.mean())
+    if d.size < 2:
+        return PairedInterval(mean, -math.inf, math.inf, 1)
+    if float(np.ptp(d)) <= 1e-12 * max(1.0, abs(mean)):  # the same difference everywhere (float noise aside)
+        if bounds is None:
+            return PairedInterval(mean, -math.inf, math.inf, int(d.size))
+        low_bound, high_bound = bounds
+        padded = np.concatenate([d, [low_bound, high_bound]])
+        half = t_quantile(0.5 + level / 2.0, d.size - 1) * float(padded.std(ddof=1)) / math.sqrt(padded.size)
+        return PairedInterval(mean, max(low_bound, mean - half), min(high_bound, mean + half), int(d.size))
     rng = make_rng(seed, "paired_bootstrap")
     idx = rng.integers(0, d.size, size=(resamples, d.size))
     means = d[idx].mean(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
-    mean = float(d.mean())
-    if d.size >= 2:
-        c = small_sample_factor(d.size, level)
-        lo, hi = mean + c * (min(lo, mean) - mean), mean + c * (max(hi, mean) - mean)
+    c = small_sample_factor(d.size, level)
+    lo, hi = mean + c * (min(lo, mean) - mean), mean + c * (max(hi, mean) - mean)
     return PairedInterval(mean, float(lo), float(hi), int(d.size))
 
 

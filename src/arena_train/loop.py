@@ -220,7 +220,7 @@ def difference(after: dict, before: dict, seed: int, resamples: int) -> dict[str
     common = sorted(set(after) & set(before))
     a = [after[d][0] / after[d][1] for d in common]
     b = [before[d][0] / before[d][1] for d in common]
-    iv = paired_bootstrap(a, b, seed=seed, resamples=resamples)
+    iv = paired_bootstrap(a, b, seed=seed, resamples=resamples, bounds=(-1.0, 1.0))  # win-rate differences
     return {"diff": iv.mean, "interval": [iv.low, iv.high], "deals": iv.n, "resolved": iv.low > 0 or iv.high < 0}
 
 

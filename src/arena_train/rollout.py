@@ -255,16 +255,8 @@ def centred_advantages(
 
 
 # ---------------------------------------------------------------------- paired evaluation
-from arena_core.stats import PairedInterval  # noqa: E402  (one statistics module)
-
-
-def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = 2000, level: float = 0.95
-) -> PairedInterval:
-    """Bootstrap interval of mean(a - b) over paired units (deals); see :func:`arena_core.stats.paired_bootstrap`."""
-    from arena_core.stats import paired_bootstrap as _paired_bootstrap
-
-    return _paired_bootstrap(a, b, seed=seed, resamples=resamples, level=level)
+# re-exported for the trainers: the one statistics module's paired interval
+from arena_core.stats import PairedInterval, paired_bootstrap  # noqa: E402, F401
 
 
 def rotated_specs(game, deal_seeds: Sequence[int], make_opponents, key_seed: int) -> list[EpisodeSpec]:
