@@ -1,5 +1,7 @@
 """The statistics module: intervals, paired tests, multiple-comparison control, sample sizes.
 
+One file (over 500 lines) because it is the one statistics module: every interval the library prints comes from here.
+
 Tournaments, ``arena compare``, the matrix study and the trainers' evaluations all take their
 intervals from here. Conventions:
 

@@ -1,5 +1,7 @@
 """Local language-model players on MLX (``mlx-lm``), with constrained and free decoding.
 
+One file (over 500 lines) because the engine, constrained decoding, the kept KV caches and the player share one token-level state (trie masks, samplers, caches) that no other module should touch.
+
 - **constrained**: a logits processor walks a token trie of the legal action strings, so the
   answer is always exactly one legal action whatever the model (multi-token strings, shared
   prefixes, and end-of-sequence after a complete string are all handled).

@@ -1,6 +1,8 @@
 """A player behind any OpenAI-compatible ``/chat/completions`` endpoint (frontier APIs,
 ``mlx_lm.server``, vLLM, llama.cpp, ...).
 
+One file (over 500 lines) because requests, retries, budgets, caching and parsing share one settings object and one spend account.
+
 The API key is read from an environment variable at call time and never written to logs,
 episode records or error messages. Requests time out, are retried with exponential backoff on
 429, 5xx and connection errors, run at most ``concurrency`` at once, stop at a spending cap

@@ -1,5 +1,7 @@
 """GRPO self-play on MLX: the game outcome is the reward.
 
+One file (over 500 lines) because the step, the loss, the baselines, the evaluation and the checkpoints share one config and one model state; the reusable pieces live in rollout.py, exact.py and lm.py.
+
 One step: for each deal (and each learner seat), draw an opponent table from the pool and let
 the learner play that same deal ``group_size`` times with sampled answers (a group). Each
 episode's reward comes from the game (outcome, win/loss or squashed margin, minus a penalty

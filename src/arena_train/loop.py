@@ -1,6 +1,8 @@
 """The local-model arena loop: a baseline tournament, self-play GRPO with a snapshot pool, the
 re-tournament, and a before/after report, from one config::
 
+One file (over 500 lines) because the loop's stages (tournament, training, re-tournament, report) share one config and one output directory.
+
     python -m arena_train.loop examples/textarena_loop.toml [--out DIR] [--seeds 0,1,2]
 
 For every seed: a GRPO trainer is built (the untrained model is saved as its step-0

@@ -1,5 +1,7 @@
 """Ratings with honest intervals from a tournament's finishing orders.
 
+One file (over 500 lines) because every table it prints (ratings, differences, head-to-head, rank sets) comes from the same deal-cluster resamples and must be read together.
+
 - Plackett–Luce strengths by the minorise-maximise method (Hunter 2004), as MegagemBench
   fits them: ties expanded into every consistent strict order (weighted equally), 0.1 virtual
   win and loss against an anchor of strength 1, log-strengths centred, reported on the Elo

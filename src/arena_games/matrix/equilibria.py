@@ -1,5 +1,7 @@
 """Equilibria and reference points of the archetype games, computed once and cached.
 
+One file (over 500 lines) because the exact solvers and their checks share one representation of a payoff table.
+
 - Extreme Nash equilibria from pygambit's ``enummixed_solve`` (every profile verified by
   regret <= 1e-9, then deduplicated at 1e-7), shipped for every (archetype, k) as package data
   (``data/equilibria.json``) with a checksum manifest (``data/equilibria.sha256.json``: the

@@ -1,5 +1,7 @@
 """The one-shot self-play (or cross-play) study: seeded trials per (listing, archetype, k) cell.
 
+One file (over 500 lines) because the study's configuration, runs and tables are one experiment; the games, scoring and equilibria live in their own modules.
+
 Trial t of a cell uses label rotation t mod k (shared by both players), a fresh episode seed
 and two separately seeded player instances, so the copies sample independently. By default
 every cell runs under both listings: ``shared`` (both copies see the same order) and

@@ -1,6 +1,8 @@
 """MegaGem bots. Each reads only its Decision (its own observation), is seeded, and is
 deterministic for a seed.
 
+One file (over 500 lines) because the bots share one valuation (lot values, covering prices, price beliefs) and differ only in how they bid from it.
+
 - :class:`HeuristicBidder`: MegagemBench's Phase-3 opponent, a fixed fraction of the bid limit on Treasure.
 - :class:`FairValueBidder`: current chart value of the lot, shaded by 0.8.
 - :class:`MarketAnchoredBidder`: median recent winning price of same-size lots.

@@ -1,5 +1,7 @@
 """MegaGem rules (MegagemBench flavour): pure transitions over a frozen state.
 
+One file (over 500 lines) because it is the one place for MegaGem's rules: dealing, legality, transitions and scoring.
+
 A round draws one auction card; every player bids at once (a simultaneous move); the highest
 bid wins, ties go to the earliest seat in the tiebreak queue, and the winner moves to the back
 of the queue. A Treasure winner with a non-empty hand then reveals one hand gem to the value

@@ -1,5 +1,7 @@
 """MegaGem for language models: the rules text, prompts as compact JSON lines, and the answer parser.
 
+One file (over 500 lines) because the prompts and the parser follow one rule-book section each and must be read side by side.
+
 The prompt follows MegagemBench's (rule book section 7.2): a static system text with the rules,
 then one compact JSON object per line for each part of the state, then the answer format. The
 parser follows section 7.4: strict JSON, the first fenced block, the first balanced object,

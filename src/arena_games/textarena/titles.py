@@ -1,5 +1,7 @@
 """The registered TextArena titles: one table row per title, one Game subclass per row.
 
+One file (over 500 lines) because it is a table: one entry per title, each next to its legal-set function's name.
+
 Entry points in pyproject.toml name the classes generated here (``TicTacToe_v0`` for
 ``textarena/TicTacToe-v0``). Titles that cannot run on this interpreter or offline are
 registered too: importing their class raises ImportError with the reason, which the
