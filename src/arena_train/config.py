@@ -4,12 +4,19 @@ so a typo in a config file fails with the field's name instead of being ignored.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arena_core.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 
 class _Strict(BaseModel):
@@ -17,70 +24,74 @@ class _Strict(BaseModel):
 
 
 class ModelConfig(_Strict):
-    path: str = Field("tiny", description="'tiny' (offline test model) or a local mlx-lm model directory")
+    path: str = Field(default="tiny", description="'tiny' (offline test model) or a local mlx-lm model directory")
     finetune: Literal["full", "lora"] = Field(
-        "full", description="full fine-tuning (right for the tiny model) or LoRA (real models)"
+        default="full", description="full fine-tuning (right for the tiny model) or LoRA (real models)"
     )
-    lora_layers: int = Field(4, ge=1)
-    lora_rank: int = Field(8, ge=1)
-    lora_scale: float = Field(20.0, gt=0)
+    lora_layers: int = Field(default=4, ge=1)
+    lora_rank: int = Field(default=8, ge=1)
+    lora_scale: float = Field(default=20.0, gt=0)
 
 
 class OptimConfig(_Strict):
     optimizer: Literal["adamw", "sgd"] = Field(
-        "adamw", description="GRPO: AdamW, or plain SGD (step = learning rate x gradient; no momentum)"
+        default="adamw", description="GRPO: AdamW, or plain SGD (step = learning rate x gradient; no momentum)"
     )
-    learning_rate: float = Field(1e-3, gt=0)
+    learning_rate: float = Field(default=1e-3, gt=0)
     beta1: float = Field(
-        0.9,
+        default=0.9,
         ge=0,
         lt=1,
         description="GRPO: AdamW's first-moment decay (0: no momentum, RMSprop-like steps; momentum feeds the cycling "
         "of self-play in a zero-sum game)",
     )
     warmup_steps: int = Field(
-        0,
+        default=0,
         ge=0,
         description="GRPO: raise the learning rate linearly from 0 over this many updates first, then follow "
         "the schedule over the rest (AdamW's first steps move every weight by about the learning rate)",
     )
-    weight_decay: float = Field(0.0, ge=0)
-    grad_accum: int = Field(1, ge=1, description="micro-batches whose gradients are summed per update")
-    max_grad_norm: float = Field(1.0, gt=0)
+    weight_decay: float = Field(default=0.0, ge=0)
+    grad_accum: int = Field(default=1, ge=1, description="micro-batches whose gradients are summed per update")
+    max_grad_norm: float = Field(default=1.0, gt=0)
     schedule: Literal["constant", "linear"] = Field(
-        "constant", description="'linear': decay the learning rate to 0 over the run's updates"
+        default="constant", description="'linear': decay the learning rate to 0 over the run's updates"
     )
 
 
 class RewardConfig(_Strict):
     kind: Literal["outcome", "win", "margin"] = "outcome"
-    margin_scale: float = Field(10.0, gt=0)
-    first_bonus: float = Field(0.1, ge=0)
-    illegal_penalty: float = Field(1.0, ge=0, description="subtracted per illegal or unparseable learner action")
+    margin_scale: float = Field(default=10.0, gt=0)
+    first_bonus: float = Field(default=0.1, ge=0)
+    illegal_penalty: float = Field(
+        default=1.0, ge=0, description="subtracted per illegal or unparseable learner action"
+    )
 
 
 class PoolConfig(_Strict):
     players: list[str] = Field(default_factory=list, description="registered player specs (scripted bots, any player)")
-    snapshot_every: int = Field(0, ge=0, description="add a frozen copy of the learner every N steps (0: never)")
-    max_snapshots: int = Field(4, ge=1)
-    snapshot_temperature: float = Field(0.0, ge=0)
+    snapshot_every: int = Field(
+        default=0, ge=0, description="add a frozen copy of the learner every N steps (0: never)"
+    )
+    max_snapshots: int = Field(default=4, ge=1)
+    snapshot_temperature: float = Field(default=0.0, ge=0)
 
 
 class EvalConfig(_Strict):
     anchor: str = Field(
         ..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)"
     )
-    every: int = Field(0, ge=0, description="evaluate every N steps (0: only at the start and the end)")
-    deals: int = Field(64, ge=1, description="held-out deals; each is played once per learner seat")
-    bootstrap: int = Field(2000, ge=100)
+    every: int = Field(default=0, ge=0, description="evaluate every N steps (0: only at the start and the end)")
+    deals: int = Field(default=64, ge=1, description="held-out deals; each is played once per learner seat")
+    bootstrap: int = Field(default=2000, ge=100)
     silent_threshold: float = Field(
-        0.2,
+        default=0.2,
         ge=0,
         le=1,
         description="refuse to report a run whose learner answers are illegal/unparseable above this rate",
     )
     exploitability: bool = Field(
-        False,
+        default=False,
         description="also compute the exact exploitability of the learner's (sampling) policy and of its "
         "average over the evaluations so far (two-player games that enumerate their deals, e.g. Kuhn poker)",
     )
@@ -92,63 +103,65 @@ class GRPOConfig(_Strict):
     game: str
     game_params: dict[str, Any] = Field(default_factory=dict)
     num_players: int | None = None
-    view: Literal["auto", "menu"] = Field("auto", description="'auto': the game's compact view when we have one")
-    seed: int = Field(0, ge=0)
+    view: Literal["auto", "menu"] = Field(
+        default="auto", description="'auto': the game's compact view when we have one"
+    )
+    seed: int = Field(default=0, ge=0)
     steps: int = Field(..., ge=1)
-    deals_per_step: int = Field(4, ge=1)
+    deals_per_step: int = Field(default=4, ge=1)
     seats: Literal["all", "rotate"] = Field(
-        "all", description="each deal with the learner in every seat, or one seat rotating"
+        default="all", description="each deal with the learner in every seat, or one seat rotating"
     )
     self_play: bool = Field(
-        False, description="the learner sits in every seat at once (no opponents); the pool is then unused"
+        default=False, description="the learner sits in every seat at once (no opponents); the pool is then unused"
     )
     baseline: Literal["group", "role", "infostate"] = Field(
-        "group",
+        default="group",
         description="advantage baseline: the group's mean return (per seat in self-play), a running mean per seat "
         "(role-conditioned, SPIRAL's RAE) with decay baseline_decay, or a running mean per decision prompt "
         "('infostate': per seat and information state; each decision is centred on its own prompt's mean)",
     )
-    baseline_decay: float = Field(0.95, ge=0, lt=1)
-    group_size: int = Field(8, ge=2, description="plays of the same deal, seat and table per group")
-    temperature: float = Field(1.0, gt=0)
-    ppo_epochs: int = Field(1, ge=1)
-    clip_eps: float = Field(0.2, gt=0)
+    baseline_decay: float = Field(default=0.95, ge=0, lt=1)
+    group_size: int = Field(default=8, ge=2, description="plays of the same deal, seat and table per group")
+    temperature: float = Field(default=1.0, gt=0)
+    ppo_epochs: int = Field(default=1, ge=1)
+    clip_eps: float = Field(default=0.2, gt=0)
     kl_beta: float = Field(
-        0.01,
+        default=0.01,
         ge=0,
         description="weight of the exact KL divergence over the menu from the magnet (the frozen initial weights, "
         "or a moving copy of the learner with magnet_every)",
     )
     magnet_every: int = Field(
-        0,
+        default=0,
         ge=0,
         description="magnetic mirror descent with a moving magnet: every N steps the KL term's reference becomes a copy "
         "of the learner's current weights (0: the initial weights throughout)",
     )
     entropy_beta: float = Field(
-        0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied"
+        default=0.0, ge=0, description="bonus on the entropy of the (tempered) menu distribution; keeps groups varied"
     )
     entropy_final: float | None = Field(
-        None,
+        default=None,
         ge=0,
         description="decay the entropy bonus linearly from entropy_beta at the first step "
         "to this value at the last (None: entropy_beta throughout)",
     )
     entropy_decay_steps: int | None = Field(
-        None,
+        default=None,
         ge=1,
         description="with entropy_final: reach entropy_final at this step and hold it there (None: at the last step)",
     )
     advantage: Literal["group", "per_decision"] = Field(
-        "group", description="one return per episode, or per-decision returns (penalties after the decision)"
+        default="group", description="one return per episode, or per-decision returns (penalties after the decision)"
     )
     advantage_scale: Literal["batch_std", "group_std", "none"] = Field(
-        "batch_std",
+        default="batch_std",
         description="advantages are centred on the group mean, then divided by the std of the whole step's centred returns "
         "(keeps stakes comparable across deals), each group's own std (classic GRPO), or nothing",
     )
     action_space: Literal["legal", "all"] = Field(
-        "legal", description="'all' lets the learner name illegal actions (penalised)"
+        default="legal", description="'all' lets the learner name illegal actions (penalised)"
     )
     model: ModelConfig = ModelConfig()
     optim: OptimConfig = OptimConfig()
@@ -156,19 +169,21 @@ class GRPOConfig(_Strict):
     pool: PoolConfig = PoolConfig()
     eval: EvalConfig
     init_from: str | None = Field(
-        None,
+        default=None,
         description="start from another run's weights: a checkpoint directory or a run directory "
         "(its latest checkpoint); that run becomes the parent in the manifest",
     )
-    checkpoint_every: int = Field(0, ge=0, description="0: only at the end")
+    checkpoint_every: int = Field(default=0, ge=0, description="0: only at the end")
     resume_from: str | None = Field(
-        None, description="a checkpoint directory (or a run directory: its latest checkpoint)"
+        default=None, description="a checkpoint directory (or a run directory: its latest checkpoint)"
     )
-    parent_run: str | None = Field(None, description="run directory this run derives from (recorded in the manifest)")
-    plot: bool = Field(True, description="write metrics.png at the end (needs matplotlib)")
+    parent_run: str | None = Field(
+        default=None, description="run directory this run derives from (recorded in the manifest)"
+    )
+    plot: bool = Field(default=True, description="write metrics.png at the end (needs matplotlib)")
 
     @model_validator(mode="after")
-    def _pool_non_empty(self):
+    def _pool_non_empty(self) -> GRPOConfig:
         if not self.self_play and not self.pool.players and not self.pool.snapshot_every:
             raise ValueError(
                 "the opponent pool is empty: list pool.players (e.g. 'kuhn_king_only'), set pool.snapshot_every, or self_play = true"
@@ -195,38 +210,45 @@ class ExpertIterationConfig(_Strict):
     game: str = "megagem"
     game_params: dict[str, Any] = Field(default_factory=dict)
     num_players: int | None = None
-    seed: int = Field(0, ge=0)
-    expert: str = Field("megagem_expert", description="registered player that labels decisions")
+    seed: int = Field(default=0, ge=0)
+    expert: str = Field(default="megagem_expert", description="registered player that labels decisions")
     opponents: list[str] = Field(default_factory=lambda: ["megagem_heuristic"])
-    rounds: int = Field(2, ge=1)
-    deals_per_round: int = Field(8, ge=1)
-    epochs: int = Field(3, ge=1)
-    batch_size: int = Field(64, ge=1)
-    label_all: bool = Field(True, description="train on every decision (True) or only those the expert would change")
+    rounds: int = Field(default=2, ge=1)
+    deals_per_round: int = Field(default=8, ge=1)
+    epochs: int = Field(default=3, ge=1)
+    batch_size: int = Field(default=64, ge=1)
+    label_all: bool = Field(
+        default=True, description="train on every decision (True) or only those the expert would change"
+    )
     model: ModelConfig = ModelConfig()
     optim: OptimConfig = OptimConfig(learning_rate=3e-3)
-    eval_deals: int = Field(16, ge=1)
-    bootstrap: int = Field(2000, ge=100)
+    eval_deals: int = Field(default=16, ge=1)
+    bootstrap: int = Field(default=2000, ge=100)
     parent_run: str | None = None
     init_from: str | None = Field(
-        None, description="start from another run's weights (checkpoint or run directory); recorded as the parent"
+        default=None,
+        description="start from another run's weights (checkpoint or run directory); recorded as the parent",
     )
     restrict_expert: bool = Field(
-        False,
+        default=False,
         description="the expert chooses among the student's legal menu entries (e.g. search over the bid grid) "
         "instead of being mapped to the nearest entry",
     )
     steps: int = Field(
-        0,
+        default=0,
         ge=0,
         description="0: each round fine-tunes `epochs` passes on its own data; N: collect `rounds` rounds with the "
         "starting student first (the last round held out when rounds >= 2), then N updates on minibatches",
     )
-    eval_every: int = Field(0, ge=0, description="steps mode: evaluate every N steps (0: only at the start and end)")
-    checkpoint_every: int = Field(0, ge=0, description="steps mode: save every N steps (0: only at the end)")
-    eval_expert: bool = Field(True, description="also evaluate the expert and the grid expert (costly for search)")
+    eval_every: int = Field(
+        default=0, ge=0, description="steps mode: evaluate every N steps (0: only at the start and end)"
+    )
+    checkpoint_every: int = Field(default=0, ge=0, description="steps mode: save every N steps (0: only at the end)")
+    eval_expert: bool = Field(
+        default=True, description="also evaluate the expert and the grid expert (costly for search)"
+    )
     data_cache: str | None = Field(
-        None,
+        default=None,
         description="steps mode: a JSON-lines file of labelled decisions, read when it exists (no collection), "
         "else written after collection; seeds can share one teacher's labels",
     )
@@ -238,51 +260,58 @@ class PolicyGradientConfig(_Strict):
     game: str
     game_params: dict[str, Any] = Field(default_factory=dict)
     num_players: int | None = None
-    seed: int = Field(0, ge=0)
+    seed: int = Field(default=0, ge=0)
     steps: int = Field(..., ge=1)
-    episodes_per_step: int = Field(64, ge=1)
-    hidden: int = Field(0, ge=0, description="0: a linear softmax policy; else one tanh hidden layer")
-    learning_rate: float = Field(0.1, gt=0)
-    entropy: float = Field(0.0, ge=0)
+    episodes_per_step: int = Field(default=64, ge=1)
+    hidden: int = Field(default=0, ge=0, description="0: a linear softmax policy; else one tanh hidden layer")
+    learning_rate: float = Field(default=0.1, gt=0)
+    entropy: float = Field(default=0.0, ge=0)
     opponents: list[str] = Field(..., min_length=1)
     eval_anchor: str | None = None
-    eval_deals: int = Field(64, ge=1)
-    eval_every: int = Field(0, ge=0)
-    bootstrap: int = Field(2000, ge=100)
+    eval_deals: int = Field(default=64, ge=1)
+    eval_every: int = Field(default=0, ge=0)
+    bootstrap: int = Field(default=2000, ge=100)
     parent_run: str | None = None
 
 
-TrainConfig = Annotated[GRPOConfig | ExpertIterationConfig | PolicyGradientConfig, Field(discriminator="trainer")]
+AnyTrainConfig = GRPOConfig | ExpertIterationConfig | PolicyGradientConfig
+TrainConfig = Annotated[AnyTrainConfig, Field(discriminator="trainer")]
 
 
 class _Envelope(_Strict):
     config: TrainConfig
 
 
-def parse_config(data: dict | str | Path) -> GRPOConfig | ExpertIterationConfig | PolicyGradientConfig:
+def parse_config(data: Mapping[str, Any] | str | Path) -> AnyTrainConfig:
     """A validated config from a dict, a JSON/TOML file path, or JSON text."""
+    loaded: object = data
     if isinstance(data, (str, Path)) and Path(data).suffix in {".json", ".toml"} and Path(data).exists():
         path = Path(data)
-        if path.suffix == ".toml":
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib
-
-            data = tomllib.loads(path.read_text())
-        else:
-            data = json.loads(path.read_text())
+        loaded = tomllib.loads(path.read_text()) if path.suffix == ".toml" else json.loads(path.read_text())
     elif isinstance(data, (str, Path)):
         try:
-            data = json.loads(str(data))
+            loaded = json.loads(str(data))
         except json.JSONDecodeError:
             raise ConfigError(
                 f"config {str(data)[:80]!r} is neither an existing .json/.toml file nor JSON text"
             ) from None
-    if not isinstance(data, dict) or "trainer" not in data:
+    if not isinstance(loaded, Mapping) or "trainer" not in loaded:
         raise ConfigError("a training config needs a 'trainer' key: 'grpo', 'expert_iteration' or 'policy_gradient'")
     try:
-        return _Envelope(config=data).config
+        return _Envelope.model_validate({"config": loaded}).config
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(x) for x in e['loc'][2:]) or 'config'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid {data.get('trainer')} config: {problems}") from None
+        raise ConfigError(f"invalid {loaded.get('trainer')} config: {problems}") from None
+
+
+_Config = TypeVar("_Config", GRPOConfig, ExpertIterationConfig, PolicyGradientConfig)
+
+
+def trainer_config(kind: type[_Config], config: _Config | Mapping[str, Any]) -> _Config:
+    """``config`` as a ``kind`` config, for a trainer's constructor: a ``kind`` config as it is,
+    or a dict validated with ``kind``'s trainer key (a dict naming another trainer is refused)."""
+    name = kind.model_fields["trainer"].default
+    parsed: object = parse_config({"trainer": name, **config}) if isinstance(config, Mapping) else config
+    if not isinstance(parsed, kind):
+        raise ConfigError(f"the {name} trainer needs a {kind.__name__}, not a {type(parsed).__name__}")
+    return parsed
