@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from statistics import median
-from typing import Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,7 +24,7 @@ from arena_core.players import BasePlayer, Decision
 
 from . import market
 from .cards import ALPHABETICAL, COLOURS, GEMS_PER_COLOUR, NUM_COLOURS, build_missions
-from .rules import Bid, Reveal
+from .rules import Action, Bid, Reveal
 
 _COLOUR_INDEX = {name: i for i, name in enumerate(COLOURS)}
 _MISSIONS = {m.id: m for m in build_missions(5)}
@@ -35,7 +35,7 @@ def _counts(d: dict[str, int]) -> list[int]:
     return [d[c] for c in COLOURS]
 
 
-def lot_colours(obs: dict) -> list[int]:
+def lot_colours(obs: dict[str, Any]) -> list[int]:
     """Colours of the gems on sale in this Treasure round (empty for Loans and Investments)."""
     card = obs["current_card"]
     if card is None or card["type"] != "treasure":
@@ -49,20 +49,26 @@ def chart_value(chart: list[int], count: int) -> int:
 
 def default_reveal(decision: Decision) -> Reveal:
     """The alphabetically first colour in hand (the benchmark's default)."""
-    legal = {a.colour: a for a in decision.legal_actions}
+    legal: dict[int, Reveal] = {a.colour: a for a in decision.legal_actions}
     return legal[next(c for c in ALPHABETICAL if c in legal)]
 
 
 def bid(decision: Decision, amount: float) -> Bid:
     """The legal bid nearest to ``amount`` (rounded, clamped to 0..limit)."""
-    legal = decision.legal_actions
+    legal = _legal_bids(decision)
     return legal[max(0, min(int(round(amount)), len(legal) - 1))]
+
+
+def _legal_bids(decision: Decision) -> tuple[Bid, ...]:
+    """The legal bids 0..limit of a bid decision."""
+    legal: tuple[Bid, ...] = decision.legal_actions
+    return legal
 
 
 class _MegaGemBot(BasePlayer):
     """Dispatch: ``bid_amount(decision)`` in bid phases, ``reveal(decision)`` at reveals."""
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Action:
         if decision.observation["phase"] == "reveal":
             return self.reveal(decision)
         return self.choose_bid(decision)
@@ -92,7 +98,7 @@ class HeuristicBidder(_MegaGemBot):
     def choose_bid(self, decision: Decision) -> Bid:
         obs = decision.observation
         if obs["current_card"]["type"] != "treasure":
-            return decision.legal_actions[0]
+            return _legal_bids(decision)[0]
         amount = math.floor(self.fraction * obs["bid_limit"])
         if self.noise:
             amount += int(decision.rng("heuristic", self.seed).integers(-self.noise, self.noise + 1))
@@ -113,7 +119,7 @@ class FairValueBidder(_MegaGemBot):
         obs = decision.observation
         lot = lot_colours(obs)
         if not lot:
-            return decision.legal_actions[0]
+            return _legal_bids(decision)[0]
         chart = obs["value_chart"]["values"]
         dc = _counts(obs["display_counts"])
         hand = _counts(obs["hand"]) if self.count_own_hand else [0] * NUM_COLOURS
@@ -135,7 +141,7 @@ class MarketAnchoredBidder(_MegaGemBot):
         obs = decision.observation
         card = obs["current_card"]
         if card["type"] != "treasure":
-            return decision.legal_actions[0]
+            return _legal_bids(decision)[0]
         me = obs["player"]
         prices = [h["price"] for h in obs["history"][-5:] if h["card"] == card["id"]]
         amount = median(prices) * self.anchor if prices else self.fallback_fraction * obs["players"][me]["coins"]
@@ -154,7 +160,7 @@ def _hypergeom(total: int, good: int, draws: int) -> tuple[float, ...]:
     return tuple(math.comb(good, x) * math.comb(total - good, draws - x) / denom for x in range(draws + 1))
 
 
-def expected_final_values(obs: dict) -> list[float]:
+def expected_final_values(obs: dict[str, Any]) -> list[float]:
     """Expected final per-gem value of each colour, given what this seat sees.
 
     Every hand gem ends in the display, so the final count of colour c is the display count plus
@@ -182,7 +188,7 @@ def expected_final_values(obs: dict) -> list[float]:
     return out
 
 
-def mission_bonus(obs: dict, collection: list[int], lot: list[int]) -> int:
+def mission_bonus(obs: dict[str, Any], collection: list[int], lot: list[int]) -> int:
     """Rewards of the available missions the collection would complete with the lot (exact)."""
     after = list(collection)
     for g in lot:
@@ -195,7 +201,7 @@ def mission_bonus(obs: dict, collection: list[int], lot: list[int]) -> int:
     return total
 
 
-def _coins_before_each_auction(obs: dict) -> list[list[int]]:
+def _coins_before_each_auction(obs: dict[str, Any]) -> list[list[int]]:
     """Every player's coins before each settled auction, rebuilt backwards from the current coins."""
     coins = [pl["coins"] for pl in obs["players"]]
     out: list[list[int]] = []
@@ -210,7 +216,7 @@ def _coins_before_each_auction(obs: dict) -> list[list[int]]:
     return out
 
 
-def _display_before_each_auction(obs: dict) -> list[list[int]]:
+def _display_before_each_auction(obs: dict[str, Any]) -> list[list[int]]:
     dc = _counts(obs["display_counts"])
     out: list[list[int]] = []
     for h in reversed(obs["history"]):
@@ -289,6 +295,11 @@ class PriceLaw:
         return lo, self.support.get(b, 0.0)
 
 
+Schedule = Literal["fading", "constant"]
+LoanRule = Literal["shortfall", "liquidity"]
+Prior = Literal["simple", "learned", "cold"]
+
+
 class ExpertSettings(BaseModel):
     """The expert's knobs (``megagem_expert{liquidity = 0.5, schedule = "constant", ...}``). The
     defaults (delta 0, gate 1, loan rule liquidity) beat the earlier expert (delta 2, gate 0, loan
@@ -297,7 +308,7 @@ class ExpertSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     liquidity: float = Field(0.5, ge=0.0, description="lambda: the liquidity premium on every coin paid")
-    schedule: Literal["fading", "constant"] = Field(
+    schedule: Schedule = Field(
         "fading",
         description="fading: lambda x (gems left after this lot / gems at the start); constant: lambda throughout",
     )
@@ -308,12 +319,12 @@ class ExpertSettings(BaseModel):
         description="move off the fair-value base bid only when the expected gain "
         "is at least this many coins more (0: always the best bid)",
     )
-    loan_rule: Literal["shortfall", "liquidity"] = Field(
+    loan_rule: LoanRule = Field(
         "liquidity",
         description="shortfall: a loan is worth lambda_t x the part covering this seat's budget shortfall; "
         "liquidity: lambda_t x its whole amount",
     )
-    prior: Literal["simple", "learned", "cold"] = Field(
+    prior: Prior = Field(
         "simple",
         description="the opponent model before any bid history and mixed into the fitted law: simple "
         "(a third each on 0, 0.8 x public value, half the limit), learned (the market model, "
@@ -322,8 +333,19 @@ class ExpertSettings(BaseModel):
     )
 
 
+class ExpertOptions(TypedDict):
+    """:class:`ExpertBidder`'s keyword options (the fields of :class:`ExpertSettings`)."""
+
+    liquidity: float
+    schedule: Schedule
+    offset: float
+    gate: float
+    loan_rule: LoanRule
+    prior: Prior
+
+
 #: the expert as shipped before its knobs were tuned (golden transcripts and old results use it)
-LEGACY = {
+LEGACY: ExpertOptions = {
     "liquidity": 0.5,
     "schedule": "fading",
     "offset": 2.0,
@@ -356,10 +378,10 @@ class ExpertBidder(_MegaGemBot):
         seed: int = 0,
         liquidity: float = 0.5,
         offset: float = 0.0,
-        schedule: str = "fading",
+        schedule: Schedule = "fading",
         gate: float = 1.0,
-        loan_rule: str = "liquidity",
-        prior: str = "simple",
+        loan_rule: LoanRule = "liquidity",
+        prior: Prior = "simple",
     ):
         super().__init__(seed)
         try:
@@ -374,21 +396,22 @@ class ExpertBidder(_MegaGemBot):
         self.liquidity, self.offset = self.settings.liquidity, self.settings.offset
 
     # -- values
-    def _liquidity_now(self, obs: dict) -> float:
+    def _liquidity_now(self, obs: dict[str, Any]) -> float:
         if self.settings.schedule == "constant":
             return self.liquidity
-        left = obs["gem_deck_size"] + len(obs["pool"]) - len(lot_colours(obs))
-        start = GEMS_PER_COLOUR * NUM_COLOURS - obs["num_players"] * _hand_size(obs)
+        left: int = obs["gem_deck_size"] + len(obs["pool"]) - len(lot_colours(obs))
+        start: int = GEMS_PER_COLOUR * NUM_COLOURS - obs["num_players"] * _hand_size(obs)
         return self.liquidity * max(0.0, left) / max(1, start)
 
-    def _budget_need(self, obs: dict, values: list[float]) -> float:
+    def _budget_need(self, obs: dict[str, Any], values: list[float]) -> float:
         """Coins this seat would like for the rest of the game: half its share of the value on sale."""
-        remaining = obs["gem_deck_size"] + len(obs["pool"])
+        remaining: int = obs["gem_deck_size"] + len(obs["pool"])
+        players: int = obs["num_players"]
         mean_value = sum(values) / NUM_COLOURS
-        return 0.5 * remaining * mean_value / obs["num_players"]
+        return 0.5 * remaining * mean_value / players
 
     # -- the opponent model
-    def _price_laws(self, obs: dict, values: list[float]) -> dict[int, PriceLaw]:
+    def _price_laws(self, obs: dict[str, Any], values: list[float]) -> dict[int, PriceLaw]:
         me = obs["player"]
         card = obs["current_card"]
         kind = card["type"]
@@ -429,7 +452,7 @@ class ExpertBidder(_MegaGemBot):
             )
         return laws
 
-    def win_probabilities(self, obs: dict, laws: dict[int, PriceLaw], limit: int) -> list[float]:
+    def win_probabilities(self, obs: dict[str, Any], laws: dict[int, PriceLaw], limit: int) -> list[float]:
         """P(win | b) for b = 0..limit, with exact tiebreak handling."""
         me = obs["player"]
         order = obs["tiebreak"]
@@ -455,7 +478,7 @@ class ExpertBidder(_MegaGemBot):
             out.append(p)
         return out
 
-    def lot_value(self, obs: dict, values: list[float] | None = None) -> float:
+    def lot_value(self, obs: dict[str, Any], values: list[float] | None = None) -> float:
         """Expected final value of the lot plus the exact mission bonus, minus the offset."""
         values = expected_final_values(obs) if values is None else values
         lot = lot_colours(obs)
@@ -491,10 +514,10 @@ class ExpertBidder(_MegaGemBot):
             base = self._base_bid(obs, limit)
             if gain[best] - gain[base] < self.settings.gate:
                 best = base
-        return decision.legal_actions[best]
+        return _legal_bids(decision)[best]
 
     @staticmethod
-    def _base_bid(obs: dict, limit: int) -> int:
+    def _base_bid(obs: dict[str, Any], limit: int) -> int:
         """The gate's base policy: the fair-value bid (0.8 x the lot's public chart value; 0 off Treasure)."""
         lot = lot_colours(obs)
         if not lot:
@@ -528,7 +551,7 @@ class ExpertBidder(_MegaGemBot):
         share = deck / max(1, deck + opp_hands)
         for c in range(NUM_COLOURS):
             supply[c] += max(0, unseen[c]) * share
-        options = {a.colour: a for a in decision.legal_actions}
+        options: dict[int, Reveal] = {a.colour: a for a in decision.legal_actions}
 
         def cost(c: int) -> tuple[float, int, int]:
             signal = chart_value(chart, dc[c] + 1) - chart_value(chart, dc[c])  # the public price change
@@ -537,7 +560,7 @@ class ExpertBidder(_MegaGemBot):
         return options[min(options, key=cost)]
 
 
-def _hand_size(obs: dict) -> int:
+def _hand_size(obs: dict[str, Any]) -> int:
     return {3: 5, 4: 4, 5: 3}[obs["num_players"]]
 
 
@@ -548,6 +571,7 @@ __all__ = [
     "BOTS",
     "LEGACY",
     "ExpertBidder",
+    "ExpertOptions",
     "ExpertSettings",
     "FairValueBidder",
     "HeuristicBidder",

@@ -98,10 +98,10 @@ class Mission:
             return max(counts) >= self.count
         return sum(1 for n in counts if n >= 2) >= self.count  # PAIRS
 
-    def requirement_dict(self) -> dict:
+    def requirement_dict(self) -> dict[str, str | int | list[str]]:
         """The requirement in the benchmark's JSON shape."""
         name = ("any_different", "any_same", "pairs", "specific", "same_color")[self.requirement]
-        out: dict = {"type": name}
+        out: dict[str, str | int | list[str]] = {"type": name}
         if self.requirement is Requirement.SPECIFIC:
             out["colors"] = [COLOURS[c] for c in self.colours]
         elif self.requirement is Requirement.SAME_COLOUR:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from arena_core.game import Position
 from arena_core.players import Decision
 
 from .bots import LEGACY, ExpertBidder, FairValueBidder, HeuristicBidder
-from .rules import Bid, MegaGem
+from .rules import Action, Bid, MegaGem, MegaGemState
 
 DATA_DIR = Path(__file__).parent / "data"
 SEEDS = (1, 2, 3)
@@ -29,14 +30,14 @@ def transcript_path(seed: int) -> Path:
     return DATA_DIR / f"golden_seed{seed}.jsonl"
 
 
-def answer_text(action) -> str:
+def answer_text(action: Action) -> str:
     """A language-model-like answer for a bot's action: a line of reasoning, then the JSON."""
     if isinstance(action, Bid):
         return f'Weighing the lot against my coins.\n{{"bid": {action.amount}}}'
     return f'Revealing the gem that tells the others least.\n{{"reveal": "{str(action).split()[1]}"}}'
 
 
-def generate(seed: int) -> list[dict]:
+def generate(seed: int) -> list[dict[str, Any]]:
     """Play ``seed`` with the expert, fair-value and heuristic bots through prompts and the parser."""
     game = MegaGem()
     view = game.text_view()
@@ -45,7 +46,7 @@ def generate(seed: int) -> list[dict]:
         FairValueBidder(seed=0),
         HeuristicBidder(seed=0),
     ]  # the transcripts' expert
-    lines: list[dict] = [
+    lines: list[dict[str, Any]] = [
         {
             "type": "header",
             "game": game.spec.id,
@@ -55,9 +56,9 @@ def generate(seed: int) -> list[dict]:
             "system": game.rules_text(),
         }
     ]
-    pos: Position = game.start(seed)
+    pos: Position[MegaGemState] = game.start(seed)
     while not game.is_over(pos):
-        seat = game.current_player(pos)
+        seat = game.players_to_act(pos)[0]  # the current player (the commit order at a bid)
         decision = Decision(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, seed, pos)
         answer = answer_text(players[seat].act(decision))
         parsed = view.parse(game, pos, seat, answer)
@@ -88,7 +89,7 @@ def generate(seed: int) -> list[dict]:
     return lines
 
 
-def render(lines: list[dict]) -> str:
+def render(lines: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines)
 
 

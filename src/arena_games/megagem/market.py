@@ -19,6 +19,7 @@ import argparse
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ _START = {3: 35, 4: 25, 5: 20}
 _HAND = {3: 5, 4: 4, 5: 3}
 
 
-def features(obs: dict, bidder: int, public_value: float) -> list[float]:
+def features(obs: dict[str, Any], bidder: int, public_value: float) -> list[float]:
     """The features of ``bidder``'s bid on the current card as seen in ``obs`` (any seat's: all public)."""
     n = obs["num_players"]
     card = obs["current_card"]
@@ -50,7 +51,7 @@ def features(obs: dict, bidder: int, public_value: float) -> list[float]:
 class MarketModel:
     """Per kind: coefficients of the bid fraction and the residual quantiles."""
 
-    def __init__(self, table: dict):
+    def __init__(self, table: dict[str, Any]):
         self.table = table
 
     def bids(self, kind: str, x: list[float], limit: int) -> list[float]:
@@ -75,7 +76,7 @@ def load() -> MarketModel:
 
 
 # ---------------------------------------------------------------------- training
-def _public_value(obs: dict) -> float:
+def _public_value(obs: dict[str, Any]) -> float:
     """The lot's value at today's display (0 off Treasure)."""
     card = obs["current_card"]
     if card is None or card["type"] != "treasure":
@@ -89,10 +90,12 @@ def log_bids(games: int, first_seed: int, field: tuple[str, ...]) -> list[tuple[
     from arena_core.players import Decision
     from arena_core.registry import make_game, make_player
 
-    from .rules import Phase
+    from .rules import MegaGem, Phase
 
     game = make_game("megagem")
-    rows = []
+    if not isinstance(game, MegaGem):
+        raise TypeError(f"the registered megagem game is not a MegaGem: {type(game).__name__}")
+    rows: list[tuple[int, str, list[float], float]] = []
     for g in range(games):
         names = [field[(g + k) % len(field)] for k in range(3)]
         players = [make_player(name, seed=g) for name in names]
@@ -108,14 +111,15 @@ def log_bids(games: int, first_seed: int, field: tuple[str, ...]) -> list[tuple[
                     rows.append((g, kind, features(obs, p, value), answer.amount / max(limit, 1)))
                     pos = game.act(pos, p, answer)
                 continue
-            p = game.current_player(pos)
-            pos = game.act(pos, p, players[p].act(Decision.at(game, pos, p, first_seed + g)))
+            seat = game.players_to_act(pos)[0]  # the one seat to act (a reveal)
+            pos = game.act(pos, seat, players[seat].act(Decision.at(game, pos, seat, first_seed + g)))
     return rows
 
 
-def fit(rows, holdout_every: int = 5) -> dict:
+def fit(rows: list[tuple[int, str, list[float], float]], holdout_every: int = 5) -> dict[str, Any]:
     """Least squares per kind on the games not held out; fit quality on the held-out games."""
-    out = {"features": list(FEATURES), "quantiles": list(QUANTILES), "kinds": {}}
+    kinds: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {"features": list(FEATURES), "quantiles": list(QUANTILES), "kinds": kinds}
     for kind in KINDS:
         train = [(x, y) for g, k, x, y in rows if k == kind and g % holdout_every]
         test = [(x, y) for g, k, x, y in rows if k == kind and not g % holdout_every]
@@ -128,7 +132,7 @@ def fit(rows, holdout_every: int = 5) -> dict:
         Xt = np.array([x for x, _ in test])
         yt = np.array([y for _, y in test])
         pred = Xt @ coef
-        out["kinds"][kind] = {
+        kinds[kind] = {
             "coef": [round(float(c), 6) for c in coef],
             "residual_quantiles": [round(float(q), 6) for q in np.quantile(resid, QUANTILES)],
             "train_bids": len(train),
@@ -140,7 +144,7 @@ def fit(rows, holdout_every: int = 5) -> dict:
     return out
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Fit the MegaGem market model (price law) from logged bot games.")
     ap.add_argument("--games", type=int, default=400)
     ap.add_argument("--seed", type=int, default=700_000)

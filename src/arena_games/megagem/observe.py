@@ -10,7 +10,8 @@ commitments out of observations).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,13 +25,13 @@ PHASE_NAMES = ("bid", "reveal", "over")
 _BID, _REVEAL, _OVER = 0, 1, 2
 
 
-def _counts_dict(counts) -> dict[str, int]:
+def _counts_dict(counts: Sequence[int]) -> dict[str, int]:
     return {COLOURS[c]: int(counts[c]) for c in range(NUM_COLOURS)}
 
 
-def card_dict(card_index: int) -> dict:
+def card_dict(card_index: int) -> dict[str, str | int]:
     card = AUCTION_CARDS[card_index]
-    out = {"id": card.id, "type": card.kind.name.lower()}
+    out: dict[str, str | int] = {"id": card.id, "type": card.kind.name.lower()}
     if card.kind is CardKind.TREASURE:
         out["gems"] = card.value
     elif card.kind is CardKind.LOAN:
@@ -40,12 +41,12 @@ def card_dict(card_index: int) -> dict:
     return out
 
 
-def observation(game: MegaGem, state: MegaGemState, player: int) -> dict:
+def observation(game: MegaGem, state: MegaGemState, player: int) -> dict[str, Any]:
     """A fresh JSON-able dict of everything ``player`` may know."""
     display_counts = game.display_counts(state)
     phase = int(state.phase)
     table = game.mission_table
-    obs = {
+    obs: dict[str, Any] = {
         "player": player,
         "num_players": game.num_players,
         "phase": PHASE_NAMES[phase],
@@ -144,7 +145,7 @@ def encode(game: MegaGem, state: MegaGemState, player: int) -> np.ndarray:
     The public part of a state is computed once and reused for every seat that observes the
     same state object (the bidders of one round); each call returns a fresh array."""
     memo = game.encoding_memo
-    if memo[0] is not state:
+    if memo is None or memo[0] is not state:
         memo = (state,) + _public_features(game, state)
         game.encoding_memo = memo
     _, public, rows = memo

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import Field
@@ -45,6 +45,7 @@ from .observe import ENCODING_SIZE, encode, observation
 
 MAX_PLAYERS = 5
 _ZERO5 = (0, 0, 0, 0, 0)
+_T = TypeVar("_T")
 
 
 class Phase(IntEnum):
@@ -167,6 +168,9 @@ class MegaGem(Game[MegaGemState, Action]):
     )
     Params = MegaGemParams
     State = MegaGemState
+    params: MegaGemParams  # set by Game.__init__ from Params
+    #: the last encoded state with its public features and player rows (see observe.encode)
+    encoding_memo: tuple[MegaGemState, list[float], list[list[float]]] | None
 
     # ------------------------------------------------------------------ setup
     def default_num_players(self) -> int:
@@ -189,7 +193,7 @@ class MegaGem(Game[MegaGemState, Action]):
         self.reveal_actions = tuple(Reveal(c) for c in range(NUM_COLOURS))
         self.observation_size = ENCODING_SIZE
         self.observation_bounds = (0.0, 2.0)  # every encoded feature lies in [0, 2]
-        self.encoding_memo: tuple = (None, None, None)  # (state, public features, player rows): see observe.encode
+        self.encoding_memo = None
 
     # ------------------------------------------------------------------ chance
     def initial_state(self, rng: np.random.Generator) -> MegaGemState:
@@ -294,7 +298,7 @@ class MegaGem(Game[MegaGemState, Action]):
     # ------------------------------------------------------------------ transitions
     def next_state(self, state: MegaGemState, joint: Mapping[int, Action]) -> MegaGemState:
         if state.phase is Phase.BID:
-            bids = tuple(joint[p].amount for p in self.all_players)
+            bids = tuple(_as_bid(joint[p]).amount for p in self.all_players)
             winner = resolve_winner(bids, state.tiebreak)
             card = AUCTION_CARDS[state.card]
             if (card.kind is CardKind.TREASURE or self.everyone_reveals) and any(state.hands[winner]):
@@ -321,7 +325,7 @@ class MegaGem(Game[MegaGemState, Action]):
             return self._settle(state, bids, winner, None)
         if state.phase is Phase.REVEAL:
             (action,) = joint.values()
-            return self._settle(state, state.bids, state.winner, action.colour)
+            return self._settle(state, state.bids, state.winner, _as_reveal(action).colour)
         raise ValueError("megagem: no move is possible after the end")
 
     def _settle(self, state: MegaGemState, bids: tuple[int, ...], winner: int, revealed: int | None) -> MegaGemState:
@@ -375,9 +379,9 @@ class MegaGem(Game[MegaGemState, Action]):
         )
         if over:
             final_display = list(display)
-            for hand in hands:
+            for rest in hands:
                 for c in range(NUM_COLOURS):
-                    final_display.extend([c] * hand[c])
+                    final_display.extend([c] * rest[c])
             return MegaGemState(
                 Phase.OVER,
                 state.round,
@@ -462,7 +466,7 @@ class MegaGem(Game[MegaGemState, Action]):
 
     # ------------------------------------------------------------------ actions
     def action_id(self, action: Action) -> int:
-        if type(action) is Bid:
+        if isinstance(action, Bid):
             return action.amount
         return self.max_bid + 1 + action.colour
 
@@ -477,7 +481,7 @@ class MegaGem(Game[MegaGemState, Action]):
         return str(action)
 
     # ------------------------------------------------------------------ observations
-    def observation(self, state: MegaGemState, player: int) -> dict:
+    def observation(self, state: MegaGemState, player: int) -> dict[str, Any]:
         return observation(self, state, player)
 
     def encode_observation(self, state: MegaGemState, player: int) -> np.ndarray:
@@ -537,5 +541,19 @@ def resolve_winner(bids: tuple[int, ...], tiebreak: tuple[int, ...]) -> int:
     raise ValueError("tiebreak order must name every seat")
 
 
-def _replace_at(items: tuple, index: int, value) -> tuple:
+def _replace_at(items: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
     return items[:index] + (value,) + items[index + 1 :]
+
+
+def _as_bid(action: Action) -> Bid:
+    """``action`` as a bid (the core applies only legal actions: every one is a Bid in a bid phase)."""
+    if isinstance(action, Bid):
+        return action
+    raise TypeError(f"megagem: a bid phase takes Bid actions, got {action!r}")
+
+
+def _as_reveal(action: Action) -> Reveal:
+    """``action`` as a reveal (the core applies only legal actions: a Reveal at a reveal)."""
+    if isinstance(action, Reveal):
+        return action
+    raise TypeError(f"megagem: a reveal takes a Reveal action, got {action!r}")

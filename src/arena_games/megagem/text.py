@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -43,12 +44,12 @@ from .cards import (
     CardKind,
     build_missions,
 )
-from .rules import Phase
+from .rules import Phase, Reveal
 
 if TYPE_CHECKING:  # pragma: no cover
     from arena_core.game import Position
 
-    from .rules import AuctionRecord, MegaGem, MegaGemState
+    from .rules import AuctionRecord, MegaGem, MegaGemParams, MegaGemState
 
 HISTORY_SHOWN = 5
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -60,7 +61,7 @@ def rules_text(game: MegaGem) -> str:
 
 
 @lru_cache(maxsize=32)
-def _rules_text(p, n: int) -> str:
+def _rules_text(p: MegaGemParams, n: int) -> str:
     coins, hand = DEAL[n]
     chart = VALUE_CHARTS[p.value_chart]
     reveal_rule = (
@@ -147,7 +148,7 @@ REVEAL_ADVICE = (
 )
 
 
-def _hand_cards(counts) -> list[str]:
+def _hand_cards(counts: Sequence[int]) -> list[str]:
     return [COLOURS[c] for c in range(NUM_COLOURS) for _ in range(counts[c])]
 
 
@@ -229,7 +230,7 @@ def _hand_line(hand: tuple[int, ...]) -> str:
     )
 
 
-def _card_json(card_index: int) -> dict:
+def _card_json(card_index: int) -> dict[str, str | int]:
     card = AUCTION_CARDS[card_index]
     if card.kind is CardKind.TREASURE:
         return {"id": card.id, "type": "treasure", "gems": card.value}
@@ -413,7 +414,7 @@ def _benchmark_text(text: str) -> str:
     return text.replace("<think>", "").replace("</think>", "")
 
 
-def extract_json_object(text: str, *, benchmark: bool = False) -> tuple[dict | None, str]:
+def extract_json_object(text: str, *, benchmark: bool = False) -> tuple[dict[str, Any] | None, str]:
     """The answer's JSON object and the method that found it (rule book 7.4 precedence),
     outside think blocks (``benchmark=True``: inside them too, as the benchmark reads)."""
     text = _benchmark_text(text) if benchmark else visible_answer(text)
@@ -607,18 +608,18 @@ class MegaGemTextView:
 
     benchmark: bool = False
 
-    def prompt(self, game: MegaGem, pos: Position, player: int) -> Prompt:
+    def prompt(self, game: MegaGem, pos: Position[MegaGemState], player: int) -> Prompt:
         state = pos.state
         system = rules_text(game)
         if state.phase is Phase.REVEAL:
-            legal = tuple(_REVEAL_STRINGS[a.colour] for a in game.legal_actions(state, player))
+            legal = tuple(_REVEAL_STRINGS[a.colour] for a in game.legal_actions(state, player) if isinstance(a, Reveal))
             return Prompt(system, reveal_user_text(game, state, player), legal)
         if state.phase is Phase.BID:
             bid_strings = _static_lines(game.params.value_chart, game.chart, game.max_bid)[3]
             return Prompt(system, bid_user_text(game, state, player), bid_strings[: game.bid_limit(state, player) + 1])
         return Prompt(system, "The game is over.", ())
 
-    def parse(self, game: MegaGem, pos: Position, player: int, text: str) -> ParseResult:
+    def parse(self, game: MegaGem, pos: Position[MegaGemState], player: int, text: str) -> ParseResult:
         state = pos.state
         if isinstance(text, str) and not self.benchmark:  # exactly one of the listed legal strings
             key = " ".join(text.split()).lower()

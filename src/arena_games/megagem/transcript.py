@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from arena_core.game import Position
     from arena_core.text import ParseResult
 
-    from .rules import MegaGem
+    from .rules import MegaGem, MegaGemState
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -133,7 +133,7 @@ class MegaGemTranscriptView:
 
     benchmark: bool = False
 
-    def turn(self, game: MegaGem, pos: Position, player: int, since: Any) -> TranscriptTurn:
+    def turn(self, game: MegaGem, pos: Position[MegaGemState], player: int, since: Any) -> TranscriptTurn:
         obs = game.observe(pos, player)
         if since is None:
             prompt = MegaGemTextView(self.benchmark).prompt(game, pos, player)
@@ -141,7 +141,7 @@ class MegaGemTranscriptView:
         legal = tuple(game.action_to_str(a) for a in game.legal(pos, player))
         return TranscriptTurn(({"role": "user", "content": update_text(since, obs)},), legal, obs)
 
-    def parse(self, game: MegaGem, pos: Position, player: int, text: str) -> ParseResult:
+    def parse(self, game: MegaGem, pos: Position[MegaGemState], player: int, text: str) -> ParseResult:
         return MegaGemTextView(self.benchmark).parse(game, pos, player, text)
 
 

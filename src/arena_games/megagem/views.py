@@ -4,8 +4,11 @@ key numbers last, bids on a coarse grid with one character each."""
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from arena_core.game import Game, Position
 from arena_core.views import Menu
 
 from .rules import Bid
@@ -25,7 +28,7 @@ class MegaGemCompactView:
 
     grid: tuple[int, ...] = MEGAGEM_BID_GRID
 
-    def menu(self, game, pos, player, *, include_illegal: bool = False) -> Menu:
+    def menu(self, game: Game[Any, Any], pos: Position[Any], player: int, *, include_illegal: bool = False) -> Menu:
         obs = game.observe(pos, player)
         legal = game.legal(pos, player)
         if obs["phase"] == "reveal":
@@ -55,12 +58,12 @@ class MegaGemCompactView:
         return Menu(text, actions, labels, flags)
 
 
-def _counts(d: dict) -> str:
+def _counts(d: Mapping[str, int]) -> str:
     return "".join(str(min(int(v), 9)) for v in d.values())
 
 
-def _colour_index(name: str) -> int | None:
+def _colour_index(name: str) -> int:
     for i, letter in enumerate(_COLOUR_LETTERS):
         if str(name)[:1].upper() == letter:
             return i
-    return None
+    raise ValueError(f"megagem: {name!r} is not a colour")
