@@ -13,10 +13,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_core.errors import ConfigError, PlayerError
+from arena_core.game import Game
 from arena_core.players import BasePlayer, Decision
+
+if TYPE_CHECKING:
+    from mlx.nn.layers.base import Module
+
+    from arena_train.lm import LMPolicy
+    from arena_train.views import Tokenizer
 
 
 def find_checkpoint(run: str | Path, step: int | None = None) -> Path:
@@ -66,22 +73,22 @@ class CheckpointPlayer(BasePlayer):
             self.temperature = float(temperature)
         except (TypeError, ValueError):
             raise ConfigError(f"checkpoint player: temperature={temperature!r} must be a number or 'train'") from None
-        self._model = self._tokenizer = None
-        self._policies: dict[int, Any] = {}
+        self._loaded: tuple[Module, Tokenizer] | None = None
+        self._policies: dict[int, LMPolicy] = {}
         self._model_cfg = cfg.get("model", {})
 
-    def _load(self):
-        if self._model is None:
+    def _load(self) -> tuple[Module, Tokenizer]:
+        if self._loaded is None:
             from arena_train.config import ModelConfig
             from arena_train.lm import load_flat, load_trainables, trainable_model
 
             model_cfg = ModelConfig(**self._model_cfg)
             model, tok = trainable_model(model_cfg, seed=0)
             load_trainables(model, load_flat(self.path / "trainable.safetensors"))
-            self._model, self._tokenizer = model, tok
-        return self._model, self._tokenizer
+            self._loaded = model, tok
+        return self._loaded
 
-    def policy_for(self, game):
+    def policy_for(self, game: Game[Any, Any]) -> LMPolicy:
         """The :class:`arena_train.lm.LMPolicy` this player decides with on ``game`` (built once)."""
         if self.game_id and game.spec.id != self.game_id:
             raise PlayerError(f"checkpoint {self.path} was trained on {self.game_id!r}, not {game.spec.id!r}")
@@ -95,7 +102,7 @@ class CheckpointPlayer(BasePlayer):
             pol = self._policies[id(game)] = LMPolicy(model, tok, view, temperature=self.temperature)
         return pol
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Any:
         from arena_train.rollout import Request
 
         policy = self.policy_for(decision.game)

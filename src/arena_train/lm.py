@@ -9,13 +9,14 @@ players, and the loss reads one position per decision. Weights can be swapped in
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import mlx.core as mx
 import numpy as np
+from mlx.nn.layers.base import Module  # not re-exported by mlx.nn for a type checker
 from mlx.utils import tree_flatten, tree_unflatten
 
 from arena_core.errors import ConfigError
@@ -23,13 +24,30 @@ from arena_core.players import BasePlayer, Decision
 from arena_core.seeding import make_rng
 
 from .rollout import Choice, Request
-from .views import ActionTokens, CompactView, Menu
+from .views import ActionTokens, CompactView, Menu, Tokenizer
+
+if TYPE_CHECKING:
+    from .config import ModelConfig
 
 NEG = -1e9  # a masked logit (finite, so gradients stay finite)
 TINY_GAMES = ("kuhn_poker", "megagem")
 
+Weights = dict[str, mx.array]  # flat trainable parameters: dotted name -> array
 
-def load_lm(path: str):
+
+def flat_arrays(tree: Any) -> list[tuple[str, mx.array]]:
+    """``tree_flatten(tree)``: the (dotted name, array) pairs of a parameter tree."""
+    flat = tree_flatten(tree)
+    return list(flat.items()) if isinstance(flat, dict) else flat
+
+
+def trainable_arrays(model: Module) -> list[tuple[str, mx.array]]:
+    """The model's trainable parameters as (dotted name, array) pairs."""
+    tree = model.trainable_parameters()  # type: ignore[no-untyped-call]  # mlx leaves Module.trainable_parameters unannotated
+    return flat_arrays(tree)
+
+
+def load_lm(path: str) -> tuple[Module, Tokenizer]:
     """``(model, tokenizer)``; ``'tiny'`` is the offline test model with a tokenizer trained on
     Kuhn poker and MegaGem text (built once and cached)."""
     import mlx_lm
@@ -39,15 +57,16 @@ def load_lm(path: str):
 
         path = str(ensure_tiny_model(game_ids=TINY_GAMES))
     try:
-        return mlx_lm.load(path)
+        loaded = mlx_lm.load(path)
     except Exception as exc:
         raise ConfigError(
             f"cannot load model {path!r} ({type(exc).__name__}: {exc}); pass 'tiny' or a local mlx-lm model directory"
         ) from exc
+    return loaded[0], loaded[1]
 
 
 def prepare_trainable(
-    model,
+    model: Module,
     finetune: Literal["full", "lora"],
     *,
     seed: int,
@@ -67,8 +86,8 @@ def prepare_trainable(
 
     model.freeze()
     linear_to_lora_layers(model, lora_layers, {"rank": lora_rank, "scale": lora_scale, "dropout": 0.0})
-    redrawn = {}
-    for name, value in tree_flatten(model.trainable_parameters()):
+    redrawn: Weights = {}
+    for name, value in trainable_arrays(model):
         if name.endswith("lora_a"):
             bound = 1.0 / np.sqrt(value.shape[0])
             redrawn[name] = mx.array(
@@ -77,7 +96,9 @@ def prepare_trainable(
     load_trainables(model, redrawn)
 
 
-def trainable_model(model_cfg, *, seed: int, model=None, tokenizer=None):
+def trainable_model(
+    model_cfg: ModelConfig, *, seed: int, model: Module | None = None, tokenizer: Tokenizer | None = None
+) -> tuple[Module, Tokenizer]:
     """``(model, tokenizer)`` ready to train: loaded from ``model_cfg.path`` unless injected,
     then prepared as ``model_cfg`` says (LoRA adapters initialised from ``seed``, or all weights)."""
     if model is None:
@@ -95,24 +116,24 @@ def trainable_model(model_cfg, *, seed: int, model=None, tokenizer=None):
     return model, tokenizer
 
 
-def trainables(model) -> dict[str, mx.array]:
+def trainables(model: Module) -> Weights:
     """A flat copy of the trainable parameters (``name -> array``)."""
-    flat = dict(tree_flatten(model.trainable_parameters()))
+    flat = dict(trainable_arrays(model))
     mx.eval(list(flat.values()))
     return {k: mx.array(v) for k, v in flat.items()}
 
 
-def load_trainables(model, flat: dict[str, mx.array]) -> None:
+def load_trainables(model: Module, flat: Weights) -> None:
     model.update(tree_unflatten(list(flat.items())))
 
 
 @contextlib.contextmanager
-def swapped(model, flat: dict[str, mx.array] | None):
+def swapped(model: Module, flat: Weights | None) -> Iterator[Module]:
     """Run with ``flat`` trainable weights in place, then restore the learner's."""
     if flat is None:
         yield model
         return
-    saved = dict(tree_flatten(model.trainable_parameters()))
+    saved = dict(trainable_arrays(model))
     load_trainables(model, flat)
     try:
         yield model
@@ -132,7 +153,9 @@ class LMRecord:
     text: str
 
 
-def pad_batch(token_lists: Sequence[Sequence[int]], label_lists: Sequence[Sequence[int]], bucket: int = 16):
+def pad_batch(
+    token_lists: Sequence[Sequence[int]], label_lists: Sequence[Sequence[int]], bucket: int = 16
+) -> tuple[mx.array, mx.array, mx.array, mx.array]:
     """Right-padded tokens (lengths rounded up to ``bucket``, so few distinct shapes), lengths,
     padded labels and their mask."""
     lengths = np.array([len(t) for t in token_lists], dtype=np.int32)
@@ -150,7 +173,7 @@ def pad_batch(token_lists: Sequence[Sequence[int]], label_lists: Sequence[Sequen
 
 
 def menu_logprobs(
-    model, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, temperature: float = 1.0
+    model: Module, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, temperature: float = 1.0
 ) -> mx.array:
     """(B, A) log-probabilities over each menu (masked entries get ~-inf). Causal attention
     means right padding never reaches the last real position, so no attention mask is needed."""
@@ -160,7 +183,7 @@ def menu_logprobs(
     return chosen - mx.logsumexp(chosen, axis=-1, keepdims=True)
 
 
-def last_logits(model, tokens: mx.array, lengths: mx.array) -> mx.array:
+def last_logits(model: Module, tokens: mx.array, lengths: mx.array) -> mx.array:
     """Logits at each row's last real position. For mlx-lm models with the usual layout
     (``model.model`` the transformer, a tied embedding or ``lm_head``) only those positions
     are projected onto the vocabulary, which is most of the cost on a small model."""
@@ -170,13 +193,17 @@ def last_logits(model, tokens: mx.array, lengths: mx.array) -> mx.array:
     embed = getattr(body, "embed_tokens", None)
     if head is not None:
         project = head
-    elif hasattr(embed, "as_linear"):
+    elif embed is not None and hasattr(embed, "as_linear"):
         project = embed.as_linear
     else:
         project = None
     if body is None or project is None:
-        return model(tokens)[rows, lengths - 1]
-    return project(body(tokens)[rows, lengths - 1])
+        if not callable(model):  # Module declares no __call__; each model class defines its own
+            raise TypeError(f"{type(model).__name__} is not callable on a batch of tokens")
+        logits: mx.array = model(tokens)[rows, lengths - 1]
+        return logits
+    logits = project(body(tokens)[rows, lengths - 1])
+    return logits
 
 
 class LMPolicy:
@@ -189,15 +216,15 @@ class LMPolicy:
 
     def __init__(
         self,
-        model,
-        tokenizer,
+        model: Module,
+        tokenizer: Tokenizer,
         view: CompactView,
         *,
         temperature: float = 1.0,
         include_illegal: bool = False,
-        weights: dict | None = None,
+        weights: Weights | None = None,
         max_batch: int = 256,
-    ):
+    ) -> None:
         self.model = model
         self.tokens = ActionTokens(tokenizer)
         self.view = view
@@ -213,14 +240,14 @@ class LMPolicy:
             toks = self._prompt_cache[menu.text] = tuple(self.tokens.encode_text(menu.text))
         return toks, tuple(self.tokens.tokens(menu.labels))
 
-    def distributions(self, menus: Sequence[Menu]) -> list[np.ndarray]:
+    def distributions(self, menus: Sequence[Menu]) -> list[np.ndarray[Any, np.dtype[np.float64]]]:
         """Log-probabilities over each menu; one forward row per distinct (prompt, labels)."""
         encoded = [self.encode(m) for m in menus]
-        index: dict[tuple, int] = {}
+        index: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
         for e in encoded:
             index.setdefault(e, len(index))
         unique = list(index)
-        rows: list[np.ndarray] = []
+        rows: list[np.ndarray[Any, np.dtype[np.float64]]] = []
         for start in range(0, len(unique), self.max_batch):
             chunk = unique[start : start + self.max_batch]
             batch = pad_batch([e[0] for e in chunk], [e[1] for e in chunk])
@@ -258,30 +285,36 @@ class SnapshotPlayer(BasePlayer):
         super().__init__(seed)
         self.policy = policy
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Any:
         key = int(decision.rng("snapshot", self.seed).integers(0, 2**62))
         req = decision.view_with(lambda game, pos, seat: Request(game, pos, seat, 0, key))
         choice = self.policy.decide([req])[0]
         return choice.action if choice.action is not None else decision.legal_actions[0]
 
 
-def save_flat(path: Path, flat: dict[str, mx.array]) -> None:
+def save_flat(path: Path, flat: Weights) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     mx.save_safetensors(str(path), flat)
 
 
-def load_flat(path: Path) -> dict[str, mx.array]:
-    return dict(mx.load(str(path)))
+def load_flat(path: Path) -> Weights:
+    loaded = mx.load(str(path))
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path} holds no named arrays (a safetensors file of trainable weights expected)")
+    return dict(loaded)
 
 
-def grad_norm(grads) -> mx.array:
-    leaves = [g for _, g in tree_flatten(grads)]
-    return mx.sqrt(sum(mx.sum(g.astype(mx.float32) ** 2) for g in leaves))
+def grad_norm(grads: Any) -> mx.array:
+    """The global L2 norm of a gradient tree."""
+    total = mx.array(0.0, dtype=mx.float32)
+    for _, g in flat_arrays(grads):
+        total = total + mx.sum(g.astype(mx.float32) ** 2)
+    return mx.sqrt(total)
 
 
-def records_batch(records: Sequence[LMRecord]):
+def records_batch(records: Sequence[LMRecord]) -> tuple[mx.array, mx.array, mx.array, mx.array]:
     return pad_batch([r.tokens for r in records], [r.labels for r in records])
 
 
-def model_param_count(model) -> int:
-    return int(sum(v.size for _, v in tree_flatten(model.trainable_parameters())))
+def model_param_count(model: Module) -> int:
+    return int(sum(v.size for _, v in trainable_arrays(model)))

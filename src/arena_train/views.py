@@ -14,29 +14,40 @@ tokenizer; :class:`ActionTokens` checks that and names the fix when they do not.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 from arena_core.errors import ConfigError
+from arena_core.game import Game
 from arena_core.views import Menu, MenuView, MenuViewProtocol, get_view
 
 CompactView = MenuViewProtocol
 
-__all__ = ["ActionTokens", "CompactView", "Menu", "MenuView", "compact_view", "menu_view"]
+__all__ = ["ActionTokens", "CompactView", "Menu", "MenuView", "Tokenizer", "compact_view", "menu_view"]
 
 
-def compact_view(game) -> CompactView:
+class Tokenizer(Protocol):
+    """What a menu needs of a tokenizer (mlx-lm's ``TokenizerWrapper``, a Hugging Face
+    tokenizer): ``encode(text)``, which may take ``add_special_tokens``."""
+
+    def encode(self, text: str, *args: Any, **kwargs: Any) -> Sequence[int]: ...
+
+
+def compact_view(game: Game[Any, Any]) -> CompactView:
     """The game's ``"compact"`` view, or its ``"menu"`` view when it has none."""
-    return get_view(game, "compact", fallback="menu")
+    view: CompactView = get_view(game, "compact", fallback="menu")
+    return view
 
 
-def menu_view(game) -> CompactView:
+def menu_view(game: Game[Any, Any]) -> CompactView:
     """The game's ``"menu"`` view (its own prompt plus a lettered menu)."""
-    return get_view(game, "menu")
+    view: CompactView = get_view(game, "menu")
+    return view
 
 
 class ActionTokens:
     """Maps menu labels to single token ids of a tokenizer (cached)."""
 
-    def __init__(self, tokenizer):
+    def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
         self._cache: dict[str, int] = {}
         self._special = _takes_special(tokenizer)
@@ -67,7 +78,7 @@ class ActionTokens:
         return ids
 
 
-def _takes_special(tokenizer) -> bool:
+def _takes_special(tokenizer: Tokenizer) -> bool:
     import inspect
 
     try:
