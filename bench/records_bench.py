@@ -14,9 +14,9 @@ import os
 import tempfile
 import time
 
-from arena_core.tournament.config import config_from_dict
-from arena_core.tournament.records import RECORDS_NAME, RecordsFile
-from arena_core.tournament.runner import run_tournament
+from arena_tournament.config import config_from_dict
+from arena_tournament.records import RECORDS_NAME, RecordsFile
+from arena_tournament.runner import run_tournament
 
 
 def main() -> None:

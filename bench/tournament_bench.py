@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, write_section  # noqa: E402
-from arena_core.tournament.config import load_config  # noqa: E402
-from arena_core.tournament.ratings import Outcome, deal_clusters, plackett_luce_ratings, summarize  # noqa: E402
-from arena_core.tournament.runner import load_results, resolve_schedule, run_tournament  # noqa: E402
+from arena_tournament.config import load_config  # noqa: E402
+from arena_tournament.ratings import Outcome, deal_clusters, plackett_luce_ratings, summarize  # noqa: E402
+from arena_tournament.runner import load_results, resolve_schedule, run_tournament  # noqa: E402
 
 
 def load() -> float:

@@ -6,7 +6,7 @@ Writes the '## Tournament statistics' section of docs/benchmarks.md.
 
 - Synthetic: Plackett–Luce finishing orders with a per-player-per-deal effect (sd 0.5 logit)
   shared by every table and rotation of a deal; truth = the deal-averaged quantities
-  (:mod:`arena_core.tournament.synthetic`). Designs: 7 entrants x 4 deals (84 games) and 13
+  (:mod:`arena_tournament.synthetic`). Designs: 7 entrants x 4 deals (84 games) and 13
   entrants x 8 deals (the 624-game Steiner design). Contrasts: the earlier method
   (percentile bootstrap, cluster = table on deal) and a deal-cluster percentile bootstrap
   without the small-sample correction.
@@ -33,8 +33,8 @@ from statistics import NormalDist  # noqa: E402
 
 from _report import machine, write_section  # noqa: E402
 from arena_core.stats import cluster_bootstrap_weights  # noqa: E402
-from arena_core.tournament import synthetic  # noqa: E402
-from arena_core.tournament.ratings import (  # noqa: E402
+from arena_tournament import synthetic  # noqa: E402
+from arena_tournament.ratings import (  # noqa: E402
     Outcome,
     deal_clusters,
     fit_plackett_luce,
@@ -42,7 +42,7 @@ from arena_core.tournament.ratings import (  # noqa: E402
     plackett_luce_ratings,
     stage_data,
 )
-from arena_core.tournament.schedule import steiner_triple_system  # noqa: E402
+from arena_tournament.schedule import steiner_triple_system  # noqa: E402
 
 NORMAL = NormalDist()
 
@@ -121,7 +121,7 @@ def speed() -> tuple[float, float]:
 
 
 def real_blocks(paths: list[str], block: int, resamples: int) -> tuple[list[str], dict]:
-    from arena_core.tournament.results import load_results
+    from arena_tournament.results import load_results
 
     header, games = load_results(paths[0])
     names = [e.name for e in header.schedule.entrants]

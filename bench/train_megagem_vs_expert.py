@@ -175,9 +175,9 @@ def evaluation_deals(cfg: dict, used: set[int]) -> range:
 def evaluate_seed(cfg: dict, seed: int, run_dir: Path, out: Path, used: set[int], tag: str = "compare") -> dict:
     """``arena compare``: the final checkpoint vs the target, same opponents, held-out deals."""
     from arena_core.registry import make_game
-    from arena_core.tournament.compare import analyse, compare_schedule, play
-    from arena_core.tournament.results import Settings
-    from arena_core.tournament.runner import check_entrants
+    from arena_tournament.compare import analyse, compare_schedule, play
+    from arena_tournament.results import Settings
+    from arena_tournament.runner import check_entrants
     from arena_train.checkpoint_player import find_checkpoint
 
     ev = cfg["evaluate"]

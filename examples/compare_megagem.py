@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from arena_core.tournament.compare import main
+from arena_tournament.compare import main
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI, after `make test`: the four distributions build (wheel + sdist each), the core installs and
+# CI, after `make test`: the five distributions build (wheel + sdist each), the core installs and
 # runs alone, the games then appear, and the base installs run on the lowest declared Python.
 #   PYTHON      builds the distributions (default: the dev venv's python; needs setuptools, wheel)
 #   LOW_PYTHON  the lowest Python that pyproject.toml declares (found under pyenv when not on PATH)
@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 # test files that need the core and nothing else (tests/test_packaging.py checks their imports)
-CORE_TESTS="tests/test_core_alone.py tests/test_core_position.py tests/test_stats.py tests/test_faults_outputs.py tests/test_tournament_imports.py"
+CORE_TESTS="tests/test_core_alone.py tests/test_core_position.py tests/test_stats.py tests/test_faults_outputs.py"
 # test files for the base installs of all four (no extras) on the lowest Python
-BASE_TESTS="tests/test_kuhn.py tests/test_megagem_rules.py tests/test_episode_replay.py tests/test_playerspec.py"
+BASE_TESTS="tests/test_kuhn.py tests/test_megagem_rules.py tests/test_episode_replay.py tests/test_playerspec.py tests/test_tournament_imports.py"
 
 low=${LOW_PYTHON:-python3.10}
 if ! "$low" -c "" 2>/dev/null; then
@@ -42,6 +42,13 @@ echo "$listing"
 grep -q "^games (0):" <<<"$listing" || { echo "check_split: a core-only install lists games" >&2; exit 1; }
 grep -q "pip install turn-arena-games" <<<"$listing" || { echo "check_split: no line saying how to get games" >&2; exit 1; }
 "$work/core/bin/python" -m pytest -q -p no:cacheprovider $CORE_TESTS
+# a tournament command without the tournament distribution: one line naming the install, exit 2
+set +e
+said=$("$work/core/bin/arena" tournament examples/tournament_demo.toml 2>&1); code=$?
+set -e
+echo "$said"
+{ [ "$code" = 2 ] && [ "$(wc -l <<<"$said")" = 1 ] && grep -q "pip install turn-arena-tournament" <<<"$said"; } \
+    || { echo "check_split: 'arena tournament' without the distribution must say what to install (exit 2)" >&2; exit 1; }
 
 echo "[${SECONDS}s] == add the games"
 $pip install --no-index --find-links "$wheels" "turn-arena-games==0.1.0"
@@ -52,8 +59,8 @@ done
 echo "$listing" | head -4
 "$work/core/bin/arena" play matrix --players matrix_focal,matrix_max_payoff --quiet
 
-echo "[${SECONDS}s] == players and trainers too (no extras), their tests on the floor Python"
-$pip install --find-links "$wheels" "turn-arena-players==0.1.0" "turn-arena-train==0.1.0" 2>&1 | grep -v "is ignored: it is neither" || true
+echo "[${SECONDS}s] == players, trainers and tournaments too (no extras), their tests on the floor Python"
+$pip install --find-links "$wheels" "turn-arena-players==0.1.0" "turn-arena-train==0.1.0" "turn-arena-tournament==0.1.0" 2>&1 | grep -v "is ignored: it is neither" || true
 # (the MLX-server test needs the mlx extra: it runs in `make test`)
 "$work/core/bin/python" -m pytest -q -p no:cacheprovider $BASE_TESTS -k "not examples_mlx_server"
 echo "check_split: ok in ${SECONDS}s"

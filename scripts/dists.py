@@ -1,10 +1,10 @@
-"""The four distributions built from this tree, and the root development install that holds them all.
+"""The five distributions built from this tree, and the root development install that holds them all.
 
 Each distribution has its own project file, ``dists/<name>/pyproject.toml`` (``core``, ``games``,
-``players``, ``train``); its ``src/<package>`` is a link to the shared ``src/<package>``. Those four
+``players``, ``train``, ``tournament``); its ``src/<package>`` is a link to the shared ``src/<package>``. Those four
 files are the one place where dependencies, extras and entry points are declared. The root
-``pyproject.toml`` is the editable development install of all four packages at once: its
-entry-point tables are generated from the four files (``sync``), and ``tests/test_packaging.py``
+``pyproject.toml`` is the editable development install of all five packages at once: its
+entry-point tables are generated from the five files (``sync``), and ``tests/test_packaging.py``
 checks that they agree and that every extra the root needs is there.
 
     python scripts/dists.py sync             # rewrite the root's generated entry-point block
@@ -29,8 +29,14 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-DISTS = ("core", "games", "players", "train")
-PACKAGE_OF = {"core": "arena_core", "games": "arena_games", "players": "arena_players", "train": "arena_train"}
+DISTS = ("core", "games", "players", "train", "tournament")
+PACKAGE_OF = {
+    "core": "arena_core",
+    "games": "arena_games",
+    "players": "arena_players",
+    "train": "arena_train",
+    "tournament": "arena_tournament",
+}
 BEGIN = "# >>> entry points: generated from dists/*/pyproject.toml by `python scripts/dists.py sync`; edit those files, not this block"
 END = "# <<< end of generated entry points"
 
@@ -53,7 +59,7 @@ def entry_points(proj: dict) -> dict[str, dict[str, str]]:
 
 
 def merged_entry_points() -> dict[str, dict[str, str]]:
-    """The union of the four distributions' entry points; one name declared twice in a group raises."""
+    """The union of the five distributions' entry points; one name declared twice in a group raises."""
     merged: dict[str, dict[str, str]] = {}
     owner: dict[tuple[str, str], str] = {}
     for dist in DISTS:

@@ -1,9 +1,12 @@
 """The layering of Arena's packages, as a rule (read from the source with ``ast``; no import runs).
 
-Layers, lowest first: ``arena_core`` <- ``arena_games``, ``arena_players`` <- ``arena_train``.
+Layers, lowest first: ``arena_core`` <- ``arena_games``, ``arena_players``, ``arena_tournament``
+<- ``arena_train``.
 
-- ``arena_core`` imports no plugin package (``arena_games``, ``arena_players``, ``arena_train``);
-- ``arena_games`` and ``arena_players`` do not import ``arena_train``;
+- ``arena_core`` imports no plugin package (``arena_games``, ``arena_players``, ``arena_train``,
+  ``arena_tournament``);
+- ``arena_games`` and ``arena_players`` do not import ``arena_train`` or ``arena_tournament``;
+- ``arena_tournament`` imports only the core: it plays whatever games and players are registered;
 - ``arena_train`` imports no game package (``arena_games``): a game's views live with the game;
 - no import cycle inside any package;
 - a game's rules (``arena_games.<game>.rules``) import none of its views (``text``, ``views``):
@@ -38,12 +41,13 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-PACKAGES = ("arena_core", "arena_games", "arena_players", "arena_train")
+PACKAGES = ("arena_core", "arena_games", "arena_players", "arena_train", "arena_tournament")
 #: (importer, imported) top-level packages that must not be imported
 FORBIDDEN = {
-    "arena_core": {"arena_games", "arena_players", "arena_train"},
-    "arena_games": {"arena_train"},
-    "arena_players": {"arena_train"},
+    "arena_core": {"arena_games", "arena_players", "arena_train", "arena_tournament"},
+    "arena_games": {"arena_train", "arena_tournament"},
+    "arena_players": {"arena_train", "arena_tournament"},
+    "arena_tournament": {"arena_games", "arena_players", "arena_train"},
     "arena_train": {"arena_games"},
 }
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena_core.seeding import make_rng
-from arena_core.tournament.compare import (
+from arena_tournament.compare import (
     analyse,
     compare_schedule,
     format_report,
@@ -18,7 +18,7 @@ from arena_core.tournament.compare import (
     per_deal_margins,
     reference_margins,
 )
-from arena_core.tournament.results import GameResult
+from arena_tournament.results import GameResult
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

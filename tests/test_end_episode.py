@@ -111,8 +111,8 @@ class CountingRaises(Counting):
 
 
 def test_tournament_games_tell_every_seat_and_a_raising_hook_changes_no_result(tmp_path):
-    from arena_core.tournament.config import config_from_dict
-    from arena_core.tournament.runner import load_results, run_tournament
+    from arena_tournament.config import config_from_dict
+    from arena_tournament.runner import load_results, run_tournament
 
     ENDS_SEEN.clear()
     cfg = config_from_dict(

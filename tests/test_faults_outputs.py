@@ -110,7 +110,10 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path, monkeypatch):
 
 
 def test_append_jsonl_models_and_dicts(tmp_path):
-    from arena_core.tournament.results import Settings
+    from pydantic import BaseModel
+
+    class Settings(BaseModel):
+        policy: str
 
     path = tmp_path / "a.jsonl"
     with open(path, "a", encoding="utf-8") as fh:

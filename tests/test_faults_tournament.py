@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from arena_core.errors import ConfigError
 from arena_core.faults import FaultKind
 from arena_core.outputs import RunLock
-from arena_core.tournament.audit import EXIT_FLAGGED, fault_summary
-from arena_core.tournament.config import config_from_dict
-from arena_core.tournament.play import rank_offender_last
-from arena_core.tournament.ratings import summarize
-from arena_core.tournament.records import RECORDS_NAME, RecordsFile, read_game_records
-from arena_core.tournament.runner import load_results, run_tournament
+from arena_tournament.audit import EXIT_FLAGGED, fault_summary
+from arena_tournament.config import config_from_dict
+from arena_tournament.play import rank_offender_last
+from arena_tournament.ratings import summarize
+from arena_tournament.records import RECORDS_NAME, RecordsFile, read_game_records
+from arena_tournament.runner import load_results, run_tournament
 
 HERE = Path(__file__).parent
 TOY = "tournament_toys:DrawOrStand"
@@ -66,7 +66,7 @@ def env() -> dict:
 def cli(*args, **kw) -> subprocess.CompletedProcess:
     kw.setdefault("env", env())
     return subprocess.run(
-        [sys.executable, "-m", "arena_core.tournament.cli", *args], capture_output=True, text=True, timeout=120, **kw
+        [sys.executable, "-m", "arena_tournament.cli", *args], capture_output=True, text=True, timeout=120, **kw
     )
 
 
@@ -128,7 +128,7 @@ def test_a_real_ctrl_c_stops_the_run_with_one_line_and_resume_finishes_it(tmp_pa
     )
     results = out / "results.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena_core.tournament.cli", "tournament", str(cfg), "--quiet", "--no-report"],
+        [sys.executable, "-m", "arena_tournament.cli", "tournament", str(cfg), "--quiet", "--no-report"],
         env=env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -490,8 +490,8 @@ def test_the_faults_example_runs_and_says_what_went_wrong(tmp_path):
 
 
 def test_an_identity_holds_the_checkpoint_hash_and_it_changes_with_the_weights(tmp_path):
-    from arena_core.tournament.identity import entrant_identity
-    from arena_core.tournament.schedule import Entrant
+    from arena_tournament.identity import entrant_identity
+    from arena_tournament.schedule import Entrant
 
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()

@@ -289,8 +289,8 @@ def test_expert_constant_lambda_charges_more_late_in_the_game(game):
 
 
 def test_a_changed_knob_is_a_new_resolved_identity():
-    from arena_core.tournament.identity import entrant_identity
-    from arena_core.tournament.schedule import Entrant
+    from arena_tournament.identity import entrant_identity
+    from arena_tournament.schedule import Entrant
 
     shipped = entrant_identity(Entrant(name="e", player="megagem_expert"), make_player("megagem_expert"))
     same = entrant_identity(Entrant(name="e", player="megagem_expert"), ExpertBidder(liquidity=0.5))

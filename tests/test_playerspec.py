@@ -109,7 +109,7 @@ def test_registry_and_tournaments_read_the_same_grammar():
 
 
 def test_arena_compare_entrants_read_the_same_grammar():
-    from arena_core.tournament.compare import _entrant
+    from arena_tournament.compare import _entrant
 
     e = _entrant("A", f'openai{{base_url="{URL}", model="m", max_tokens=4}}', 7)
     assert (e.player, e.options, e.seed) == ("openai", {"base_url": URL, "model": "m", "max_tokens": 4}, 7)

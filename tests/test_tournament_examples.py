@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from arena_core.tournament.cli import main_tournament
-from arena_core.tournament.config import load_config
-from arena_core.tournament.runner import check_entrants, load_results, resolve_schedule, run_tournament
+from arena_tournament.cli import main_tournament
+from arena_tournament.config import load_config
+from arena_tournament.runner import check_entrants, load_results, resolve_schedule, run_tournament
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

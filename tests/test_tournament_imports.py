@@ -13,8 +13,8 @@ HEAVY = ["choix", "openskill", "rich", "matplotlib", "ray", "yaml", "scipy"]
 def test_tournament_modules_import_no_heavy_dependency():
     code = (
         "import sys, json\n"
-        "import arena_core.tournament.schedule, arena_core.tournament.config, arena_core.tournament.runner\n"
-        "import arena_core.tournament.ratings, arena_core.tournament.report, arena_core.tournament.cli\n"
+        "import arena_tournament.schedule, arena_tournament.config, arena_tournament.runner\n"
+        "import arena_tournament.ratings, arena_tournament.report, arena_tournament.cli\n"
         f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -22,7 +22,7 @@ def test_tournament_modules_import_no_heavy_dependency():
 
 
 def test_arena_core_does_not_import_the_tournament_package():
-    code = "import sys, arena_core; print(any(m.startswith('arena_core.tournament') for m in sys.modules))"
+    code = "import sys, arena_core; print(any(m.startswith('arena_tournament') for m in sys.modules))"
     assert (
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "False"

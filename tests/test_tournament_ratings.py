@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena_core.seeding import make_rng
-from arena_core.tournament.ratings import (
+from arena_tournament.ratings import (
     ELO_PER_LOGIT,
     Outcome,
     finishing_positions,
@@ -24,7 +24,7 @@ from arena_core.tournament.ratings import (
     strict_orders,
     tie_groups,
 )
-from arena_core.tournament.schedule import steiner_triple_system
+from arena_tournament.schedule import steiner_triple_system
 
 
 def simulate(theta: np.ndarray, deals: int, seed: int) -> list[Outcome]:
@@ -201,8 +201,8 @@ def test_newton_and_minorise_maximise_reach_the_same_maximum(seed, spread):
 
 
 # ---------------------------------------------------------------------- correlated (real-like) data
-from arena_core.tournament import synthetic  # noqa: E402
-from arena_core.tournament.ratings import comparison_groups, few_games_note  # noqa: E402
+from arena_tournament import synthetic  # noqa: E402
+from arena_tournament.ratings import comparison_groups, few_games_note  # noqa: E402
 
 
 def _mc(rate: float, n: int) -> float:
@@ -303,8 +303,8 @@ def test_few_games_note_gives_the_deals_needed():
 # ---------------------------------------------------------------------- summary and leaderboard
 def _results(outcomes, v: int, tables):
     """A results header and game lines for synthetic outcomes (deal d = seed d)."""
-    from arena_core.tournament.results import GameResult, ScheduleLine, Settings
-    from arena_core.tournament.schedule import Entrant, Schedule
+    from arena_tournament.results import GameResult, ScheduleLine, Settings
+    from arena_tournament.schedule import Entrant, Schedule
 
     names = names_of(v)
     deals = sorted({int(o.key.split("/")[0]) for o in outcomes})
@@ -340,7 +340,7 @@ def _results(outcomes, v: int, tables):
 def _board(summary) -> str:
     import io
 
-    from arena_core.tournament.report import print_leaderboard
+    from arena_tournament.report import print_leaderboard
 
     buf = io.StringIO()
     print_leaderboard(summary, file=buf)
@@ -348,7 +348,7 @@ def _board(summary) -> str:
 
 
 def test_summary_uses_deal_clusters_and_prints_what_it_resolves():
-    from arena_core.tournament.ratings import summarize
+    from arena_tournament.ratings import summarize
 
     tables = steiner_triple_system(7)
     header, games = _results(synthetic.simulate(np.linspace(-2, 2, 7), tables, 6, seed=4), 7, tables)
@@ -362,7 +362,7 @@ def test_summary_uses_deal_clusters_and_prints_what_it_resolves():
 
 
 def test_six_game_tournament_prints_no_interval_and_says_why():
-    from arena_core.tournament.ratings import summarize
+    from arena_tournament.ratings import summarize
 
     tables = [(0, 1, 2)]
     header, games = _results(synthetic.simulate(np.linspace(-1, 1, 3), tables, 2, seed=5), 3, tables)
@@ -375,7 +375,7 @@ def test_six_game_tournament_prints_no_interval_and_says_why():
 
 
 def test_disconnected_results_print_groups_and_no_cross_group_pairs():
-    from arena_core.tournament.ratings import summarize
+    from arena_tournament.ratings import summarize
 
     tables = [(0, 1, 2), (3, 4, 5)]
     header, games = _results(synthetic.simulate(np.linspace(-1, 1, 6), tables, 5, seed=6), 6, tables)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena_core.tournament.config import config_from_dict
-from arena_core.tournament.runner import load_results, run_tournament
+from arena_tournament.config import config_from_dict
+from arena_tournament.runner import load_results, run_tournament
 
 ray = pytest.importorskip("ray")
 

@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from arena_core.tournament.cli import cli, main_ratings, main_report
-from arena_core.tournament.config import config_from_dict
-from arena_core.tournament.report import html_report, print_leaderboard
-from arena_core.tournament.runner import run_tournament
+from arena_tournament.cli import cli, main_ratings, main_report
+from arena_tournament.config import config_from_dict
+from arena_tournament.report import html_report, print_leaderboard
+from arena_tournament.runner import run_tournament
 
 ENTRANTS = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {"skill": i / 6}} for i in range(6)] + [
     {"name": "crash <&>", "factory": "tournament_toys:Crashing"}  # a name that needs escaping
@@ -234,8 +234,8 @@ def drill(tmp_path_factory):
 
 
 def test_report_lists_every_game_and_describes_each_entrant(drill):
-    from arena_core.tournament.records import read_game_records
-    from arena_core.tournament.runner import load_results
+    from arena_tournament.records import read_game_records
+    from arena_tournament.runner import load_results
 
     _, games = load_results(drill)
     page = (drill / "report.html").read_text()
@@ -273,7 +273,7 @@ def test_report_lists_every_game_and_describes_each_entrant(drill):
 
 
 def test_public_options_remove_secrets():
-    from arena_core.tournament.report_games import public_options
+    from arena_tournament.report_games import public_options
 
     shown = public_options(
         {
@@ -291,7 +291,7 @@ def test_public_options_remove_secrets():
 def test_the_viewer_steps_through_a_games_decisions_in_chromium(drill):
     from urllib.parse import quote
 
-    from arena_core.tournament.records import read_game_records
+    from arena_tournament.records import read_game_records
 
     records = read_game_records(drill)
     # a game in which chatty (seat 0) answered in text and later decisions followed
@@ -327,9 +327,9 @@ def test_report_files_have_the_mode_of_an_ordinary_write(drill):
 
 
 def test_past_the_page_budget_games_are_listed_without_their_decisions(drill, monkeypatch):
-    from arena_core.tournament import report_games
-    from arena_core.tournament.records import read_game_records
-    from arena_core.tournament.runner import load_results
+    from arena_tournament import report_games
+    from arena_tournament.records import read_game_records
+    from arena_tournament.runner import load_results
 
     _, games = load_results(drill)
     records = read_game_records(drill)

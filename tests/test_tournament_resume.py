@@ -11,8 +11,8 @@ import time
 import uuid
 from pathlib import Path
 
-from arena_core.tournament.ratings import summarize
-from arena_core.tournament.runner import load_results
+from arena_tournament.ratings import summarize
+from arena_tournament.runner import load_results
 
 HERE = Path(__file__).parent
 
@@ -42,7 +42,7 @@ def write_config(tmp: Path, name: str, backend: str = "sequential") -> Path:
 
 
 def command(config: Path) -> list[str]:
-    return [sys.executable, "-m", "arena_core.tournament.cli", "tournament", str(config), "--quiet", "--no-report"]
+    return [sys.executable, "-m", "arena_tournament.cli", "tournament", str(config), "--quiet", "--no-report"]
 
 
 def env() -> dict:

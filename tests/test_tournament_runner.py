@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from arena_core.errors import ArenaError, ConfigError
-from arena_core.tournament.config import config_from_dict, load_config
-from arena_core.tournament.ratings import summarize
-from arena_core.tournament.runner import ResultsFile, load_results, resolve_schedule, run_tournament
+from arena_tournament.config import config_from_dict, load_config
+from arena_tournament.ratings import summarize
+from arena_tournament.runner import ResultsFile, load_results, resolve_schedule, run_tournament
 
 TOY = "tournament_toys:DrawOrStand"
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from arena_core.tournament.schedule import (
+from arena_tournament.schedule import (
     Entrant,
     Schedule,
     design_tables,
@@ -159,7 +159,7 @@ def test_disconnected_design_is_refused_with_one_line():
 
 
 def test_disconnected_config_exits_2_with_one_line(tmp_path, capsys):
-    from arena_core.tournament.cli import main_tournament
+    from arena_tournament.cli import main_tournament
 
     cfg = tmp_path / "split.toml"
     cfg.write_text(
@@ -175,7 +175,7 @@ def test_disconnected_config_exits_2_with_one_line(tmp_path, capsys):
 @given(st.integers(4, 12), st.integers(3, 4), st.integers(0, 30))
 @settings(max_examples=15, deadline=None)
 def test_automatic_designs_are_connected(v, k, seed):
-    from arena_core.tournament.schedule import table_groups
+    from arena_tournament.schedule import table_groups
 
     if v < k:
         return

@@ -17,8 +17,8 @@ except ModuleNotFoundError:  # Python 3.10
 pytest.importorskip("mlx.core")
 
 from arena_core.seeding import derive_seed  # noqa: E402
-from arena_core.tournament.cli import main_tournament  # noqa: E402
-from arena_core.tournament.runner import load_results  # noqa: E402
+from arena_tournament.cli import main_tournament  # noqa: E402
+from arena_tournament.runner import load_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "train_megagem_vs_expert.toml"

@@ -270,8 +270,8 @@ def test_checkpoint_player_through_make_player(selfplay_run, checkpoint_register
 
 
 def test_checkpoint_player_in_a_tournament(selfplay_run, checkpoint_registered, tmp_path):
-    from arena_core.tournament.config import TournamentConfig
-    from arena_core.tournament.runner import run_tournament
+    from arena_tournament.config import TournamentConfig
+    from arena_tournament.runner import run_tournament
 
     _, run_dir = selfplay_run
     cfg = TournamentConfig(

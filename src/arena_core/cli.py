@@ -138,19 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", default=None, metavar="KEY", help="only this game of a tournament's records")
     p.set_defaults(func=cmd_replay)
     sub.add_parser("check", help="run the conformance kit on a game: one line per check", add_help=False)
-    for name, (_, help_text) in _TOURNAMENT.items():
-        sub.add_parser(name, help=help_text, add_help=False)
     for name, ep in sorted(_plugin_commands().items()):
         sub.add_parser(name, help=f"from {ep.value.split(':')[0]} (plugin command)", add_help=False)
     return parser
 
 
-#: sub-commands that live in the tournament package of the core (imported only when used)
-_TOURNAMENT = {
-    "tournament": ("main_tournament", "run a tournament from a TOML/YAML config (resumable)"),
-    "ratings": ("main_ratings", "recompute ratings with intervals from a results file"),
-    "report": ("main_report", "write the leaderboard, JSON summary, plot and HTML report"),
-    "compare": ("main_compare", "compare two players on shared deals: paired tests, luck control, deals needed"),
+#: commands that Arena's other distributions register through ``arena.commands``: only the
+#: install hint for a user who types one without the distribution lives here
+_COMMANDS_ELSEWHERE = {
+    "tournament": "turn-arena-tournament",
+    "ratings": "turn-arena-tournament",
+    "report": "turn-arena-tournament",
+    "compare": "turn-arena-tournament",
+    "study": "'turn-arena-games[study]'",
+    "train": "turn-arena-train",
 }
 
 
@@ -166,10 +167,6 @@ def _delegate(argv: list[str]) -> int | None:
         return None
     name, rest = argv[0], argv[1:]
     # each delegated command runs inside its own error funnel (one line, exit 2; see clierrors)
-    if name in _TOURNAMENT:
-        from .tournament import cli as tournament_cli
-
-        return guarded(f"arena {name}", getattr(tournament_cli, _TOURNAMENT[name][0]), rest)
     if name == "check":
         from .check_cli import main as check_main
 
@@ -188,6 +185,12 @@ def _delegate(argv: list[str]) -> int | None:
             return code
 
         return guarded(f"arena {name}", run_plugin)
+    if name in _COMMANDS_ELSEWHERE:
+        print(
+            f"arena: error: `arena {name}` comes with another distribution; fix: pip install {_COMMANDS_ELSEWHERE[name]}",
+            file=sys.stderr,
+        )
+        return EXIT_USER_ERROR
     return None
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .episode import EndReason, EpisodeRecord, Step, read_episodes
-from .errors import EpisodeError, ReplayDivergenceError
+from .errors import ConfigError, EpisodeError, ReplayDivergenceError
 from .game import Game
 from .match import Match
 from .policy import IllegalActionPolicy
@@ -108,6 +108,23 @@ def _compare(where: Any, recorded: Any, rerun: Any, fields: Sequence[str] | None
             )
 
 
+#: entry-point group of records readers: ``name = "module:function"`` where the function takes
+#: ``(path, key)`` and returns the episode records at ``path`` (all, or only game ``key``), or None
+#: when ``path`` is not its kind of run (the tournament distribution registers its records reader)
+RECORDS_GROUP = "arena.records"
+
+
+def _records_from_readers(path: str | os.PathLike[str], key: str | None) -> list[EpisodeRecord] | None:
+    import importlib.metadata as md
+
+    for ep in sorted(md.entry_points(group=RECORDS_GROUP), key=lambda e: e.name):
+        reader: Callable[[str | os.PathLike[str], str | None], list[EpisodeRecord] | None] = ep.load()
+        records = reader(path, key)
+        if records is not None:
+            return records
+    return None
+
+
 def replay_file(
     path: str | os.PathLike[str],
     game: Game[Any, Any] | None = None,
@@ -118,10 +135,19 @@ def replay_file(
     """Replay every episode in a JSON-lines file. An episode without its end line (what a run
     killed mid-game leaves) is refused with :class:`EpisodeError` unless ``allow_incomplete``:
     there is no recorded result to verify."""
-    from .tournament.records import episodes_at  # a tournament's records (output dir or records.jsonl.gz), or None
-
-    records = episodes_at(path, game_key)
-    records = read_episodes(path) if records is None else records
+    records = _records_from_readers(path, game_key)
+    if records is None:
+        if game_key is not None:
+            raise ConfigError(
+                f"--game needs a run directory that an installed records reader knows (a tournament's: "
+                f"pip install turn-arena-tournament), not {str(path)!r}"
+            )
+        if os.path.isdir(path):
+            raise ConfigError(
+                f"{str(path)!r} is a directory that no installed records reader knows; `arena replay` takes an "
+                "episode file, or a tournament's output directory with turn-arena-tournament installed"
+            )
+        records = read_episodes(path)
     if not allow_incomplete:
         for n, record in enumerate(records, 1):
             if record.end is None:

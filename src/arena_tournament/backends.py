@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
-from ..faults import FaultKind
+from arena_core.errors import ConfigError
+from arena_core.faults import FaultKind
 from .config import RunOptions
 from .play import GameContext, build_game, play_game
 from .results import GameResult, PlayerFault
@@ -139,7 +139,7 @@ def crash_result(
                 else f"{why}; the game has no result"
             ),
         )
-    from ..policy import IllegalActionPolicy
+    from arena_core.policy import IllegalActionPolicy
     from .play import rank_offender_last
 
     game = build_game(ctx.schedule)

@@ -33,9 +33,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..episode import End, EpisodeRecord, Header, PolicyEvent, Step
-from ..errors import ConfigError
-from ..outputs import scrub_secrets
+from arena_core.episode import End, EpisodeRecord, Header, PolicyEvent, Step
+from arena_core.errors import ConfigError
+from arena_core.outputs import scrub_secrets
 
 FORMAT = "arena.records/1"
 RECORDS_NAME = "records.jsonl.gz"

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..seeding import make_rng
-from ..stats import Floats
+from arena_core.seeding import make_rng
+from arena_core.stats import Floats
 from .ratings import Outcome, StageData, fit_plackett_luce
 
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ConfigError
-from ..policy import IllegalActionPolicy
+from arena_core.errors import ConfigError
+from arena_core.policy import IllegalActionPolicy
 from .schedule import Design, Entrant, Rotations, Schedule, make_schedule
 
 Backend = Literal["sequential", "process", "ray"]

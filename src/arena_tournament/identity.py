@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..outputs import scrub_secrets
+from arena_core.errors import ConfigError
+from arena_core.outputs import scrub_secrets
 from .schedule import Entrant
 
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|token|credential|authorization|bearer)")

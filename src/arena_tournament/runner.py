@@ -31,9 +31,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from ..errors import ArenaError, ConfigError
-from ..faults import FaultKind
-from ..outputs import RunLock, scrub_and_cut
+from arena_core.errors import ArenaError, ConfigError
+from arena_core.faults import FaultKind
+from arena_core.outputs import RunLock, scrub_and_cut
 from .backends import BACKENDS
 from .config import RunOptions, TournamentConfig
 from .identity import check_no_literal_secrets, entrant_identity, identity_change
@@ -150,7 +150,7 @@ def resolve_schedule(config: TournamentConfig) -> Schedule:
         if config.game_factory:
             num_players = import_object(config.game_factory)(config.params).num_players
         else:
-            from ..registry import make_game
+            from arena_core.registry import make_game
 
             num_players = make_game(config.game, config.params).num_players
     return config.schedule(num_players)
@@ -159,7 +159,7 @@ def resolve_schedule(config: TournamentConfig) -> Schedule:
 def check_entrants(schedule: Schedule) -> None:
     """Fail early, in the caller's process, on entrants whose player cannot be found or whose
     config holds a literal secret."""
-    from ..registry import load, plugin_info
+    from arena_core.registry import load, plugin_info
 
     for e in schedule.entrants:
         check_no_literal_secrets(e)
@@ -178,7 +178,7 @@ def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool
     """Build every entrant (and run its ``preflight()`` unless ``preflight`` is False) before
     the first game; a failure is one :class:`ConfigError` line naming the entrant. Returns each
     entrant's resolved identity. ``keep``: reuse the built players in this process's games."""
-    from ..players import preflight_player
+    from arena_core.players import preflight_player
     from .play import _PLAYER_CACHE
 
     identities: dict[str, dict[str, Any]] = {}

@@ -137,7 +137,7 @@ def print_leaderboard(summary: dict[str, Any], *, file: IO[str] | None = None) -
 def write_json(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from ..outputs import atomic_write_text
+    from arena_core.outputs import atomic_write_text
 
     atomic_write_text(path, json.dumps(summary, indent=2, sort_keys=False) + "\n")
     return path
@@ -176,7 +176,7 @@ def ratings_png(summary: dict[str, Any]) -> bytes:
 def write_png(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from ..outputs import atomic_write_bytes
+    from arena_core.outputs import atomic_write_bytes
 
     atomic_write_bytes(path, ratings_png(summary))
     return path
@@ -335,7 +335,7 @@ def write_html(
     summary: dict[str, Any], path: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
 ) -> Path:
     """Write :func:`html_report` atomically (a reader never sees half a page)."""
-    from ..outputs import atomic_write_text
+    from arena_core.outputs import atomic_write_text
 
     path = Path(path)
     atomic_write_text(path, html_report(summary, results=results))

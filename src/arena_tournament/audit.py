@@ -3,7 +3,7 @@
 How faulted games count in the ratings (stated here, tested in ``tests/test_faults_tournament.py``):
 
 - a forfeit or a crash is a loss for its offender: the game keeps its returns, with the
-  offender strictly last (:func:`~arena_core.tournament.play.rank_offender_last`), so it is
+  offender strictly last (:func:`~arena_tournament.play.rank_offender_last`), so it is
   rated like any other game and crashing when behind cannot pay;
 - a default-applied move is an ordinary move of the game (the fault is counted here);
 - a truncated game (turn cap, wall clock, a game error) has no returns and is not rated;
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable
 from typing import IO, Any
 
-from ..faults import FaultKind
+from arena_core.faults import FaultKind
 from .results import UNPLAYED, GameResult, PlayerFault, ScheduleLine
 
 CAUSES = ("illegal", "unparseable", "timeout", "error", "cap_exhausted", "crash")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..outputs import scrub_secrets
+from arena_core.outputs import scrub_secrets
 
 #: characters of one prompt or answer shown in the page (the record keeps the whole text)
 TEXT_LIMIT = 4000
@@ -226,7 +226,7 @@ def load_games_and_records(results: str | os.PathLike[str]) -> tuple[list[Any], 
     Records come from the per-game episode records beside the results, when the run kept them;
     a records file that cannot be read leaves the games listed without decisions, and ``note``
     says why (the page shows it)."""
-    from ..errors import ArenaError
+    from arena_core.errors import ArenaError
     from .results import load_results
 
     path = Path(results)

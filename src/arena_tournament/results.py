@@ -21,12 +21,12 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError
+from arena_core.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .schedule import ScheduledGame
-from ..faults import FaultKind
-from ..outputs import append_jsonl
+from arena_core.faults import FaultKind
+from arena_core.outputs import append_jsonl
 from .schedule import Schedule
 
 FORMAT = "arena.tournament/2"

@@ -21,8 +21,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import ConfigError
-from ..seeding import make_rng
+from arena_core.errors import ConfigError
+from arena_core.seeding import make_rng
 
 Design = Literal["auto", "round_robin", "steiner", "all", "covering", "sampled"]
 Rotations = Literal["cyclic", "all"]

@@ -1,7 +1,7 @@
 """Command line: ``arena tournament CONFIG``, ``arena ratings RESULTS``, ``arena report RESULTS``.
 
 Each ``main_*`` takes argv (without the sub-command) and returns an exit status;
-:func:`cli` dispatches on the first word. Also runnable as ``python -m arena_core.tournament.cli``.
+:func:`cli` dispatches on the first word. Also runnable as ``python -m arena_tournament.cli``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
+from arena_core.clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
 
 if TYPE_CHECKING:

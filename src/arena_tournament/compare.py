@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArenaError, ConfigError
-from ..stats import deals_needed, paired_battery, paired_t, t_quantile, t_sf
+from arena_core.errors import ArenaError, ConfigError
+from arena_core.stats import deals_needed, paired_battery, paired_t, t_quantile, t_sf
 from .results import GameResult, Settings
 from .schedule import Entrant, Rotations, Schedule
 
@@ -42,7 +42,7 @@ def _label(prefix: str, spec: str) -> str:
 def _entrant(name: str, spec: str, seed: int) -> Entrant:
     """A player spec in any spelling of :mod:`arena_core.playerspec` (``name``,
     ``name{key = value, ...}``, ``name:key=value,...``) as a tournament entrant."""
-    from ..playerspec import parse_player_spec
+    from arena_core.playerspec import parse_player_spec
 
     parsed = parse_player_spec(spec)
     return Entrant(name=name, player=parsed.name, options=dict(parsed.options), seed=seed)
@@ -293,13 +293,13 @@ def format_report(r: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
     """Compare two players on shared deals with seat rotation (or re-analyse a results file)."""
-    from ..clierrors import guarded
+    from arena_core.clierrors import guarded
 
     return guarded("arena compare", _main, argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from ..clierrors import OneLineArgumentParser
+    from arena_core.clierrors import OneLineArgumentParser
 
     p = OneLineArgumentParser(prog="arena compare", description=main.__doc__)
     p.add_argument(
@@ -339,7 +339,7 @@ def _main(argv: Sequence[str] | None) -> int:
         else:
             if not args.game:
                 raise ConfigError("give --game GAME to play (or --results FILE to analyse)")
-            from ..registry import make_game
+            from arena_core.registry import make_game
             from .results import Settings
 
             try:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
+from arena_core.stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
 from .schedule import table_groups  # one union-find, shared with the design check
 
 if TYPE_CHECKING:

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from ..episode import EndReason, PolicyEvent
-from ..errors import ConfigError
-from ..faults import CapExhausted, FaultKind
-from ..game import Game
-from ..match import Match
-from ..outputs import scrub_and_cut
-from ..players import Decision, Move, episode_end, warn_hook_failed
-from ..runner import submit_answer
+from arena_core.episode import EndReason, PolicyEvent
+from arena_core.errors import ConfigError
+from arena_core.faults import CapExhausted, FaultKind
+from arena_core.game import Game
+from arena_core.match import Match
+from arena_core.outputs import scrub_and_cut
+from arena_core.players import Decision, Move, episode_end, warn_hook_failed
+from arena_core.runner import submit_answer
 from .results import GameResult, PlayerFault, Settings
 from .schedule import Entrant, Schedule, ScheduledGame
 
@@ -85,7 +85,7 @@ def build_game(schedule: Schedule) -> Game[Any, Any]:
         if schedule.game_factory:
             _GAME_CACHE[key] = import_object(schedule.game_factory)(schedule.params, num_players=schedule.num_players)
         else:
-            from ..registry import make_game
+            from arena_core.registry import make_game
 
             _GAME_CACHE[key] = make_game(schedule.game, schedule.params, num_players=schedule.num_players)
     return _GAME_CACHE[key]
@@ -97,7 +97,7 @@ def build_player(entrant: Entrant, *, fresh: bool = True) -> Any:
     if entrant.factory:
         player = import_object(entrant.factory)(seed=entrant.seed, **entrant.options)
     else:
-        from ..registry import make_player
+        from arena_core.registry import make_player
 
         assert entrant.player is not None  # an entrant names a factory or a player
         player = make_player(entrant.player, seed=entrant.seed, **entrant.options)
@@ -233,7 +233,7 @@ def play_game(
             broken[seat] = (FaultKind.ERROR, f"player could not be built: {type(exc).__name__}: {exc}")
         finally:
             marker(-1)
-    from ..policy import IllegalActionPolicy
+    from arena_core.policy import IllegalActionPolicy
 
     policy = IllegalActionPolicy.parse(settings.policy)
     match = Match(

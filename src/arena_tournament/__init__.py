@@ -1,0 +1,1 @@
+"""Tournaments: schedules as data, resumable runners, ratings with intervals, reports."""
