@@ -10,21 +10,27 @@ counted, never raised -- a misbehaving player is data.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
-from arena_core.players import Decision, Move, begin_episodes
+from arena_core.errors import RulesError
+from arena_core.game import Game, Position
+from arena_core.players import Decision, Move, Player, begin_episodes
+
+#: a learner's action distribution at a position: ``(game, pos, seat) -> [(action, probability)]``
+Distribution = Callable[[Game[Any, Any], Position[Any], int], Iterable[tuple[Any, float]]]
 
 
 @dataclass(frozen=True)
 class Request:
     """A learner decision to make: the game position, the seat and the draw's seed."""
 
-    game: Any
-    pos: Any
+    game: Game[Any, Any]
+    pos: Position[Any]
     seat: int
     episode: int  # index into the batch of episodes
     key: int  # seed for this decision's draw
@@ -73,11 +79,21 @@ class EpisodeSpec:
 
     deal_seed: int
     learner_seat: int
-    opponents: Mapping[int, Any]  # seat -> player (act(Decision)); missing seats are the learner's
+    opponents: Mapping[int, Player]  # seat -> player; missing seats are the learner's
     key_seed: int  # seeds the learner's draws in this episode
 
 
-def _opponent_action(game, pos, seat: int, player, deal_seed: int) -> tuple[Any, bool]:
+def seat_to_act(game: Game[Any, Any], pos: Position[Any]) -> int:
+    """The seat to act at ``pos`` (a position of a game that is not over)."""
+    seat = game.current_player(pos)
+    if seat is None:
+        raise RulesError(f"{game.spec.id}: the game is not over but no player is to act")
+    return seat
+
+
+def _opponent_action(
+    game: Game[Any, Any], pos: Position[Any], seat: int, player: Player, deal_seed: int
+) -> tuple[Any, bool]:
     """The opponent's action and whether it had to be substituted (crash, unreadable text or an
     illegal action: the game's default is played instead)."""
     from arena_core.runner import NOT_AN_ACTION, resolve_answer
@@ -95,7 +111,7 @@ def _opponent_action(game, pos, seat: int, player, deal_seed: int) -> tuple[Any,
 
 
 def play_episodes(
-    game,
+    game: Game[Any, Any],
     specs: Sequence[EpisodeSpec],
     learner: Learner,
     *,
@@ -104,8 +120,8 @@ def play_episodes(
 ) -> list[EpisodeResult]:
     """Play every episode of ``specs`` to the end (or ``ply_cap``), batching learner decisions."""
     cap = ply_cap or (game.spec.max_length or 10_000)
-    positions = []
-    results = []
+    positions: list[Position[Any]] = []
+    results: list[EpisodeResult] = []
     for spec in specs:
         begin_episodes(spec.opponents, game, spec.deal_seed)
         positions.append(game.start(spec.deal_seed))
@@ -118,7 +134,7 @@ def play_episodes(
             while True:  # advance opponents until the learner must act or the game ends
                 if game.is_over(pos) or pos.ply >= cap:
                     break
-                seat = game.current_player(pos)
+                seat = seat_to_act(game, pos)
                 if seat not in spec.opponents:
                     break
                 action, bad = _opponent_action(game, pos, seat, spec.opponents[seat], spec.deal_seed)
@@ -135,7 +151,7 @@ def play_episodes(
                     res.returns = tuple(0.0 for _ in range(game.num_players))
                 continue
             key = _decision_key(spec.key_seed, pos.ply)
-            requests.append(Request(game, pos, game.current_player(pos), i, key))
+            requests.append(Request(game, pos, seat_to_act(game, pos), i, key))
         if not requests:
             break
         choices = learner.decide(requests)
@@ -194,7 +210,7 @@ def decision_returns(result: EpisodeResult, spec: RewardSpec) -> list[float]:
     """Per-decision returns: the outcome plus the penalties at or after each decision."""
     base = outcome_reward(result, spec)
     penalties = [s.penalty for s in result.steps]
-    tails = np.cumsum(penalties[::-1])[::-1] if penalties else []
+    tails = np.cumsum(penalties[::-1])[::-1]  # empty when there are no decisions
     return [base + float(t) for t in tails]
 
 
@@ -217,18 +233,19 @@ def seat_decision_returns(result: EpisodeResult, seat: int, spec: RewardSpec) ->
     return decision_returns(own, spec)
 
 
-def group_advantages(returns: Sequence[float], eps: float = 1e-6) -> np.ndarray:
+def group_advantages(returns: Sequence[float] | npt.NDArray[np.float64], eps: float = 1e-6) -> npt.NDArray[np.float64]:
     """Group-normalised advantages ``(r - mean) / (std + eps)``; all zero for a constant group."""
     r = np.asarray(returns, dtype=np.float64)
     std = r.std()
     if std < 1e-9:
         return np.zeros_like(r)
-    return (r - r.mean()) / (std + eps)
+    out: npt.NDArray[np.float64] = (r - r.mean()) / (std + eps)
+    return out
 
 
 def centred_advantages(
     returns: Sequence[float], groups: Sequence[int], scale: str = "batch_std", eps: float = 1e-6
-) -> np.ndarray:
+) -> npt.NDArray[np.float64]:
     """Returns minus their group's mean, divided by each group's std (``group_std``, classic
     GRPO), by the std of all centred returns (``batch_std``) or by nothing (``none``).
 
@@ -256,14 +273,20 @@ def centred_advantages(
 
 # ---------------------------------------------------------------------- paired evaluation
 # re-exported for the trainers: the one statistics module's paired interval
-from arena_core.stats import PairedInterval, paired_bootstrap  # noqa: E402, F401
+from arena_core.stats import PairedInterval as PairedInterval  # noqa: E402
+from arena_core.stats import paired_bootstrap as paired_bootstrap  # noqa: E402
 
 
-def rotated_specs(game, deal_seeds: Sequence[int], make_opponents, key_seed: int) -> list[EpisodeSpec]:
+def rotated_specs(
+    game: Game[Any, Any],
+    deal_seeds: Sequence[int],
+    make_opponents: Callable[[int], Mapping[int, Player]],
+    key_seed: int,
+) -> list[EpisodeSpec]:
     """Every deal once per learner seat (seat rotation), opponents from ``make_opponents(seat)``."""
     from arena_core.seeding import derive_seed
 
-    specs = []
+    specs: list[EpisodeSpec] = []
     for d in deal_seeds:
         for seat in range(game.num_players):
             specs.append(EpisodeSpec(int(d), seat, make_opponents(seat), derive_seed(key_seed, int(d), seat)))
@@ -287,26 +310,32 @@ class PlayerLearner:
     """An ordinary arena player as a :class:`Learner` (to evaluate bots and anchors on the same
     deals). Episodes run in lockstep, so the player must not keep per-episode state."""
 
-    player: Any
+    player: Player
 
     def decide(self, requests: Sequence[Request]) -> list[Choice]:
-        out = []
+        out: list[Choice] = []
         for req in requests:
             action, bad = _opponent_action(req.game, req.pos, req.seat, self.player, req.key)
             out.append(Choice(action, illegal=bad))
         return out
 
 
-def expected_return(game, deal_seed: int, learner_seat: int, distribution, opponents: Mapping[int, Any]) -> float:
+def expected_return(
+    game: Game[Any, Any],
+    deal_seed: int,
+    learner_seat: int,
+    distribution: Distribution,
+    opponents: Mapping[int, Player],
+) -> float:
     """The learner's exact expected return on one deal: the game tree is enumerated over the
     learner's action distribution (``distribution(game, pos, seat) -> [(action, prob)]``);
     opponents must be deterministic players. For small games (Kuhn poker), where sampled
     evaluation would need thousands of deals to resolve 0.01."""
 
-    def value(pos) -> float:
+    def value(pos: Position[Any]) -> float:
         if game.is_over(pos):
             return game.final_returns(pos)[learner_seat]
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         if seat == learner_seat:
             return sum(p * value(game.act(pos, seat, a)) for a, p in distribution(game, pos, seat) if p > 0)
         action, _ = _opponent_action(game, pos, seat, opponents[seat], deal_seed)
@@ -315,7 +344,7 @@ def expected_return(game, deal_seed: int, learner_seat: int, distribution, oppon
     return float(value(game.start(deal_seed)))
 
 
-def distinct_deals(game, count: int, *, seed: int = 0, limit: int = 10_000) -> list[int]:
+def distinct_deals(game: Game[Any, Any], count: int, *, seed: int = 0, limit: int = 10_000) -> list[int]:
     """Seeds of the first ``count`` distinct deals (by initial state) from a seeded stream."""
     from arena_core.seeding import derive_seed
 
