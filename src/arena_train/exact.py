@@ -18,36 +18,42 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from arena_core.errors import ConfigError
+from arena_core.game import Game, Position
+
+from .rollout import seat_to_act
 
 PolicyTable = dict[str, dict[int, float]]
+#: a game's deals with their probabilities
+Deals = Sequence[tuple[int, float]]
 
 
-def deals_of(game) -> list[tuple[int, float]]:
+def deals_of(game: Game[Any, Any]) -> list[tuple[int, float]]:
     """The game's deals and their probabilities; refuses a game that cannot enumerate them."""
-    enum = getattr(game, "enumerate_deals", None)
-    if enum is None:
+    listed = game.enumerate_deals()
+    if listed is None:
         raise ConfigError(
             f"{game.spec.id} cannot enumerate its deals (no enumerate_deals()); exact evaluation needs it, use sampled evaluation"
         )
-    deals = [(int(s), float(p)) for s, p in enum()]
+    deals = [(int(s), float(p)) for s, p in listed]
     total = sum(p for _, p in deals)
     if not deals or abs(total - 1.0) > 1e-9:
         raise ConfigError(f"{game.spec.id}.enumerate_deals() probabilities sum to {total}, not 1")
     return deals
 
 
-def evaluation_deals(game, sampled: Sequence[int]) -> tuple[list[int], list[float] | None]:
+def evaluation_deals(game: Game[Any, Any], sampled: Sequence[int]) -> tuple[list[int], list[float] | None]:
     """Every deal of a game that can list them, with their probabilities (exact evaluation);
     else the ``sampled`` held-out deal seeds and None."""
-    if getattr(game, "enumerate_deals", None) is None:
+    if game.enumerate_deals() is None:
         return list(sampled), None
     deals = deals_of(game)
     return [d for d, _ in deals], [p for _, p in deals]
 
 
-def infostate_key(game, pos, seat: int) -> str:
+def infostate_key(game: Game[Any, Any], pos: Position[Any], seat: int) -> str:
     return json.dumps(game.observe(pos, seat), sort_keys=True)
 
 
@@ -56,17 +62,17 @@ class InfoState:
     key: str
     seat: int
     actions: tuple[Any, ...]
-    pos: Any  # one position of this information state (to render it for a learner)
+    pos: Position[Any]  # one position of this information state (to render it for a learner)
 
 
-def information_states(game, deals: Sequence[tuple[int, float]] | None = None) -> list[InfoState]:
+def information_states(game: Game[Any, Any], deals: Deals | None = None) -> list[InfoState]:
     """Every information state reached with positive chance probability, in a fixed order."""
     seen: dict[str, InfoState] = {}
 
-    def walk(pos) -> None:
+    def walk(pos: Position[Any]) -> None:
         if game.is_over(pos):
             return
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         key = infostate_key(game, pos, seat)
         if key not in seen:
             seen[key] = InfoState(key, seat, tuple(game.legal(pos, seat)), pos)
@@ -79,7 +85,9 @@ def information_states(game, deals: Sequence[tuple[int, float]] | None = None) -
     return sorted(seen.values(), key=lambda s: (s.seat, len(s.key), s.key))
 
 
-def _probs(table: Mapping[str, Mapping[int, float]], key: str, game, actions) -> list[tuple[Any, float]]:
+def _probs(
+    table: Mapping[str, Mapping[int, float]], key: str, game: Game[Any, Any], actions: Sequence[Any]
+) -> list[tuple[Any, float]]:
     dist = table.get(key)
     if dist is None:
         raise ConfigError(f"the policy table has no entry for information state {key}")
@@ -90,41 +98,44 @@ def _probs(table: Mapping[str, Mapping[int, float]], key: str, game, actions) ->
     return out
 
 
-def expected_values(game, table: PolicyTable, deals: Sequence[tuple[int, float]] | None = None) -> tuple[float, ...]:
+def expected_values(game: Game[Any, Any], table: PolicyTable, deals: Deals | None = None) -> tuple[float, ...]:
     """Every seat's exact expected return when all seats play ``table``."""
     deals = deals if deals is not None else deals_of(game)
 
-    def value(pos) -> np.ndarray:
+    def value(pos: Position[Any]) -> npt.NDArray[np.float64]:
         if game.is_over(pos):
             return np.asarray(game.final_returns(pos), dtype=np.float64)
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         acts = game.legal(pos, seat)
-        return sum(
-            p * value(game.act(pos, seat, a))
-            for a, p in _probs(table, infostate_key(game, pos, seat), game, acts)
-            if p > 0
-        )
+        total = np.zeros(game.num_players)
+        for a, p in _probs(table, infostate_key(game, pos, seat), game, acts):
+            if p > 0:
+                total += p * value(game.act(pos, seat, a))
+        return total
 
-    return tuple(float(v) for v in sum(p * value(game.start(s)) for s, p in deals))
+    total = np.zeros(game.num_players)
+    for s, p in deals:
+        total += p * value(game.start(s))
+    return tuple(float(v) for v in total)
 
 
 def best_response_value(
-    game, table: PolicyTable, br_seat: int, deals: Sequence[tuple[int, float]] | None = None
+    game: Game[Any, Any], table: PolicyTable, br_seat: int, deals: Deals | None = None
 ) -> tuple[float, dict[str, Any]]:
     """``br_seat``'s best expected return against the others playing ``table``, and the best
     response (information state -> action). Exact: at each of its information states the best
     response maximises the sum over the histories there of (chance x opponents' reach) x value."""
     deals = deals if deals is not None else deals_of(game)
     # histories of each br information state with their weights (chance x opponents' reach)
-    members: dict[str, list[tuple[Any, float]]] = {}
-    roots: list[tuple[Any, float]] = []
+    members: dict[str, list[tuple[Position[Any], float]]] = {}
+    roots: list[tuple[Position[Any], float]] = []
 
-    def collect(pos, w: float) -> None:
+    def collect(pos: Position[Any], w: float) -> None:
         # the same histories as value() walks (every opponent action of positive probability),
         # even where the product of tiny probabilities underflows to a zero weight
         if game.is_over(pos):
             return
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         acts = game.legal(pos, seat)
         if seat == br_seat:
             members.setdefault(infostate_key(game, pos, seat), []).append((pos, w))
@@ -150,10 +161,10 @@ def best_response_value(
             choice[key] = acts[int(np.argmax(scores))]
         return choice[key]
 
-    def value(pos) -> float:
+    def value(pos: Position[Any]) -> float:
         if game.is_over(pos):
             return float(game.final_returns(pos)[br_seat])
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         key = infostate_key(game, pos, seat)
         if seat == br_seat:
             return value(game.act(pos, seat, best(key)))
@@ -179,7 +190,7 @@ class Exploitability:
     policy_values: tuple[float, ...]
 
 
-def exploitability(game, table: PolicyTable, deals: Sequence[tuple[int, float]] | None = None) -> Exploitability:
+def exploitability(game: Game[Any, Any], table: PolicyTable, deals: Deals | None = None) -> Exploitability:
     """Exact NashConv and exploitability of ``table`` (every seat plays it)."""
     if game.num_players != 2:
         raise ConfigError(
@@ -193,7 +204,7 @@ def exploitability(game, table: PolicyTable, deals: Sequence[tuple[int, float]] 
 
 
 def table_from(
-    game, fn: Callable[[InfoState], Sequence[float]], deals: Sequence[tuple[int, float]] | None = None
+    game: Game[Any, Any], fn: Callable[[InfoState], Sequence[float]], deals: Deals | None = None
 ) -> PolicyTable:
     """A policy table from ``fn(infostate) -> probabilities over infostate.actions``."""
     out: PolicyTable = {}
@@ -203,16 +214,16 @@ def table_from(
     return out
 
 
-def own_reach(game, table: PolicyTable, deals: Sequence[tuple[int, float]] | None = None) -> dict[str, float]:
+def own_reach(game: Game[Any, Any], table: PolicyTable, deals: Deals | None = None) -> dict[str, float]:
     """Each information state's reach probability under its owner's own choices only (with
     perfect recall it is the same for every history of the state)."""
     deals = deals if deals is not None else deals_of(game)
     reach: dict[str, float] = {}
 
-    def walk(pos, own: tuple[float, ...]) -> None:
+    def walk(pos: Position[Any], own: tuple[float, ...]) -> None:
         if game.is_over(pos):
             return
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         key = infostate_key(game, pos, seat)
         reach.setdefault(key, own[seat])
         for a, p in _probs(table, key, game, game.legal(pos, seat)):
@@ -227,7 +238,10 @@ def own_reach(game, table: PolicyTable, deals: Sequence[tuple[int, float]] | Non
 
 
 def average_policy(
-    game, tables: Sequence[PolicyTable], weights: Sequence[float] | None = None, deals=None
+    game: Game[Any, Any],
+    tables: Sequence[PolicyTable],
+    weights: Sequence[float] | None = None,
+    deals: Deals | None = None,
 ) -> PolicyTable:
     """The behaviour policy equivalent to drawing one of ``tables`` per game (uniformly, or by
     ``weights``) and playing it throughout: at each information state, the tables'
@@ -254,7 +268,7 @@ class CFR:
     reference curve. One iteration walks every deal once per player: ``traversals_per_iteration``
     = 2 x the number of deals (a traversal = one deal walked to all its terminals)."""
 
-    def __init__(self, game, deals: Sequence[tuple[int, float]] | None = None):
+    def __init__(self, game: Game[Any, Any], deals: Deals | None = None):
         self.game = game
         self.deals = deals if deals is not None else deals_of(game)
         self.infos = {i.key: i for i in information_states(game, self.deals)}
@@ -263,15 +277,15 @@ class CFR:
         self.iterations = 0
         self.traversals_per_iteration = 2 * len(self.deals)
 
-    def _current(self, key: str) -> np.ndarray:
+    def _current(self, key: str) -> npt.NDArray[np.float64]:
         r = np.maximum(self.regret[key], 0.0)
         return r / r.sum() if r.sum() > 0 else np.full(len(r), 1.0 / len(r))
 
-    def _walk(self, pos, player: int, reach: np.ndarray) -> float:
+    def _walk(self, pos: Position[Any], player: int, reach: npt.NDArray[np.float64]) -> float:
         game = self.game
         if game.is_over(pos):
             return float(game.final_returns(pos)[player])
-        seat = game.current_player(pos)
+        seat = seat_to_act(game, pos)
         key = infostate_key(game, pos, seat)
         sigma = self._current(key)
         acts = self.infos[key].actions
