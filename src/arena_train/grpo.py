@@ -31,21 +31,35 @@ from pathlib import Path
 from typing import Any
 
 import mlx.core as mx
-import mlx.nn as nn
 import mlx.optimizers as optim
 import numpy as np
-from mlx.utils import tree_flatten, tree_map, tree_unflatten
+from mlx.nn.layers.base import Module  # not re-exported by mlx.nn for a type checker
+from mlx.nn.utils import value_and_grad
+from mlx.utils import tree_map, tree_unflatten
 
 from arena_core.errors import ArenaError, ConfigError
+from arena_core.game import Game
+from arena_core.players import Player
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
+from arena_core.stats import paired_bootstrap
 
 from .config import GRPOConfig, parse_config
-from .exact import average_policy, deals_of, evaluation_deals, exploitability, information_states
+from .exact import (
+    InfoState,
+    PolicyTable,
+    average_policy,
+    deals_of,
+    evaluation_deals,
+    exploitability,
+    information_states,
+)
 from .lm import (
     LMPolicy,
     LMRecord,
     SnapshotPlayer,
+    Weights,
+    flat_arrays,
     grad_norm,
     load_flat,
     load_trainables,
@@ -60,16 +74,16 @@ from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir,
 from .rollout import (
     EpisodeResult,
     EpisodeSpec,
+    Learner,
     RewardSpec,
     centred_advantages,
-    paired_bootstrap,
     per_deal_means,
     play_episodes,
     rotated_specs,
     seat_decision_returns,
     seat_return,
 )
-from .views import compact_view, menu_view
+from .views import CompactView, Tokenizer, compact_view, menu_view
 
 
 class SilentPlayerError(ArenaError):
@@ -86,21 +100,21 @@ class Sample:
 
 
 def _loss(
-    model,
-    tokens,
-    lengths,
-    labels,
-    mask,
-    inverse,
-    chosen,
-    old_lp,
-    ref_lp,
-    adv,
-    clip_eps,
-    kl_beta,
-    temperature,
-    entropy_beta,
-):
+    model: Module,
+    tokens: mx.array,
+    lengths: mx.array,
+    labels: mx.array,
+    mask: mx.array,
+    inverse: mx.array,
+    chosen: mx.array,
+    old_lp: mx.array,
+    ref_lp: mx.array,
+    adv: mx.array,
+    clip_eps: float,
+    kl_beta: float,
+    temperature: float,
+    entropy_beta: float,
+) -> tuple[mx.array, tuple[mx.array, mx.array, mx.array]]:
     # one forward pass per distinct (prompt, menu); each decision reads its row (exact, and
     # much cheaper when decisions repeat, as in a small game)
     lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)[inverse]
@@ -118,8 +132,8 @@ def _loss(
 
 
 def grpo_update(
-    model,
-    optimizer,
+    model: Module,
+    optimizer: optim.Optimizer,
     samples: Sequence[Sample],
     *,
     order: np.ndarray,
@@ -132,9 +146,9 @@ def grpo_update(
 ) -> dict[str, float]:
     """One optimizer update over ``samples`` (in ``order``), split into ``grad_accum``
     micro-batches whose gradients are averaged, then clipped by global norm."""
-    loss_and_grad = nn.value_and_grad(model, _loss)
+    loss_and_grad = value_and_grad(model, _loss)
     chunks = [c for c in np.array_split(order, grad_accum) if len(c)]
-    total = None
+    total: dict[str, Any] | None = None  # the gradient tree, summed over micro-batches
     losses, kls, clips, ents = [], [], [], []
     for chunk in chunks:
         part = [samples[i] for i in chunk]
@@ -167,17 +181,20 @@ def grpo_update(
         kls.append(float(kl) * weight)
         clips.append(float(clip) * weight)
         ents.append(float(ent) * weight)
+    if total is None:
+        raise ValueError("grpo_update needs at least one sample")
     norm = float(grad_norm(total))
-    total, _ = optim.clip_grad_norm(total, max_grad_norm)
+    total, _ = optim.clip_grad_norm(total, max_grad_norm)  # type: ignore[no-untyped-call]  # mlx leaves it unannotated
     optimizer.update(model, total)
-    mx.eval(model.parameters(), optimizer.state)
+    mx.eval(model.parameters(), optimizer.state)  # type: ignore[no-untyped-call]  # mlx leaves Module.parameters unannotated
     return {"loss": sum(losses), "kl": sum(kls), "clip_frac": sum(clips), "entropy": sum(ents), "grad_norm": norm}
 
 
 def _distinct(records: Sequence[LMRecord]) -> tuple[list[LMRecord], list[int]]:
     """The records with distinct (tokens, labels), and each record's index among them."""
-    index: dict[tuple, int] = {}
-    unique, inverse = [], []
+    index: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    unique: list[LMRecord] = []
+    inverse: list[int] = []
     for r in records:
         key = (r.tokens, r.labels)
         if key not in index:
@@ -198,9 +215,9 @@ class EvalResult:
 
 
 def evaluate(
-    game,
-    learner,
-    anchor_factory: Callable[[int, int], Any],
+    game: Game[Any, Any],
+    learner: Learner,
+    anchor_factory: Callable[[int, int], Player],
     deal_seeds: Sequence[int],
     key_seed: int,
     weights: Sequence[float] | None = None,
@@ -244,9 +261,9 @@ class Pool:
     """Opponents: registered player specs and frozen learner snapshots (``(step, weights)``)."""
 
     players: list[str]
-    snapshots: list[tuple[int, dict]] = field(default_factory=list)
+    snapshots: list[tuple[int, Weights]] = field(default_factory=list)
 
-    def entries(self) -> list[tuple[str, Any]]:
+    def entries(self) -> list[tuple[str, str | tuple[int, Weights]]]:
         return [("player", p) for p in self.players] + [("snapshot", s) for s in self.snapshots]
 
     def describe(self) -> list[str]:
@@ -258,11 +275,11 @@ class RunSummary:
     run_dir: Path
     run_id: str
     steps: int
-    metrics: list[dict]
-    final_eval: dict | None
+    metrics: list[dict[str, Any]]
+    final_eval: dict[str, Any] | None
     status: str
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         """The run's final numbers; raises :class:`SilentPlayerError` for a silent player."""
         if self.status.startswith("rejected"):
             raise SilentPlayerError(f"{self.run_id}: {self.status}")
@@ -276,15 +293,15 @@ class GRPOTrainer:
 
     def __init__(
         self,
-        config: GRPOConfig | dict,
+        config: GRPOConfig | dict[str, Any],
         run_dir: str | Path,
         *,
-        model=None,
-        tokenizer=None,
-        view=None,
-        progress: Callable[[int, dict], None] | None = None,
-    ):
-        self.config = config if isinstance(config, GRPOConfig) else parse_config({"trainer": "grpo", **config})
+        model: Module | None = None,
+        tokenizer: Tokenizer | None = None,
+        view: CompactView | None = None,
+        progress: Callable[[int, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.config = grpo_config(config)
         cfg = self.config
         self.run_dir = Path(run_dir)
         resume = checkpoint_dir(Path(cfg.resume_from)) if cfg.resume_from else None
@@ -301,6 +318,7 @@ class GRPOTrainer:
             parent = parent or str(src.parent.parent)
         self.reference = trainables(self.model)  # frozen copy for the KL penalty and the 'initial' anchor
         lr = learning_rate_schedule(cfg)
+        self.optimizer: optim.Optimizer
         if cfg.optim.optimizer == "sgd":
             self.optimizer = optim.SGD(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
         else:
@@ -322,7 +340,7 @@ class GRPOTrainer:
         self._info_returns: dict[tuple[int, ...], list[float]] = {}  # this step's returns per prompt
         # the KL term's reference: the initial weights, or a moving copy of the learner (magnet_every)
         self.magnet = self.reference
-        self.policy_tables: list[dict] = []  # the learner's exact policy at each evaluation (exploitability)
+        self.policy_tables: list[PolicyTable] = []  # the learner's exact policy at each evaluation (exploitability)
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
         for spec in ([] if cfg.self_play else self.pool.players) + (
             [cfg.eval.anchor] if cfg.eval.anchor != "initial" else []
@@ -351,7 +369,7 @@ class GRPOTrainer:
         write_manifest(self.run_dir, self.manifest)
 
     # -------------------------------------------------------------- policies
-    def policy(self, *, temperature: float | None = None, weights: dict | None = None) -> LMPolicy:
+    def policy(self, *, temperature: float | None = None, weights: Weights | None = None) -> LMPolicy:
         cfg = self.config
         return LMPolicy(
             self.model,
@@ -362,19 +380,19 @@ class GRPOTrainer:
             weights=weights,
         )
 
-    def policy_table(self) -> dict:
+    def policy_table(self) -> PolicyTable:
         """The learner's sampling policy (training temperature) at every information state, exact."""
         return lm_policy_table(self.game, self.policy(), self._infos)
 
-    def _opponent(self, entry: tuple[str, Any], seed: int):
-        kind, value = entry
-        if kind == "player":
+    def _opponent(self, entry: tuple[str, str | tuple[int, Weights]], seed: int) -> Player:
+        _kind, value = entry
+        if isinstance(value, str):  # a registered player spec
             return make_player(value, seed=seed)
         return SnapshotPlayer(
             self.policy(temperature=self.config.pool.snapshot_temperature, weights=value[1]), seed=seed
         )
 
-    def _anchor(self, seat: int, learner_seat: int, salt: int = 0):
+    def _anchor(self, seat: int, learner_seat: int, salt: int = 0) -> Player:
         anchor = self.config.eval.anchor
         seed = derive_seed(self.config.seed, "anchor", seat, *((salt,) if salt else ()))
         if anchor == "initial":
@@ -483,11 +501,11 @@ class GRPOTrainer:
         ref = self._menu_logprobs(records, self.magnet)
         return [Sample(rec, float(a), tuple(rl)) for rec, a, rl in zip(records, centred / scale, ref)]
 
-    def _menu_logprobs(self, records: Sequence[LMRecord], weights: dict | None) -> list[np.ndarray]:
+    def _menu_logprobs(self, records: Sequence[LMRecord], weights: Weights | None) -> list[np.ndarray[Any, Any]]:
         if self.config.kl_beta == 0:  # the reference enters the loss only through the KL term
             return [np.zeros(len(r.labels)) for r in records]
         unique, inverse = _distinct(records)
-        rows = []
+        rows: list[np.ndarray[Any, Any]] = []
         for start in range(0, len(unique), 256):
             part = unique[start : start + 256]
             with swapped(self.model, weights):
@@ -507,7 +525,7 @@ class GRPOTrainer:
         frac = min(1.0, (step - 1) / max(1, end - 1))
         return cfg.entropy_beta + (cfg.entropy_final - cfg.entropy_beta) * frac
 
-    def train_step(self, step: int) -> dict:
+    def train_step(self, step: int) -> dict[str, Any]:
         cfg = self.config
         grouped = self.episode_specs(step)
         results = play_episodes(
@@ -574,7 +592,7 @@ class GRPOTrainer:
             self.pool.snapshots = self.pool.snapshots[-cfg.pool.max_snapshots :]
         return row
 
-    def evaluate(self) -> dict:
+    def evaluate(self) -> dict[str, Any]:
         cfg = self.config
         greedy = self.policy(temperature=0.0)
         keys = derive_seed(cfg.seed, "eval_keys")
@@ -640,7 +658,7 @@ class GRPOTrainer:
         if self.step == 0:
             self.log.path.write_text("")
             self.log.append({"step": 0, "episodes_total": 0, **self.evaluate()})
-        final_eval = None
+        final_eval: dict[str, Any] | None = None
         for step in range(self.step + 1, cfg.steps + 1):
             row = self.train_step(step)
             if (cfg.eval.every and step % cfg.eval.every == 0) or step == cfg.steps:
@@ -678,7 +696,7 @@ class GRPOTrainer:
         save_flat(ckpt / "reference.safetensors", self.reference)
         if self.config.magnet_every:
             save_flat(ckpt / "magnet.safetensors", self.magnet)
-        save_flat(ckpt / "optimizer.safetensors", dict(tree_flatten(self.optimizer.state)))
+        save_flat(ckpt / "optimizer.safetensors", dict(flat_arrays(self.optimizer.state)))
         for i, (_snap_step, weights) in enumerate(self.pool.snapshots):
             save_flat(ckpt / "pool" / f"snapshot_{i}.safetensors", weights)
         state = {
@@ -737,18 +755,31 @@ class GRPOTrainer:
         self.log.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
 
 
-def learning_rate_schedule(cfg: GRPOConfig):
+def grpo_config(config: GRPOConfig | dict[str, Any]) -> GRPOConfig:
+    """``config`` as a validated :class:`GRPOConfig` (a dict is parsed with ``trainer = "grpo"``)."""
+    if isinstance(config, GRPOConfig):
+        return config
+    parsed = parse_config({"trainer": "grpo", **config})
+    if not isinstance(parsed, GRPOConfig):
+        raise ConfigError(f"the GRPO trainer needs a grpo config, not a {parsed.trainer} one")
+    return parsed
+
+
+def learning_rate_schedule(cfg: GRPOConfig) -> float | Callable[[mx.array], mx.array]:
     """The learning rate per update: optional linear warmup (from 1/N of it) over ``optim.warmup_steps`` = N
     updates, then constant or linear decay to 0 over the remaining updates."""
     o = cfg.optim
     updates = cfg.steps * cfg.ppo_epochs
     warm = min(o.warmup_steps, max(0, updates - 1))
     rest = updates - warm
-    main = o.learning_rate if o.schedule == "constant" else optim.linear_schedule(o.learning_rate, 0.0, rest)
-    if not warm:
-        return main
     if o.schedule == "constant":
+        if not warm:
+            return o.learning_rate
         main = optim.linear_schedule(o.learning_rate, o.learning_rate, 1)
+    else:
+        main = optim.linear_schedule(o.learning_rate, 0.0, rest)
+        if not warm:
+            return main
     return optim.join_schedules([optim.linear_schedule(o.learning_rate / warm, o.learning_rate, warm), main], [warm])
 
 
@@ -757,12 +788,12 @@ def learner_units(results: Sequence[EpisodeResult]) -> list[tuple[int, int]]:
     return [(i, seat) for i, r in enumerate(results) for seat in sorted({s.seat for s in r.steps})]
 
 
-def lm_policy_table(game, policy: LMPolicy, infos) -> dict:
+def lm_policy_table(game: Game[Any, Any], policy: LMPolicy, infos: Sequence[InfoState]) -> PolicyTable:
     """``policy``'s exact distribution over the legal actions at each information state (the
     mass of a menu entry that is illegal goes to the game's default action, as the rollout plays)."""
     menus = [policy.view.menu(game, i.pos, i.seat, include_illegal=policy.include_illegal) for i in infos]
     dists = policy.distributions(menus)
-    table = {}
+    table: PolicyTable = {}
     for info, menu, lp in zip(infos, menus, dists):
         p = np.exp(lp - lp.max())
         p = p / p.sum()
@@ -774,6 +805,14 @@ def lm_policy_table(game, policy: LMPolicy, infos) -> dict:
     return table
 
 
-def train(config: GRPOConfig | dict, run_dir: str | Path, **parts) -> RunSummary:
+def train(
+    config: GRPOConfig | dict[str, Any],
+    run_dir: str | Path,
+    *,
+    model: Module | None = None,
+    tokenizer: Tokenizer | None = None,
+    view: CompactView | None = None,
+    progress: Callable[[int, dict[str, Any]], None] | None = None,
+) -> RunSummary:
     """Build a :class:`GRPOTrainer` and run it."""
-    return GRPOTrainer(config, run_dir, **parts).run()
+    return GRPOTrainer(config, run_dir, model=model, tokenizer=tokenizer, view=view, progress=progress).run()
