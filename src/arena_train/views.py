@@ -26,10 +26,12 @@ __all__ = ["ActionTokens", "CompactView", "Menu", "MenuView", "Tokenizer", "comp
 
 
 class Tokenizer(Protocol):
-    """What a menu needs of a tokenizer (mlx-lm's ``TokenizerWrapper``, a Hugging Face
-    tokenizer): ``encode(text)``, which may take ``add_special_tokens``."""
+    """What the trainers need of a tokenizer (mlx-lm's ``TokenizerWrapper``, a Hugging Face
+    tokenizer): ``encode(text)``, which may take ``add_special_tokens``, and ``decode(ids)``."""
 
     def encode(self, text: str, *args: Any, **kwargs: Any) -> Sequence[int]: ...
+
+    def decode(self, ids: Sequence[int], *args: Any, **kwargs: Any) -> str: ...
 
 
 def compact_view(game: Game[Any, Any]) -> CompactView:
