@@ -12,25 +12,29 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from arena_core.errors import ArenaError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 EXIT_USER_ERROR = 2
 
 
-def _load(path: str) -> dict:
+def _load(path: str) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ArenaError(f"config file {path!r} does not exist")
     if p.suffix == ".toml":
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib
-
         return tomllib.loads(p.read_text())
     if p.suffix == ".json":
-        return json.loads(p.read_text())
+        data = json.loads(p.read_text())
+        if not isinstance(data, dict):
+            raise ArenaError(f"config {path!r}: the JSON file must hold an object (key: value pairs)")
+        return data
     raise ArenaError(f"config {path!r}: use a .json or .toml file")
 
 
@@ -38,17 +42,17 @@ class _Progress:
     """A progress bar (tqdm when installed, else one line per step)."""
 
     def __init__(self, total: int, enabled: bool):
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar (tqdm is optional and untyped here)
         self.enabled = enabled
         if enabled:
             try:
-                from tqdm import tqdm
+                from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs: types-tqdm is not a dependency
 
                 self.bar = tqdm(total=total, unit="step", file=sys.stderr)
             except ImportError:
                 self.bar = None
 
-    def __call__(self, step: int, row: dict) -> None:
+    def __call__(self, step: int, row: dict[str, Any]) -> None:
         if not self.enabled:
             return
         shown = {

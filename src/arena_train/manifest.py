@@ -61,7 +61,7 @@ def git_revision(cwd: str | Path | None = None) -> dict[str, Any]:
         return {"commit": None, "dirty": None}
 
 
-def config_diff(parent: dict | None, child: dict, prefix: str = "") -> dict[str, dict[str, Any]]:
+def config_diff(parent: dict[str, Any] | None, child: dict[str, Any], prefix: str = "") -> dict[str, dict[str, Any]]:
     """``{"a.b": {"parent": old, "run": new}}`` for every leaf that differs."""
     if parent is None:
         return {}
@@ -76,25 +76,32 @@ def config_diff(parent: dict | None, child: dict, prefix: str = "") -> dict[str,
     return out
 
 
-def run_id(config: dict, parent_id: str | None) -> str:
+def run_id(config: dict[str, Any], parent_id: str | None) -> str:
     h = hashlib.blake2b(digest_size=6)
     h.update(json.dumps(config, sort_keys=True).encode())
     h.update((parent_id or "").encode())
     return f"{config.get('name', 'run')}-{h.hexdigest()}"
 
 
-def read_manifest(run_dir: str | Path) -> dict:
+def read_manifest(run_dir: str | Path) -> dict[str, Any]:
+    from arena_core.errors import ConfigError
+
     path = Path(run_dir) / "manifest.json"
     if not path.exists():
-        from arena_core.errors import ConfigError
-
         raise ConfigError(f"{run_dir} holds no manifest.json; parent_run must name a run directory")
-    return json.loads(path.read_text())
+    manifest = json.loads(path.read_text())
+    if not isinstance(manifest, dict):
+        raise ConfigError(f"{path} is not a run manifest (a JSON object)")
+    return manifest
 
 
 def build_manifest(
-    config: dict, *, seeds: dict[str, int], parent_dir: str | Path | None = None, extra: dict | None = None
-) -> dict:
+    config: dict[str, Any],
+    *,
+    seeds: dict[str, int],
+    parent_dir: str | Path | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     parent = read_manifest(parent_dir) if parent_dir else None
     parent_id = parent["run_id"] if parent else None
     return {
@@ -111,7 +118,7 @@ def build_manifest(
     }
 
 
-def write_manifest(run_dir: str | Path, manifest: dict) -> Path:
+def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> Path:
     path = Path(run_dir) / "manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -127,11 +134,11 @@ class MetricsLog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
-    def append(self, row: dict) -> None:
+    def append(self, row: dict[str, Any]) -> None:
         with self.path.open("a") as fh:
             fh.write(json.dumps(row, sort_keys=True) + "\n")
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
         return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
@@ -142,7 +149,7 @@ class MetricsLog:
 
 
 def plot_metrics(
-    rows: list[dict],
+    rows: list[dict[str, Any]],
     path: str | Path,
     *,
     keys: tuple[str, ...] = ("reward_mean", "kl", "clip_frac", "eval_mean"),
