@@ -16,7 +16,8 @@ class FirstLabelPlayer(BasePlayer):
     name = "matrix_first_label"
 
     def act(self, decision: Decision) -> int:
-        return decision.legal_actions[0]
+        legal: tuple[int, ...] = decision.legal_actions
+        return legal[0]
 
 
 class UniformPlayer(BasePlayer):
@@ -25,7 +26,7 @@ class UniformPlayer(BasePlayer):
     name = "matrix_uniform"
 
     def act(self, decision: Decision) -> int:
-        legal = decision.legal_actions
+        legal: tuple[int, ...] = decision.legal_actions
         return legal[int(decision.rng("matrix_uniform", self.seed).integers(len(legal)))]
 
 
@@ -55,4 +56,5 @@ class MaxOwnPayoffPlayer(BasePlayer):
     def act(self, decision: Decision) -> int:
         own = np.asarray(decision.observation["own_payoffs"])
         row = int(np.argmax(own.max(axis=1)))  # argmax returns the first of ties
-        return decision.legal_actions[row]
+        legal: tuple[int, ...] = decision.legal_actions
+        return legal[row]

@@ -29,9 +29,11 @@ import itertools
 import json
 import os
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +87,8 @@ def _clean(p: np.ndarray) -> np.ndarray:
     """Clip solver noise below the dedupe tolerance to zero and renormalise."""
     p = np.where(np.abs(p) < 1e-12, 0.0, p)
     p = np.clip(p, 0.0, None)
-    return p / p.sum()
+    total: np.ndarray = p / p.sum()
+    return total
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ class EquilibriumSet:
         pm = payoff_matrices(self.archetype, self.k)
         return np.array([[x @ pm.A @ y, x @ pm.B @ y] for x, y in self.profiles()]).reshape(-1, 2)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "version": CACHE_VERSION,
             "archetype": self.archetype,
@@ -122,7 +125,7 @@ class EquilibriumSet:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> EquilibriumSet:
+    def from_json(cls, data: dict[str, Any]) -> EquilibriumSet:
         k = int(data["k"])
         return cls(
             data["archetype"],
@@ -174,7 +177,7 @@ _MEMORY: dict[tuple[str, int], EquilibriumSet] = {}
 
 
 def extreme_equilibria(
-    archetype: str, k: int, *, cache_dir: str | os.PathLike | None | bool = True, shipped: bool = True
+    archetype: str, k: int, *, cache_dir: str | os.PathLike[str] | None | bool = True, shipped: bool = True
 ) -> EquilibriumSet:
     """The extreme equilibria of (archetype, k): from memory, the shipped table, the disk
     cache, then the solver.
@@ -208,12 +211,12 @@ def extreme_equilibria(
     return found
 
 
-def _cell_digest(cell: dict) -> str:
+def _cell_digest(cell: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(cell, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 @lru_cache(maxsize=1)
-def _manifest() -> dict:
+def _manifest() -> dict[str, Any]:
     """The shipped checksums ({} when missing or unreadable: then nothing shipped is trusted)."""
     try:
         data = json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
@@ -223,7 +226,7 @@ def _manifest() -> dict:
 
 
 @lru_cache(maxsize=1)
-def _shipped_table() -> tuple[dict, str]:
+def _shipped_table() -> tuple[dict[str, Any], str]:
     """(cells, problem): the shipped table's cells, or {} and why it cannot be used."""
     manifest = _manifest()
     if not manifest:
@@ -332,7 +335,8 @@ def _write_cache(directory: Path, eqs: EquilibriumSet) -> None:
 # ---------------------------------------------------------------------------- symmetric play
 def mirrored(archetype: str, k: int, p: np.ndarray) -> np.ndarray:
     """The column player's strategy when it plays ``p`` from its own point of view."""
-    return np.asarray(p)[ARCHETYPES[archetype].mirror(k)]
+    out: np.ndarray = np.asarray(p)[ARCHETYPES[archetype].mirror(k)]
+    return out
 
 
 def _symmetric_payoff_matrix(pm: PayoffMatrices) -> np.ndarray:
@@ -367,7 +371,7 @@ def symmetric_equilibria(archetype: str, k: int, *, extreme: EquilibriumSet | No
     return [p for p, _ in kept]
 
 
-def _support_solutions(M: np.ndarray):
+def _support_solutions(M: np.ndarray) -> Iterator[tuple[list[int], np.ndarray]]:
     """For every support S with a nonsingular system M_SS p = lambda 1, sum p = 1: (S, p_S)."""
     k = M.shape[0]
     for size in range(1, k + 1):
@@ -446,7 +450,7 @@ class ReferencePoints:
         """s = (value - worst cell) / (best cell - worst cell)."""
         return (value - self.worst_cell) / (self.best_cell - self.worst_cell)
 
-    def to_json(self, *, max_listed: int | None = 16) -> dict:
+    def to_json(self, *, max_listed: int | None = 16) -> dict[str, Any]:
         """JSON-able; at most ``max_listed`` symmetric NE are listed (largest support first)."""
         out = asdict(self)
         out["worst_cells"] = [list(c) for c in self.worst_cells]
@@ -523,7 +527,7 @@ def reference_points(archetype: str, k: int) -> ReferencePoints:
     )
 
 
-def reference_table(archetypes=ARCHETYPE_NAMES, ks=K_VALUES) -> list[ReferencePoints]:
+def reference_table(archetypes: Sequence[str] = ARCHETYPE_NAMES, ks: Sequence[int] = K_VALUES) -> list[ReferencePoints]:
     """Reference points for every (archetype, k), archetype-major."""
     return [reference_points(a, k) for a in archetypes for k in ks]
 

@@ -83,10 +83,10 @@ class FakeChatServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args):  # quiet
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
-            def _send(self, status: int, obj: dict) -> None:
+            def _send(self, status: int, obj: dict[str, Any]) -> None:
                 data = json.dumps(obj).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -94,13 +94,13 @@ class FakeChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self):
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
                 else:
                     self._send(404, {"error": "not found"})
 
-            def do_POST(self):
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
@@ -110,12 +110,13 @@ class FakeChatServer:
                 try:
                     if server.latency_s:
                         server._sleep(server.latency_s)
-                    text = None if server.fail_status is not None else server.answer(body)
+                    fail = server.fail_status
+                    text = None if fail is not None else server.answer(body)
                 finally:
                     with server._lock:  # before the reply goes out: a client's next request cannot overlap this one
                         server.in_flight -= 1
-                if text is None:
-                    self._send(server.fail_status, {"error": {"message": "the fake server is down"}})
+                if fail is not None:
+                    self._send(fail, {"error": {"message": "the fake server is down"}})
                     return
                 self._send(
                     200,
@@ -138,7 +139,7 @@ class FakeChatServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def answer(self, body: dict) -> str:
+    def answer(self, body: dict[str, Any]) -> str:
         """Pick a label uniformly and write it in a random format; log both."""
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         m = _OPTIONS.search(prompt)
@@ -174,5 +175,5 @@ class FakeChatServer:
     def __enter__(self) -> FakeChatServer:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

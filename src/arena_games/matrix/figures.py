@@ -7,15 +7,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES
 from .scoring import NEAR_WORST
+
+if TYPE_CHECKING:  # pragma: no cover - matplotlib (the "study" extra) is imported only to draw
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _STYLE = {"shared": "-", "independent": (0, (4, 2))}
 _COLOURS = ("tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:cyan", "tab:olive", "tab:pink")
 
 
-def _plt():
+def _plt() -> ModuleType:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,7 +30,9 @@ def _plt():
     return plt
 
 
-def _draw_archetype(ax, series: dict[str, list[dict]], archetype: str, *, annotate_n: bool = True) -> None:
+def _draw_archetype(
+    ax: Axes, series: dict[str, list[dict[str, Any]]], archetype: str, *, annotate_n: bool = True
+) -> None:
     """One panel: every series' score against k with its interval, and the reference lines."""
     any_cells = [c for cells in series.values() for c in cells]
     ref = {c["k"]: c for c in any_cells}
@@ -78,7 +86,7 @@ def _draw_archetype(ax, series: dict[str, list[dict]], archetype: str, *, annota
     ax.set_ylim(-0.05, 1.05)
 
 
-def plot_study(cells: Sequence[dict], path: str | Path, *, title: str = "") -> Path:
+def plot_study(cells: Sequence[dict[str, Any]], path: str | Path, *, title: str = "") -> Path:
     """All archetypes of one run, one panel each; shared and independent listings as two series."""
     plt = _plt()
     archetypes = list(dict.fromkeys(c["archetype"] for c in cells))
@@ -86,7 +94,7 @@ def plot_study(cells: Sequence[dict], path: str | Path, *, title: str = "") -> P
     rows = (len(archetypes) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 3.1 * rows), squeeze=False, sharey=True)
     for ax, archetype in zip(axes.ravel(), archetypes):
-        series: dict[str, list[dict]] = {}
+        series: dict[str, list[dict[str, Any]]] = {}
         for c in cells:
             if c["archetype"] == archetype:
                 series.setdefault(f"{c.get('listing', 'shared')} listing", []).append(c)
@@ -101,7 +109,7 @@ def plot_study(cells: Sequence[dict], path: str | Path, *, title: str = "") -> P
     return _save(fig, path)
 
 
-def _save(fig, path: str | Path) -> Path:
+def _save(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` and free it."""
     import matplotlib.pyplot as plt
 
@@ -111,7 +119,7 @@ def _save(fig, path: str | Path) -> Path:
     return path
 
 
-def load_run(run_dir: str | Path) -> tuple[str, list[dict]]:
+def load_run(run_dir: str | Path) -> tuple[str, list[dict[str, Any]]]:
     """(player, cells) from a finished run's ``summary.json``."""
     summary_path = Path(run_dir) / "summary.json"
     try:
@@ -148,7 +156,7 @@ def merge_runs(
     plt = _plt()
     written = []
     for archetype in archetypes:
-        series: dict[str, list[dict]] = {}
+        series: dict[str, list[dict[str, Any]]] = {}
         for player, cells in runs:
             for c in cells:
                 if c["archetype"] == archetype and (listings is None or c.get("listing", "shared") in listings):
@@ -170,7 +178,7 @@ def merge_runs(
     return written
 
 
-def plot_choices(rows: Sequence[dict], path: str | Path, *, title: str = "") -> Path:
+def plot_choices(rows: Sequence[dict[str, Any]], path: str | Path, *, title: str = "") -> Path:
     """Per copy (seat): histograms of the labels chosen and of the listing positions chosen,
     one bar series per listing condition (read answers only)."""
     plt = _plt()

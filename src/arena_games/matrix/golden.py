@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
-from .rules import MatrixGame
+from . import MatrixGame  # the registered game: the rules with their text view
 
 GOLDEN = Path(__file__).with_name("data") / "golden_prompts.json"
 CASES = (
@@ -20,7 +21,7 @@ CASES = (
 )
 
 
-def transcripts() -> list[dict]:
+def transcripts() -> list[dict[str, Any]]:
     out = []
     for params, seed in CASES:
         game = MatrixGame(params)
@@ -40,7 +41,7 @@ def transcripts() -> list[dict]:
     return out
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--write", action="store_true", help="overwrite the checked-in golden prompts")
     args = parser.parse_args(argv)

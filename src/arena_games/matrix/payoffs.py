@@ -154,7 +154,8 @@ class PayoffMatrices:
 
     @property
     def welfare(self) -> np.ndarray:
-        return self.A + self.B
+        total: np.ndarray = self.A + self.B
+        return total
 
     def integer_scale(self) -> int:
         """The smallest factor in 1, 2, 4 that makes every payoff an integer (for the solver)."""

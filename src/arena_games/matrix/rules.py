@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -52,7 +52,7 @@ class MatrixParams(GameParams):
 
     @field_validator("labels")
     @classmethod
-    def _distinct_labels(cls, value):
+    def _distinct_labels(cls, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
         if isinstance(value, tuple):
             cleaned = [str(v).strip() for v in value]
             if any(not v or any(ch.isspace() for ch in v) for v in cleaned):
@@ -125,7 +125,7 @@ class MatrixGame(Game[MatrixState, int]):
         self.payoffs = payoff_matrices(p.archetype, p.k)
         archetype = ARCHETYPES[p.archetype]
         A, B = self.payoffs.A, self.payoffs.B
-        self.spec = GameSpec(
+        self.spec = GameSpec(  # type: ignore[misc]  # each instance refines the family's class spec (bounds, utility, chance)
             **{
                 **type(self).spec.model_dump(),
                 "chance": p.independent_order,
@@ -141,10 +141,10 @@ class MatrixGame(Game[MatrixState, int]):
         self._other = (B_lab, A_lab.T)
         self._underlying = underlying
         identity = tuple(range(p.k))
-        self._label_order_tables = {
+        self._label_order_tables: dict[tuple[int, tuple[int, ...]], tuple[list[list[float]], list[list[float]]]] = {
             (seat, identity): (self._own[seat].tolist(), self._other[seat].tolist()) for seat in (0, 1)
         }
-        self._recent_tables: dict[tuple[int, tuple[int, ...]], tuple[list, list]] = {}
+        self._recent_tables: dict[tuple[int, tuple[int, ...]], tuple[list[list[float]], list[list[float]]]] = {}
 
     # ------------------------------------------------------------------ rules
     def initial_state(self, rng: np.random.Generator) -> MatrixState:
@@ -160,7 +160,7 @@ class MatrixGame(Game[MatrixState, int]):
     def legal_actions(self, state: MatrixState, player: int) -> tuple[int, ...]:
         return state.listings[player]
 
-    def is_legal(self, state: MatrixState, player: int, action) -> bool:
+    def is_legal(self, state: MatrixState, player: int, action: object) -> bool:
         return type(action) is int and 0 <= action < self.k
 
     def next_state(self, state: MatrixState, joint: Mapping[int, int]) -> MatrixState:
@@ -195,9 +195,9 @@ class MatrixGame(Game[MatrixState, int]):
             self._recent_tables[key] = cached
         return [list(r) for r in cached[0]], [list(r) for r in cached[1]]  # fresh copies, never shared buffers
 
-    def observation(self, state: MatrixState, player: int) -> dict:
+    def observation(self, state: MatrixState, player: int) -> dict[str, Any]:
         own, other = self.own_table(state, player)
-        obs = {
+        obs: dict[str, Any] = {
             "labels": [self.labels[i] for i in state.listings[player]],
             "own_payoffs": own,
             "other_payoffs": other,

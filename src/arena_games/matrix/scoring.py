@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from arena_core.stats import benjamini_hochberg, cluster_mean, holm
 
@@ -102,7 +102,7 @@ class CellScore:
     def vs_ceiling(self) -> str:
         return self.comparisons["ceiling"].verdict if "ceiling" in self.comparisons else "n/a"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["invalid"] = self.invalid
         out["flags"] = list(self.flags)
@@ -154,7 +154,7 @@ def score_cell(
     else:
         for name, value in refs.items():
             comparisons[name] = Comparison(name, value, ref.normalise(value), None, "no data")
-    sens = {}
+    sens: dict[str, dict[str, float | str | None]] = {}
     for name, value in ref.sensitivity.items():
         if mean is None:
             sens[name] = {"value": value, "score": ref.normalise(value), "verdict": "no data", "pvalue": None}

@@ -53,11 +53,11 @@ from arena_core.registry import make_player
 from arena_core.seeding import derive_seed
 from arena_players.batched import play_batch
 
+from . import MatrixGame  # the registered game: the rules with their text view
 from .equilibria import reference_points
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES
-from .rules import MatrixGame
 from .scoring import NEAR_WORST, CellScore, control, score_cell
-from .trials import FORMAT, OUTCOMES, TRIAL_FIELDS, TrialLog, sampling_info, trial_row
+from .trials import FORMAT, OUTCOMES, TRIAL_FIELDS, SamplingInfo, TrialLog, TrialRow, sampling_info, trial_row
 
 __all__ = [
     "FORMAT",
@@ -79,7 +79,8 @@ __all__ = [
 
 #: the paper's seven archetypes (hide-and-seek is the optional zero-sum eighth)
 PAPER_ARCHETYPES = tuple(a for a in ARCHETYPE_NAMES if a != "hide_and_seek")
-LISTINGS = ("shared", "independent")
+Listing = Literal["shared", "independent"]
+LISTINGS: tuple[Listing, ...] = ("shared", "independent")
 
 
 class StudyAbortedError(PlayerError):
@@ -101,7 +102,7 @@ class StudyConfig(BaseModel):
     )
     round_trials: bool = True
     seed: int = Field(0, ge=0)
-    listings: tuple[Literal["shared", "independent"], ...] = LISTINGS
+    listings: tuple[Listing, ...] = LISTINGS
     prompt_variant: Literal["symmetric", "asymmetric_cue"] = "symmetric"
     counterpart: Literal["copy", "other"] | None = Field(
         None, description="None: 'copy' in self-play, 'other' in cross-play"
@@ -124,7 +125,7 @@ class StudyConfig(BaseModel):
 
     @field_validator("archetypes")
     @classmethod
-    def _known_archetypes(cls, value):
+    def _known_archetypes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         unknown = [a for a in value if a not in ARCHETYPES]
         if unknown or not value:
             raise ValueError(
@@ -134,7 +135,7 @@ class StudyConfig(BaseModel):
 
     @field_validator("ks")
     @classmethod
-    def _known_ks(cls, value):
+    def _known_ks(cls, value: tuple[int, ...]) -> tuple[int, ...]:
         bad = [k for k in value if k not in K_VALUES]
         if bad or not value:
             raise ValueError(f"k values {bad} outside {K_VALUES[0]}..{K_VALUES[-1]}")
@@ -142,7 +143,7 @@ class StudyConfig(BaseModel):
 
     @field_validator("listings")
     @classmethod
-    def _some_listing(cls, value):
+    def _some_listing(cls, value: tuple[Listing, ...]) -> tuple[Listing, ...]:
         if not value or len(set(value)) != len(value):
             raise ValueError("listings: one or both of 'shared', 'independent', each once")
         return tuple(value)
@@ -191,7 +192,7 @@ class StudyResult:
     cells: list[CellScore]
     out_dir: Path | None
     seconds: float
-    sampling: dict = field(default_factory=dict)
+    sampling: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     resumed: int = 0  # trials found done in the output directory and not replayed
     notes: list[str] = field(default_factory=list)
@@ -204,11 +205,11 @@ def _make_players(config: StudyConfig, factory: Callable[[str, int], Any]) -> tu
     if config.share_instance and config.self_play:
         one = factory(config.player, seeds[0])
         return [one, one], seeds
-    specs = (config.player, config.player if config.self_play else config.opponent)
+    specs = (config.player, config.player if config.opponent is None else config.opponent)  # None: self-play
     return [factory(spec, seed) for spec, seed in zip(specs, seeds)], seeds
 
 
-def check_sampling(config: StudyConfig, infos: list[dict]) -> dict:
+def check_sampling(config: StudyConfig, infos: list[SamplingInfo]) -> dict[str, Any]:
     """Refuse greedy self-play unless asked for; describe the copies' sampling for the summary."""
     greedy = [i for i in infos if i["temperature"] == 0]
     identical = bool(config.self_play and greedy)
@@ -286,7 +287,7 @@ def run_study(
     notes = config.warnings()
     for note in notes:
         print(note, file=sys.stderr)
-    rows: list[dict] = []
+    rows: list[TrialRow] = []
     resumed = 0
     lock = RunLock(out) if out is not None else None
     if lock is not None:
@@ -316,10 +317,10 @@ def run_study(
 def _run_cells(
     config: StudyConfig,
     players: list[Any],
-    infos: list[dict],
+    infos: list[SamplingInfo],
     policy: IllegalActionPolicy,
     log: TrialLog | None,
-    rows: list[dict],
+    rows: list[TrialRow],
     progress: Callable[[str], None] | None,
 ) -> int:
     """Play every cell's missing trials in batches, appending each to ``log``; extend ``rows``
@@ -331,7 +332,7 @@ def _run_cells(
                 n = config.trials_for(k)
                 games = [_game(config, listing, archetype, k, r) for r in range(k)]
                 seeds_ = trial_seeds(config.seed, archetype, k, n, listing)
-                cell_rows: dict[int, dict] = {}
+                cell_rows: dict[int, TrialRow] = {}
                 todo = []
                 for t in range(n):
                     key = (listing, archetype, k, t)
@@ -371,10 +372,12 @@ def _run_cells(
     return resumed
 
 
-def score_rows(config: StudyConfig, rows: Sequence[dict], infos: list[dict], sampling: dict) -> list[CellScore]:
+def score_rows(
+    config: StudyConfig, rows: Sequence[TrialRow], infos: list[SamplingInfo], sampling: dict[str, Any]
+) -> list[CellScore]:
     """Score every cell present in ``rows`` and apply the study-wide error control."""
     cells = []
-    by_cell: dict[tuple[str, str, int], list[dict]] = {}
+    by_cell: dict[tuple[str, str, int], list[TrialRow]] = {}
     for r in rows:
         by_cell.setdefault((r["listing"], r["archetype"], int(r["k"])), []).append(r)
     for (listing, archetype, k), cell_rows in by_cell.items():
@@ -456,7 +459,7 @@ def finite_json(obj: Any) -> Any:
     return obj
 
 
-def write_outputs(result: StudyResult, rows: Sequence[dict], *, plot: bool = True) -> dict[str, str]:
+def write_outputs(result: StudyResult, rows: Sequence[TrialRow], *, plot: bool = True) -> dict[str, str]:
     out = result.out_dir
     if out is None:
         raise ValueError("write_outputs needs a result with an output directory")
@@ -694,7 +697,7 @@ def _one_line(exc: BaseException) -> str:
     text = str(exc)
     if hasattr(exc, "errors"):  # pydantic ValidationError: the first message only
         try:
-            first = exc.errors()[0]  # type: ignore[attr-defined]
+            first = exc.errors()[0]
             text = f"{'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg')}"
         except Exception:
             pass

@@ -3,6 +3,7 @@ view, the one-shot / no-communication statement, and a parser that reads exactly
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ from arena_core.text import ParseResult, Prompt, parse_choice
 if TYPE_CHECKING:  # pragma: no cover
     from arena_core.game import Position
 
-    from .rules import MatrixGame
+    from .rules import MatrixGame, MatrixState
 
 COUNTERPART_TEXT = {
     "copy": "The other player is an independent copy of you: the same model, given the same instructions from its own point of view.",
@@ -50,7 +51,7 @@ class MatrixTextView:
 
     lenient: bool = False
 
-    def prompt(self, game: MatrixGame, pos: Position, player: int) -> Prompt:
+    def prompt(self, game: MatrixGame, pos: Position[MatrixState], player: int) -> Prompt:
         obs = game.observe(pos, player)
         labels = obs["labels"]
         system_parts = [rules_text(game), COUNTERPART_TEXT[obs["counterpart"]]]
@@ -65,7 +66,7 @@ class MatrixTextView:
         )
         return Prompt(system=" ".join(system_parts), user=user, legal=tuple(labels))
 
-    def parse(self, game: MatrixGame, pos: Position, player: int, text: str) -> ParseResult:
+    def parse(self, game: MatrixGame, pos: Position[MatrixState], player: int, text: str) -> ParseResult:
         legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
         return parse_label(text, legal, default=lambda: game.default_action(pos.state, player), lenient=self.lenient)
 
@@ -73,7 +74,7 @@ class MatrixTextView:
 JSON_KEYS = ("action", "label", "answer", "choice")
 
 
-def parse_label(text: str, legal: dict[str, int], *, default, lenient: bool = False) -> ParseResult:
+def parse_label(text: str, legal: dict[str, int], *, default: Callable[[], int], lenient: bool = False) -> ParseResult:
     """Read one label (keys of ``legal`` are the labels as listed) from ``text`` with the core's
     strict rules (:func:`arena_core.text.parse_choice`): a final line that is exactly a label,
     a JSON object with an "action", "label", "answer" or "choice" key, or ``Answer: X`` with

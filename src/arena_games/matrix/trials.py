@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from arena_core.episode import EpisodeRecord, PolicyEvent, Step
 from arena_core.errors import ConfigError
@@ -56,9 +56,22 @@ TRIAL_FIELDS = (
 )
 #: outcome of a trial: "scored" enters the verdicts; the others are counted and excluded
 OUTCOMES = ("scored", "unparseable", "illegal", "error", "defaulted")
+#: one trial's fields (:data:`TRIAL_FIELDS`), as :func:`trial_row` builds them and ``trials.jsonl`` holds them
+TrialRow = dict[str, Any]
 
 
-def sampling_info(player: Any, seed: int) -> dict:
+class SamplingInfo(TypedDict):
+    """What a player says about how it samples (:func:`sampling_info`)."""
+
+    player: str
+    model: str
+    mode: str
+    temperature: float | None
+    top_p: float | None
+    seed: int
+
+
+def sampling_info(player: Any, seed: int) -> SamplingInfo:
     """What a player says about how it samples: model id, mode (constrained/free/scripted),
     temperature, top-p, and its seed (the per-copy seed)."""
     s = getattr(player, "settings", None)
@@ -98,8 +111,8 @@ def trial_row(
     t: int,
     seed: int,
     swap: bool,
-    infos: list[dict],
-) -> dict:
+    infos: list[SamplingInfo],
+) -> TrialRow:
     """One trial, classified: the labels and listing positions chosen, underlying actions,
     returns, metric (scored trials only), outcome and fault."""
     steps = {e.player: e for e in record.events if isinstance(e, Step)}
@@ -161,6 +174,7 @@ def trial_row(
                 fault_kind=FaultKind.DEFAULT_APPLIED.value if kind is FaultKind.ILLEGAL else kind.value,
             )
         else:  # answered (after retries, if any): scored
+            assert end is not None and end.returns is not None  # a natural end has returns
             r0, r1 = end.returns
             row["metric"] = r0 if ARCHETYPES[archetype].zero_sum else r0 + r1
             if events:
@@ -177,7 +191,7 @@ def trial_row(
     return row
 
 
-def config_key(config: Any) -> dict:
+def config_key(config: Any) -> dict[str, Any]:
     """What must match for a directory to be resumed (not how it is computed or written)."""
     skip = {"batch", "level", "alpha", "correction", "max_error_share"}
     return {k: v for k, v in config.model_dump(mode="json").items() if k not in skip}
@@ -192,7 +206,7 @@ class TrialLog:
         self.out = out
         self.trials_path = out / "trials.jsonl"
         self.episodes_path = out / "episodes.jsonl" if write_episodes else None
-        self.done: dict[tuple[str, str, int, int], dict] = {}
+        self.done: dict[tuple[str, str, int, int], TrialRow] = {}
         study = out / "study.json"
         if study.exists():
             try:
@@ -231,7 +245,7 @@ class TrialLog:
             with open(self.episodes_path, "r+b") as fh:  # episodes of trials whose row never landed
                 fh.truncate(offset)
 
-    def append(self, items: Sequence[tuple[dict, EpisodeRecord]]) -> None:
+    def append(self, items: Sequence[tuple[TrialRow, EpisodeRecord]]) -> None:
         """A batch of finished trials: their episodes (one fsync), then their rows (one fsync),
         each row carrying the episode file's length after its own episode."""
         ends = []
