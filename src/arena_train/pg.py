@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from arena_core.errors import ConfigError
 from arena_core.players import BasePlayer, Decision
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
-from .config import PolicyGradientConfig, parse_config
+from .config import PolicyGradientConfig, trainer_config
 from .exact import evaluation_deals
 from .manifest import MetricsLog, build_manifest, claim_run_dir, plot_metrics, write_manifest
 from .rollout import (
@@ -38,13 +39,15 @@ from .rollout import (
     rotated_specs,
 )
 
+Array = npt.NDArray[np.float64]
+
 
 # ---------------------------------------------------------------------- the policy
 @dataclass
 class NumericPolicy:
     """Softmax over legal action ids of ``W2 . h + b2``, ``h = x`` (linear) or ``tanh(W1 x + b1)``."""
 
-    params: dict[str, np.ndarray]
+    params: dict[str, Array]
 
     @classmethod
     def init(cls, obs_size: int, num_actions: int, hidden: int, seed: int) -> NumericPolicy:
@@ -60,20 +63,24 @@ class NumericPolicy:
             )
         return cls({"W2": rng.standard_normal((obs_size, num_actions)) * 0.01, "b2": np.zeros(num_actions)})
 
-    def _hidden(self, x: np.ndarray) -> np.ndarray:
-        return np.tanh(x @ self.params["W1"] + self.params["b1"]) if "W1" in self.params else x
+    def _hidden(self, x: Array) -> Array:
+        if "W1" not in self.params:
+            return x
+        h: Array = np.tanh(x @ self.params["W1"] + self.params["b1"])
+        return h
 
-    def probabilities(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def probabilities(self, x: Array, mask: Array) -> Array:
         """(B, A) action probabilities, zero outside the mask."""
         logits = self._hidden(x) @ self.params["W2"] + self.params["b2"]
         logits = np.where(mask > 0, logits, -np.inf)
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+        out: Array = p / p.sum(axis=1, keepdims=True)
+        return out
 
     def gradients(
-        self, x: np.ndarray, mask: np.ndarray, actions: np.ndarray, weights: np.ndarray, entropy: float = 0.0
-    ) -> tuple[dict[str, np.ndarray], float]:
+        self, x: Array, mask: Array, actions: npt.NDArray[np.int_], weights: Array, entropy: float = 0.0
+    ) -> tuple[dict[str, Array], float]:
         """Gradient of ``mean(weights * log p(action)) + entropy * mean(H)`` (to ascend), and H."""
         h = self._hidden(x)
         p = self.probabilities(x, mask)
@@ -92,7 +99,8 @@ class NumericPolicy:
         return grads, float(ent.mean())
 
     def save(self, path: str | Path) -> None:
-        np.savez(path, **self.params)
+        arrays: dict[str, Any] = dict(self.params)  # numpy's stub would read a key as savez's allow_pickle
+        np.savez(path, **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> NumericPolicy:
@@ -107,26 +115,27 @@ class Adam:
     beta2: float = 0.999
     eps: float = 1e-8
     t: int = 0
-    m: dict[str, np.ndarray] | None = None
-    v: dict[str, np.ndarray] | None = None
+    m: dict[str, Array] | None = None
+    v: dict[str, Array] | None = None
 
-    def ascend(self, params: dict[str, np.ndarray], grads: dict[str, np.ndarray]) -> None:
-        if self.m is None:
+    def ascend(self, params: dict[str, Array], grads: dict[str, Array]) -> None:
+        if self.m is None or self.v is None:
             self.m = {k: np.zeros_like(v) for k, v in params.items()}
             self.v = {k: np.zeros_like(v) for k, v in params.items()}
+        m, v = self.m, self.v
         self.t += 1
         for k, g in grads.items():
-            self.m[k] = self.beta1 * self.m[k] + (1 - self.beta1) * g
-            self.v[k] = self.beta2 * self.v[k] + (1 - self.beta2) * g * g
-            mhat = self.m[k] / (1 - self.beta1**self.t)
-            vhat = self.v[k] / (1 - self.beta2**self.t)
+            m[k] = self.beta1 * m[k] + (1 - self.beta1) * g
+            v[k] = self.beta2 * v[k] + (1 - self.beta2) * g * g
+            mhat = m[k] / (1 - self.beta1**self.t)
+            vhat = v[k] / (1 - self.beta2**self.t)
             params[k] = params[k] + self.lr * mhat / (np.sqrt(vhat) + self.eps)
 
 
 @dataclass(frozen=True)
 class NumericRecord:
-    obs: np.ndarray
-    mask: np.ndarray
+    obs: Array
+    mask: Array
     action: int
 
 
@@ -143,7 +152,7 @@ class NumericLearner:
         x = np.stack([r.game.encode_observation(r.pos.state, r.seat) for r in requests]).astype(np.float64)
         mask = np.stack([r.game.mask(r.pos, r.seat) for r in requests]).astype(np.float64)
         p = self.policy.probabilities(x, mask)
-        out = []
+        out: list[Choice] = []
         for i, r in enumerate(requests):
             a = int(np.argmax(p[i])) if self.greedy else int(make_rng(r.key, "numeric").choice(p.shape[1], p=p[i]))
             out.append(Choice(game.action_from_id(a), record=NumericRecord(x[i], mask[i], a)))
@@ -162,7 +171,7 @@ class NumericPolicyPlayer(BasePlayer):
         self.policy = NumericPolicy.load(weights)
         self.greedy = bool(greedy)
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Any:
         game = decision.game
         x = decision.encoded_observation()[None, :].astype(np.float64)
         mask = np.zeros((1, game.num_actions))
@@ -178,17 +187,13 @@ class PolicyGradientTrainer:
 
     def __init__(
         self,
-        config: PolicyGradientConfig | dict,
+        config: PolicyGradientConfig | Mapping[str, Any],
         run_dir: str | Path,
         *,
         policy: NumericPolicy | None = None,
-        progress: Callable[[int, dict], None] | None = None,
+        progress: Callable[[int, dict[str, Any]], None] | None = None,
     ):
-        self.config = (
-            config
-            if isinstance(config, PolicyGradientConfig)
-            else parse_config({"trainer": "policy_gradient", **config})
-        )
+        self.config = trainer_config(PolicyGradientConfig, config)
         cfg = self.config
         self.run_dir = Path(run_dir)
         claim_run_dir(self.run_dir)
@@ -220,7 +225,7 @@ class PolicyGradientTrainer:
 
     def episode_specs(self, step: int) -> list[EpisodeSpec]:
         cfg, n = self.config, self.game.num_players
-        specs = []
+        specs: list[EpisodeSpec] = []
         for i in range(cfg.episodes_per_step):
             seat = i % n
             rng = make_rng(cfg.seed, "pg_table", step, i)
@@ -242,7 +247,7 @@ class PolicyGradientTrainer:
             )
         return specs
 
-    def train_step(self, step: int) -> dict:
+    def train_step(self, step: int) -> dict[str, Any]:
         cfg = self.config
         results = play_episodes(self.game, self.episode_specs(step), NumericLearner(self.policy))
         returns = np.array([episode_return(r, self.reward) for r in results])
@@ -266,12 +271,12 @@ class PolicyGradientTrainer:
             row.update({"entropy": ent, "grad_norm": float(np.sqrt(sum((g**2).sum() for g in grads.values())))})
         return row
 
-    def evaluate(self) -> dict:
+    def evaluate(self) -> dict[str, Any]:
         cfg = self.config
         anchor = cfg.eval_anchor or cfg.opponents[0]
         game = self.game
 
-        def run(policy: NumericPolicy, salt: tuple = ()) -> list[float]:
+        def run(policy: NumericPolicy, salt: tuple[int, ...] = ()) -> list[float]:
             specs = rotated_specs(
                 game,
                 self.eval_deals,
@@ -310,7 +315,7 @@ class PolicyGradientTrainer:
             "eval_exact": False,
         }
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         cfg = self.config
         started = time.perf_counter()
         self.log.path.write_text("")
