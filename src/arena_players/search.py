@@ -26,14 +26,28 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 from arena_core.errors import PlayerError, PlayerOptionsError
 from arena_core.game import Game, Position
-from arena_core.players import BasePlayer, Decision, EpisodeEnd, Move
+from arena_core.players import BasePlayer, Decision, EpisodeEnd, Move, Player
+from arena_core.playerspec import PlayerSpec, parse_player_spec
 from arena_core.seeding import derive_seed, make_rng
+
+Observation = dict[str, Any]
+#: what a seat sees when an episode ends: its observation and the returns (None when truncated)
+Final = tuple[Observation, tuple[float, ...] | None]
+#: the other seats' decisions in one replayed world: (their observation's key, action id)
+Steps = list[tuple[str, int]]
+
+
+def _player_spec(value: Any) -> Any:
+    """A rollout spec given as text (any spelling) is parsed here, once; a PlayerSpec passes
+    (the settings write it back as its inline-table text)."""
+    return parse_player_spec(value) if isinstance(value, str) else value
 
 
 class SearchSettings(BaseModel):
@@ -42,7 +56,9 @@ class SearchSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     simulations: int = Field(200, ge=1, description="playouts per decision (the simulation budget)")
-    rollout: str = Field("random", description="player spec of the rollout policy, for every seat")
+    rollout: Annotated[PlayerSpec, BeforeValidator(_player_spec), PlainSerializer(str, return_type=str)] = Field(
+        default_factory=lambda: PlayerSpec("random"), description="player spec of the rollout policy, for every seat"
+    )
     exploration: float = Field(1.0, ge=0.0, description="UCB1 constant, in units of the observed spread of returns")
     candidates: int = Field(
         0,
@@ -76,11 +92,11 @@ class _Episode:
     """What this seat has seen of one episode: its start (read only through this seat's
     ``sample_hidden_state``) and each of its own decisions (observation, action played)."""
 
-    game: Game
+    game: Game[Any, Any]
     seat: int
     seed: int
-    root: Position
-    mine: list[tuple[dict, Any]] = field(default_factory=list)
+    root: Position[Any]
+    mine: list[tuple[Observation, Any]] = field(default_factory=list)
 
 
 class SearchPlayer(BasePlayer):
@@ -95,16 +111,22 @@ class SearchPlayer(BasePlayer):
         from .llm_common import player_settings
 
         self.settings = player_settings(SearchSettings, "search", options)
-        if self.settings.rollout.split("{")[0].split(":")[0].strip() == "search":
+        if self.settings.rollout.name == "search":
             raise PlayerOptionsError(
                 'search: the rollout policy cannot be search itself; name another player, e.g. rollout = "random"'
             )
-        self._rollout: dict[int, Any] = {}
-        self.stats = {"decisions": 0, "simulations": 0, "seconds": 0.0, "rollout_faults": 0, "truncated": 0}
+        self._rollout: dict[int, Player] = {}
+        self.stats: dict[str, float] = {
+            "decisions": 0,
+            "simulations": 0,
+            "seconds": 0.0,
+            "rollout_faults": 0,
+            "truncated": 0,
+        }
         # the learned opponent model: an opponent's observation (canonical JSON) -> action id -> weight
         self.model: dict[str, dict[int, float]] = {}
         self._episodes: dict[int, _Episode] = {}
-        self._memory: list[tuple[_Episode, tuple | None]] = []
+        self._memory: list[tuple[_Episode, Final | None]] = []
         self._next_refit = 8
         if self.settings.opponents == "learned":
             self.stats.update(
@@ -118,7 +140,7 @@ class SearchPlayer(BasePlayer):
             )
 
     # ------------------------------------------------------------------ episodes (learned opponents)
-    def begin_episode(self, game: Game, seat: int, episode_seed: int) -> None:
+    def begin_episode(self, game: Game[Any, Any], seat: int, episode_seed: int) -> None:
         if self.settings.opponents != "learned":
             return
         ended = self._episodes.pop(seat, None)
@@ -140,10 +162,18 @@ class SearchPlayer(BasePlayer):
             self._learn(ended, (end.observation, end.returns))
 
     @staticmethod
-    def _key(obs: dict) -> str:
+    def _key(obs: Observation) -> str:
         return json.dumps(obs, sort_keys=True, default=str)
 
-    def _model_action(self, game: Game, pos: Position, p: int, rng, episode_seed: int, faults: list[int]):
+    def _model_action(
+        self,
+        game: Game[Any, Any],
+        pos: Position[Any],
+        p: int,
+        rng: np.random.Generator,
+        episode_seed: int,
+        faults: list[int],
+    ) -> tuple[Any, str]:
         """Seat ``p``'s action at ``pos`` under the learned model (its counts at ``p``'s observation,
         mixed with the rollout policy at weight ``model_prior``); returns (action, key)."""
         key = self._key(game.observe(pos, p))
@@ -162,7 +192,9 @@ class SearchPlayer(BasePlayer):
                             return a, key
         return self._answer(game, pos, p, episode_seed, faults), key
 
-    def _replay(self, ep: _Episode, rng, now: dict | None, final: tuple | None, faults: list[int]):
+    def _replay(
+        self, ep: _Episode, rng: np.random.Generator, now: Observation | None, final: Final | None, faults: list[int]
+    ) -> tuple[Position[Any], Steps] | None:
         """One world of ``ep`` under the model: its hidden parts redrawn at the start, this seat's own
         actions replayed, the others' drawn from the model; kept only if this seat would have seen
         exactly what it saw (``now``: its current observation; ``final``: the end's observation and
@@ -170,7 +202,8 @@ class SearchPlayer(BasePlayer):
         Returns (position, [(key, action id) of the others' decisions]) or None."""
         game, me = ep.game, ep.seat
         pos = Position(game.sample_hidden_state(ep.root.state, me, rng), (), ep.root.ply)
-        k, steps, cap = 0, [], game.spec.max_length
+        k, cap = 0, game.spec.max_length
+        steps: Steps = []
         seed = int(rng.integers(2**62))  # the rollout policy's draws differ from replay to replay
         while not game.is_over(pos):
             if pos.ply > cap:
@@ -198,10 +231,12 @@ class SearchPlayer(BasePlayer):
                 return None
         return pos, steps
 
-    def _worlds(self, ep: _Episode, rng, now: dict | None, final: tuple | None, faults: list[int]) -> list:
+    def _worlds(
+        self, ep: _Episode, rng: np.random.Generator, now: Observation | None, final: Final | None, faults: list[int]
+    ) -> list[tuple[Position[Any], Steps]]:
         """Up to ``particles`` replayed worlds consistent with what this seat saw (at most 20 tries
         each; none if the first ``4 x particles`` tries explain nothing)."""
-        out: list = []
+        out: list[tuple[Position[Any], Steps]] = []
         n = self.settings.particles
         for tries in range(1, 20 * n + 1):
             w = self._replay(ep, rng, now, final, faults)
@@ -213,7 +248,7 @@ class SearchPlayer(BasePlayer):
                 break
         return out
 
-    def _learn(self, ep: _Episode, final: tuple | None) -> None:
+    def _learn(self, ep: _Episode, final: Final | None) -> None:
         """Stochastic EM. E-step: the others' decisions in worlds that explain the episode under the
         current model, each world weighted 1/(worlds), added to the counts. Whenever the number of
         episodes explained has grown by a quarter (and at least 4), every remembered episode (the
@@ -234,7 +269,7 @@ class SearchPlayer(BasePlayer):
                     self._explain(old, old_final, model)
                 self.model = model
 
-    def _explain(self, ep: _Episode, final: tuple | None, into: dict[str, dict[int, float]]) -> bool:
+    def _explain(self, ep: _Episode, final: Final | None, into: dict[str, dict[int, float]]) -> bool:
         worlds = self._worlds(ep, make_rng(self.seed, "learn", ep.seed, ep.seat), None, final, [0])
         w = 1.0 / max(len(worlds), 1)
         for _, steps in worlds:
@@ -244,7 +279,7 @@ class SearchPlayer(BasePlayer):
         return bool(worlds)
 
     # ------------------------------------------------------------------ rollout players
-    def _rollout_player(self, seat: int):
+    def _rollout_player(self, seat: int) -> Player:
         player = self._rollout.get(seat)
         if player is None:
             from arena_core.registry import make_player
@@ -254,7 +289,7 @@ class SearchPlayer(BasePlayer):
             )
         return player
 
-    def _answer(self, game: Game, pos: Position, seat: int, episode_seed: int, faults: list[int]):
+    def _answer(self, game: Game[Any, Any], pos: Position[Any], seat: int, episode_seed: int, faults: list[int]) -> Any:
         """The rollout player's legal action at ``pos`` (the default action, counted, otherwise)."""
         decision = Decision.at(game, pos, seat, episode_seed)
         try:
@@ -272,11 +307,17 @@ class SearchPlayer(BasePlayer):
         return game.default_action(pos.state, seat)
 
     def _playout(
-        self, game: Game, pos: Position, episode_seed: int, faults: list[int], me: int, rng
+        self,
+        game: Game[Any, Any],
+        pos: Position[Any],
+        episode_seed: int,
+        faults: list[int],
+        me: int,
+        rng: np.random.Generator,
     ) -> tuple[float, ...] | None:
         learned = self.settings.opponents == "learned"
 
-        def answer(pos: Position, p: int):
+        def answer(pos: Position[Any], p: int) -> Any:
             if learned and p != me:
                 return self._model_action(game, pos, p, rng, episode_seed, faults)[0]
             return self._answer(game, pos, p, episode_seed, faults)
@@ -287,12 +328,14 @@ class SearchPlayer(BasePlayer):
         while not game.is_over(pos):
             if pos.ply > cap:
                 return None
-            p = game.current_player(pos)
-            pos = game.act(pos, p, answer(pos, p))
+            seat = game.current_player(pos)
+            if seat is None:  # pragma: no cover - a game that is not over has someone to act
+                raise PlayerError(f"search: {game.spec.id} is not over at ply {pos.ply} but nobody is to act")
+            pos = game.act(pos, seat, answer(pos, seat))
         return game.final_returns(pos)
 
     # ------------------------------------------------------------------ the decision
-    def _candidates(self, decision: Decision, faults: list[int]) -> tuple:
+    def _candidates(self, decision: Decision, faults: list[int]) -> tuple[Any, ...]:
         legal = decision.legal_actions
         k = self.settings.candidates
         if k == 0 or k >= len(legal):
@@ -304,7 +347,7 @@ class SearchPlayer(BasePlayer):
         aid = game.action_id(anchor)
         return tuple(sorted(legal, key=lambda a: (abs(game.action_id(a) - aid), game.action_id(a)))[:k])
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Move:
         move = self._decide(decision)
         ep = self._episodes.get(decision.seat)
         if ep is not None and ep.game is decision.game and ep.seed == decision.episode_seed:
@@ -335,7 +378,7 @@ class SearchPlayer(BasePlayer):
         total = [0.0] * len(cands)
         lo, hi = math.inf, -math.inf
         truncated = 0
-        worlds: list = []
+        worlds: list[Position[Any]] = []
         ep = self._episodes.get(seat)
         if ep is not None and ep.game is game and ep.seed == decision.episode_seed:
             worlds = [w for w, _ in self._worlds(ep, rng, decision.observation, None, faults)]
