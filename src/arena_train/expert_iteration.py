@@ -18,6 +18,9 @@ round is held out, and training is N AdamW updates on minibatches of ``batch_siz
 decisions, with the margin on held-out deals every ``eval_every`` steps and checkpoints every
 ``checkpoint_every``. ``restrict_expert`` lets the expert choose among the student's legal
 menu (search over the bid grid) instead of mapping its answer to the nearest menu entry.
+
+One file (just over 500 lines) because both modes are one trainer: they share its collection,
+labelling, evaluation and checkpoints.
 """
 
 from __future__ import annotations
@@ -26,27 +29,30 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import mlx.core as mx
-import mlx.nn as nn
 import mlx.optimizers as optim
 import numpy as np
+from mlx.nn.layers.base import Module  # not re-exported by mlx.nn for a type checker
+from mlx.nn.utils import value_and_grad
 
 from arena_core.errors import ConfigError
-from arena_core.players import Decision, Move
+from arena_core.game import Game, Position
+from arena_core.players import Decision, Move, Player
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 from arena_core.stats import paired_t
 
-from .config import ExpertIterationConfig, parse_config
+from .config import ExpertIterationConfig, trainer_config
 from .exact import evaluation_deals
 from .lm import (
     LMPolicy,
     LMRecord,
+    Weights,
     load_flat,
     load_trainables,
     menu_logprobs,
@@ -56,8 +62,17 @@ from .lm import (
     trainables,
 )
 from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
-from .rollout import EpisodeSpec, PlayerLearner, Request, paired_bootstrap, play_episodes
-from .views import Menu, compact_view
+from .rollout import (
+    Choice,
+    EpisodeResult,
+    EpisodeSpec,
+    Learner,
+    PlayerLearner,
+    Request,
+    paired_bootstrap,
+    play_episodes,
+)
+from .views import CompactView, Menu, Tokenizer, compact_view
 
 
 @dataclass(frozen=True)
@@ -66,7 +81,7 @@ class Labelled:
     label: int  # the expert's menu index
     round: int = 0  # the collection round (steps mode holds the last one out)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         r = self.record
         return {
             "tokens": list(r.tokens),
@@ -80,14 +95,23 @@ class Labelled:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> Labelled:
+    def from_json(cls, d: Mapping[str, Any]) -> Labelled:
         rec = LMRecord(
             tuple(d["tokens"]), tuple(d["labels"]), tuple(d["legal"]), int(d["chosen"]), float(d["logprob"]), d["text"]
         )
         return cls(rec, int(d["label"]), int(d.get("round", 0)))
 
 
-def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: int, *, restrict: bool = False) -> int:
+def expert_menu_index(
+    game: Game[Any, Any],
+    pos: Position[Any],
+    seat: int,
+    expert: Player,
+    menu: Menu,
+    episode_seed: int,
+    *,
+    restrict: bool = False,
+) -> int:
     """The expert's answer at ``pos`` as an index into ``menu``: the same action if the menu
     offers it, else the legal menu action nearest by action id (a bid nearest in amount).
     ``restrict``: the expert is offered only the menu's legal actions (a search player then
@@ -111,10 +135,10 @@ def expert_menu_index(game, pos, seat: int, expert, menu: Menu, episode_seed: in
     return min(candidates)[2]
 
 
-def margin_values(results) -> list[float]:
+def margin_values(results: Sequence[EpisodeResult]) -> list[float]:
     """Per deal: the learner's score minus the mean of the others', averaged over its seats."""
     by_deal: dict[int, list[float]] = {}
-    order = []
+    order: list[int] = []
     for r in results:
         own = r.returns[r.learner_seat]
         others = [v for i, v in enumerate(r.returns) if i != r.learner_seat]
@@ -129,11 +153,11 @@ class GridExpert:
 
     name = "grid_expert"
 
-    def __init__(self, expert, view, restrict: bool = False):
+    def __init__(self, expert: Player, view: CompactView, restrict: bool = False) -> None:
         self.expert, self.view, self.restrict = expert, view, restrict
 
-    def act(self, decision: Decision):
-        def choose(game, pos, seat):
+    def act(self, decision: Decision) -> Any:
+        def choose(game: Game[Any, Any], pos: Position[Any], seat: int) -> Any:
             menu = self.view.menu(game, pos, seat)
             return menu.actions[
                 expert_menu_index(game, pos, seat, self.expert, menu, decision.episode_seed, restrict=self.restrict)
@@ -142,18 +166,20 @@ class GridExpert:
         return decision.view_with(choose)
 
 
-def sft_update(model, optimizer, batch: Sequence[Labelled], max_grad_norm: float) -> float:
-    def loss_fn(model, tokens, lengths, labels, mask, targets):
+def sft_update(model: Module, optimizer: optim.Optimizer, batch: Sequence[Labelled], max_grad_norm: float) -> float:
+    def loss_fn(
+        model: Module, tokens: mx.array, lengths: mx.array, labels: mx.array, mask: mx.array, targets: mx.array
+    ) -> mx.array:
         lp = menu_logprobs(model, tokens, lengths, labels, mask)
         return -mx.mean(mx.take_along_axis(lp, targets[:, None], axis=-1))
 
     tokens, lengths, labels, mask = records_batch([b.record for b in batch])
-    loss, grads = nn.value_and_grad(model, loss_fn)(
+    loss, grads = value_and_grad(model, loss_fn)(
         model, tokens, lengths, labels, mask, mx.array([b.label for b in batch], dtype=mx.int32)
     )
-    grads, _ = optim.clip_grad_norm(grads, max_grad_norm)
+    grads, _ = optim.clip_grad_norm(grads, max_grad_norm)  # type: ignore[no-untyped-call]  # mlx leaves it unannotated
     optimizer.update(model, grads)
-    mx.eval(model.parameters(), optimizer.state)
+    mx.eval(model.parameters(), optimizer.state)  # type: ignore[no-untyped-call]  # mlx leaves Module.parameters unannotated
     return float(loss)
 
 
@@ -163,19 +189,15 @@ class ExpertIterationTrainer:
 
     def __init__(
         self,
-        config: ExpertIterationConfig | dict,
+        config: ExpertIterationConfig | Mapping[str, Any],
         run_dir: str | Path,
         *,
-        model=None,
-        tokenizer=None,
-        view=None,
-        progress: Callable[[int, dict], None] | None = None,
-    ):
-        self.config = (
-            config
-            if isinstance(config, ExpertIterationConfig)
-            else parse_config({"trainer": "expert_iteration", **config})
-        )
+        model: Module | None = None,
+        tokenizer: Tokenizer | None = None,
+        view: CompactView | None = None,
+        progress: Callable[[int, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.config = trainer_config(ExpertIterationConfig, config)
         cfg = self.config
         self.run_dir = Path(run_dir)
         claim_run_dir(self.run_dir)
@@ -190,9 +212,9 @@ class ExpertIterationTrainer:
             load_trainables(self.model, load_flat(init / "trainable.safetensors"))
             parent = parent or str(init.parent.parent)
         self.initial = trainables(self.model)
-        lr = cfg.optim.learning_rate
+        lr: float | Callable[[mx.array], mx.array] = cfg.optim.learning_rate
         if cfg.steps and cfg.optim.schedule == "linear":
-            lr = optim.linear_schedule(lr, 0.0, cfg.steps)
+            lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps)
         self.optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
         self.expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
         for spec in cfg.opponents:
@@ -215,12 +237,12 @@ class ExpertIterationTrainer:
         )
         write_manifest(self.run_dir, self.manifest)
 
-    def policy(self, temperature: float, weights: dict | None = None) -> LMPolicy:
+    def policy(self, temperature: float, weights: Weights | None = None) -> LMPolicy:
         return LMPolicy(self.model, self.tokenizer, self.view, temperature=temperature, weights=weights)
 
     def _specs(self, deals: Sequence[int], purpose: str) -> list[EpisodeSpec]:
         cfg, n = self.config, self.game.num_players
-        specs = []
+        specs: list[EpisodeSpec] = []
         for d in deals:
             for seat in range(n):
                 rng = make_rng(cfg.seed, purpose, d, seat)
@@ -235,7 +257,7 @@ class ExpertIterationTrainer:
                 specs.append(EpisodeSpec(int(d), seat, table, derive_seed(cfg.seed, purpose, "keys", d, seat)))
         return specs
 
-    def collect(self, round_index: int) -> tuple[list[Labelled], dict]:
+    def collect(self, round_index: int) -> tuple[list[Labelled], dict[str, Any]]:
         """Student plays (sampled); the expert labels every student decision as it happens."""
         cfg = self.config
         deals = [derive_seed(cfg.seed, "ei_train_deal", round_index, j) for j in range(cfg.deals_per_round)]
@@ -249,7 +271,7 @@ class ExpertIterationTrainer:
 
     def fine_tune(self, data: Sequence[Labelled], round_index: int) -> float:
         cfg = self.config
-        losses = []
+        losses: list[float] = []
         for epoch in range(cfg.epochs):
             order = make_rng(cfg.seed, "ei_order", round_index, epoch).permutation(len(data))
             for start in range(0, len(order), cfg.batch_size):
@@ -263,13 +285,12 @@ class ExpertIterationTrainer:
                 )
         return float(np.mean(losses)) if losses else float("nan")
 
-    def evaluate(self, learner) -> tuple[list[float], float]:
+    def evaluate(self, learner: Learner) -> tuple[list[float], float]:
         """Per-deal margins on the held-out deals and agreement with the expert on the states met."""
         specs = self._specs(self.eval_deals, "ei_eval")
-        label = isinstance(learner, LMPolicy) and not self.config.steps
-        probe = (
+        probe: Learner = (
             _LabellingLearner(learner, self.expert, self.view, restrict=self.config.restrict_expert)
-            if label
+            if isinstance(learner, LMPolicy) and not self.config.steps
             else learner
         )
         results = play_episodes(self.game, specs, probe)
@@ -280,7 +301,7 @@ class ExpertIterationTrainer:
         )
         return margin_values(results), agreement
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         if self.config.steps:
             return self.run_steps()
         cfg = self.config
@@ -309,7 +330,7 @@ class ExpertIterationTrainer:
                 self.progress(r, row)
         student = values
         gap = float(np.mean(grid_expert) - np.mean(initial))
-        report = {
+        report: dict[str, Any] = {
             "initial_margin": float(np.mean(initial)),
             "student_margin": float(np.mean(student)),
             "expert_margin": float(np.mean(expert)),
@@ -335,11 +356,12 @@ class ExpertIterationTrainer:
         return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
 
     # ------------------------------------------------------------------ steps mode
-    def teacher_data(self) -> tuple[list[Labelled], dict]:
+    def teacher_data(self) -> tuple[list[Labelled], dict[str, Any]]:
         """Every labelled decision of ``rounds`` rounds played by the starting student: read from
         ``data_cache`` when that file exists, else collected (and written there)."""
         cfg = self.config
         cache = Path(cfg.data_cache) if cfg.data_cache else None
+        info: dict[str, Any]
         if cache is not None and cache.exists():
             rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
             data = [Labelled.from_json(r) for r in rows]
@@ -368,7 +390,8 @@ class ExpertIterationTrainer:
         """Greedy agreement with the labels and their mean cross-entropy, on ``data``."""
         if not data:
             return float("nan"), float("nan")
-        hits, nll = [], []
+        hits: list[bool] = []
+        nll: list[float] = []
         for start in range(0, len(data), 256):
             chunk = data[start : start + 256]
             lp = np.array(menu_logprobs(self.model, *records_batch([d.record for d in chunk])), dtype=np.float64)
@@ -378,7 +401,7 @@ class ExpertIterationTrainer:
                 nll.append(-row[d.label])
         return float(np.mean(hits)), float(np.mean(nll))
 
-    def _eval_row(self, step: int, held: Sequence[Labelled]) -> dict:
+    def _eval_row(self, step: int, held: Sequence[Labelled]) -> tuple[dict[str, Any], list[float]]:
         values, _ = self.evaluate(self.policy(0.0))
         mean, low, high, _ = paired_t(values)
         agree, loss = self.agreement_loss(held)
@@ -391,7 +414,7 @@ class ExpertIterationTrainer:
             "heldout_loss": loss,
         }, values
 
-    def run_steps(self) -> dict:
+    def run_steps(self) -> dict[str, Any]:
         """Steps mode (see the module docstring)."""
         cfg = self.config
         started = time.perf_counter()
@@ -427,7 +450,7 @@ class ExpertIterationTrainer:
             if self.progress:
                 self.progress(step, row)
         rows = self.log.rows()
-        report = {
+        report: dict[str, Any] = {
             "initial_margin": first["eval_mean"],
             "student_margin": float(np.mean(values)),
             "student_minus_initial": _iv(values, initial, cfg),
@@ -471,7 +494,7 @@ class ExpertIterationTrainer:
         return ckpt
 
 
-def _iv(a, b, cfg) -> dict[str, float]:
+def _iv(a: Sequence[float], b: Sequence[float], cfg: ExpertIterationConfig) -> dict[str, float]:
     iv = paired_bootstrap(a, b, seed=derive_seed(cfg.seed, "ei_bootstrap"), resamples=cfg.bootstrap)
     return {"mean": iv.mean, "low": iv.low, "high": iv.high}
 
@@ -479,11 +502,11 @@ def _iv(a, b, cfg) -> dict[str, float]:
 class _LabellingLearner:
     """Wraps an :class:`LMPolicy`: decides as it does and records ``(record, expert index)``."""
 
-    def __init__(self, policy: LMPolicy, expert, view, restrict: bool = False):
+    def __init__(self, policy: LMPolicy, expert: Player, view: CompactView, restrict: bool = False) -> None:
         self.policy, self.expert, self.view, self.restrict = policy, expert, view, restrict
         self.pairs: list[tuple[LMRecord, int]] = []
 
-    def decide(self, requests: Sequence[Request]):
+    def decide(self, requests: Sequence[Request]) -> list[Choice]:
         choices = self.policy.decide(requests)
         for req, choice in zip(requests, choices):
             menu = self.view.menu(req.game, req.pos, req.seat, include_illegal=self.policy.include_illegal)
@@ -496,5 +519,5 @@ class _LabellingLearner:
         return choices
 
 
-def train(config: ExpertIterationConfig | dict, run_dir: str | Path, **parts: Any) -> dict:
+def train(config: ExpertIterationConfig | Mapping[str, Any], run_dir: str | Path, **parts: Any) -> dict[str, Any]:
     return ExpertIterationTrainer(config, run_dir, **parts).run()
