@@ -1,7 +1,8 @@
 # Two commands do all set-up on a fresh machine that has only python3:
 #   make demo   -- the main job on a built-in default
 #   make test   -- the whole test suite
-# The venv is the development install: the root pyproject.toml puts all four packages in, editable.
+# The venv is the development install: the root pyproject.toml puts all five packages in, editable,
+# at the versions of constraints.txt (the lock; `make lock` refreshes it, `make test-latest` tries the newest).
 #   make dists        -- a wheel and an sdist of each distribution (dists/*) in build/dists
 #   make check-split  -- CI's last step: build them, install the core alone (lowest Python), add the games
 # Checks (docs/developing.md; CI runs them all through .ci/run):
@@ -16,14 +17,17 @@ STAMP  := $(VENV)/.installed
 OPENBLAS := /usr/lib/x86_64-linux-gnu/libopenblas.so.0
 FAST_ENV = $(shell test -e $(OPENBLAS) && echo LD_PRELOAD=$(OPENBLAS))
 
-.PHONY: demo test test-fast venv sysdeps bench clean dists check-split lint typecheck coverage
+.PHONY: demo test test-fast test-latest lock venv sysdeps bench clean dists check-split lint typecheck coverage
 
-$(STAMP): pyproject.toml
+# The lock: every version the development install and CI get (scripts/lock.py, `make lock`).
+LOCK   := constraints.txt
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -q --upgrade -c $(LOCK) pip setuptools wheel
 	# no build isolation: the setuptools just installed builds the editable install (saves a second
 	# download); no byte-compiling of every installed file (transformers, ray, scipy): modules compile on import
-	$(BIN)/python -m pip install -q --no-build-isolation --no-compile -e ".[test]"
+	$(BIN)/python -m pip install -q --no-build-isolation --no-compile -c $(LOCK) -e ".[test]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -52,6 +56,22 @@ test: venv sysdeps
 test-fast: venv sysdeps
 	$(FAST_ENV) $(PYTEST_ALL)
 
+# Drift on purpose: a fresh venv (.venv-latest) with the newest versions the ranges allow (no
+# lock, no pip cache), then the whole suite in it. Run it before `make lock` (docs/developing.md).
+LATEST := .venv-latest
+test-latest: sysdeps
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install -q --no-cache-dir --upgrade pip setuptools wheel
+	$(LATEST)/bin/python -m pip install -q --no-cache-dir --no-build-isolation --no-compile -e ".[test]"
+	$(LATEST)/bin/python -m pip freeze --exclude-editable > $(LATEST)/versions.txt
+	$(FAST_ENV) $(LATEST)/bin/python -m pytest -q -n 2 --dist loadfile
+
+# Refresh constraints.txt from a fresh resolution (the dev install on this Python, the base
+# installs on Python 3.10); commit it once `make test-latest` has passed on those versions.
+lock:
+	$(PYTHON) scripts/lock.py
+
 # Each step fails the target on a violation: lint, format, a type error, a broken layer or cycle.
 lint: venv
 	$(BIN)/ruff check .
@@ -71,11 +91,11 @@ dists: venv
 	$(BIN)/python scripts/dists.py build build/dists
 
 check-split: venv
-	PYTHON=$(BIN)/python bash scripts/check_split.sh
+	PYTHON=$(BIN)/python LOCK=$(LOCK) bash scripts/check_split.sh
 
 bench: venv
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(FAST_ENV) $(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build/dists .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) $(LATEST) .pytest_cache .hypothesis build/dists .mypy_cache .ruff_cache .coverage

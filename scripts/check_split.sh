@@ -3,9 +3,11 @@
 # runs alone, the games then appear, and the base installs run on the lowest declared Python.
 #   PYTHON      builds the distributions (default: the dev venv's python; needs setuptools, wheel)
 #   LOW_PYTHON  the lowest Python that pyproject.toml declares (found under pyenv when not on PATH)
+#   LOCK        the constraints file whose pins the installs follow (default constraints.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
+LOCK=${LOCK:-constraints.txt}
 # test files that need the core and nothing else (tests/test_packaging.py checks their imports)
 CORE_TESTS="tests/test_core_alone.py tests/test_core_position.py tests/test_stats.py tests/test_faults_outputs.py"
 # test files for the base installs of all four (no extras) on the lowest Python
@@ -32,7 +34,7 @@ echo "== build: a wheel and an sdist of each distribution"
 
 echo "[${SECONDS}s] == the core alone, on $("$low" -c 'import platform; print("Python", platform.python_version())')"
 "$low" -m venv "$work/core"
-pip="$work/core/bin/python -m pip -q --disable-pip-version-check"
+pip="$work/core/bin/python -m pip -q --disable-pip-version-check -c $LOCK"
 # the project's own distributions come from $wheels only; their dependencies from the index
 $pip install --find-links "$wheels" "turn-arena-core[testing]==0.1.0" 2>&1 | grep -v "is ignored: it is neither" || true
 "$work/core/bin/python" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) for m in ('arena_games', 'arena_players', 'arena_train')))" \

@@ -1,4 +1,4 @@
-"""The four distributions: each declares what it imports, the root development install agrees
+"""The five distributions: each declares what it imports, the root development install agrees
 with them, and the core-only CI step runs test files that need nothing but the core.
 
 Building the wheels and sdists, and installing the core alone, is CI's job
@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.markers import Marker
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("dists_script", ROOT / "scripts" / "dists.py")
@@ -204,3 +205,70 @@ def test_tomllib_always_falls_back_to_tomli():
         "Python 3.10 has no tomllib: wrap it as `try: import tomllib / except ModuleNotFoundError: import tomli as tomllib` "
         "or `if sys.version_info >= (3, 11): import tomllib / else: import tomli as tomllib`"
     )
+
+
+# ---------------------------------------------------------------------- the lock (constraints.txt)
+_lock_spec = importlib.util.spec_from_file_location("lock_script", ROOT / "scripts" / "lock.py")
+lock = importlib.util.module_from_spec(_lock_spec)
+_lock_spec.loader.exec_module(lock)
+
+
+def _declared_requirements() -> list[str]:
+    """Every third-party requirement of the development install (dependencies and the extras
+    `make venv` installs), as written in the root pyproject.toml."""
+    root = dists.root_project()
+    extras = root["optional-dependencies"]
+    wanted = ["textarena", "study", "mlx", "ray", "testing", "dev"]
+    reqs = list(root["dependencies"]) + [r for e in wanted for r in extras[e]]
+    return [r for r in reqs if not dists.requirement_name(r).startswith("turn-arena")]
+
+
+def test_the_lock_pins_every_requirement_inside_its_range():
+    """constraints.txt is what the dev install and CI get: each requirement the dev install names
+    is pinned (for the dev Python), and the pin satisfies the distribution's own range, so a
+    refreshed lock can never step outside what users are promised."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, list[tuple[str, str | None]]] = {}
+    for name, version, marker in lock.parse((ROOT / "constraints.txt").read_text()):
+        pins.setdefault(canonicalize_name(name), []).append((version, marker))
+    env = {"python_version": "3.11", "sys_platform": "linux", "platform_system": "Linux", "extra": ""}
+    for text in _declared_requirements():
+        req = Requirement(text)
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        pinned = [v for v, m in pins.get(canonicalize_name(req.name), []) if m is None or Marker(m).evaluate(env)]
+        assert pinned, f"constraints.txt pins no version of {req.name} for Python 3.11; run `make lock`"
+        assert req.specifier.contains(pinned[0], prereleases=True), (
+            f"constraints.txt pins {req.name}=={pinned[0]}, outside the declared {req}; run `make lock`"
+        )
+
+
+def test_the_lock_reader_refuses_a_line_that_is_not_a_pin():
+    assert lock.parse('numpy==2.4.6\nscipy==1.17.1; python_version >= "3.11"\n# note\n') == [
+        ("numpy", "2.4.6", None),
+        ("scipy", "1.17.1", 'python_version >= "3.11"'),
+    ]
+    with pytest.raises(ValueError, match="make lock"):
+        lock.parse("numpy>=2\n")
+
+
+def test_the_lock_merges_two_pythons_with_markers():
+    lines = lock.merge({"numpy": "2.4.6", "rich": "15.0.0", "mlx": "0.32.4"}, {"numpy": "2.2.6", "rich": "15.0.0"})
+    assert lines == [
+        'mlx==0.32.4; python_version >= "3.11"',
+        'numpy==2.4.6; python_version >= "3.11"',
+        'numpy==2.2.6; python_version < "3.11"',
+        "rich==15.0.0",
+    ]
+
+
+def test_every_install_of_the_development_tree_and_ci_follows_the_lock():
+    make = (ROOT / "Makefile").read_text()
+    venv_recipe = make.split("$(STAMP):", 1)[1].split("\n\n", 1)[0]
+    assert "$(LOCK)" in venv_recipe.split("\n", 1)[0], "the venv must be rebuilt when the lock changes"
+    installs = [line for line in venv_recipe.splitlines() if "pip install" in line]
+    assert installs and all("-c $(LOCK)" in line for line in installs)
+    split = (ROOT / "scripts" / "check_split.sh").read_text()
+    assert '-c $LOCK"' in split and "LOCK=$(LOCK)" in make
