@@ -34,9 +34,9 @@ import json
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,7 +44,27 @@ from arena_core.errors import ArenaError, ConfigError
 from arena_core.seeding import derive_seed
 from arena_core.stats import cluster_mean, paired_bootstrap, wilson_interval
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from arena_core.views import Menu
+    from arena_tournament.results import GameResult
+    from arena_tournament.schedule import Entrant
+
+    from .config import GRPOConfig
+    from .views import Tokenizer
+
 KUHN_V0 = "textarena/KuhnPoker-v0"
+
+#: a game's exact analysis: named values of a policy given its ``distributions(menus)``
+Analysis = Callable[[Callable[[Sequence["Menu"]], Sequence[Any]]], Mapping[str, float]]
+#: where progress lines go (``print`` by default)
+Log = Callable[[str], None]
+#: per deal seed: (wins, games) of one entrant against another
+HeadToHead = dict[int, tuple[float, int]]
 
 
 class _Strict(BaseModel):
@@ -52,26 +72,26 @@ class _Strict(BaseModel):
 
 
 class LoopTournament(_Strict):
-    deals: int = Field(200, ge=2, description="shared deals; each pair plays every deal in both seatings")
-    seed: int = Field(18002, ge=0, description="tournament seed; a loop seed's deals derive from it")
+    deals: int = Field(default=200, ge=2, description="shared deals; each pair plays every deal in both seatings")
+    seed: int = Field(default=18002, ge=0, description="tournament seed; a loop seed's deals derive from it")
     opponents: list[str] = Field(
         default_factory=lambda: ["textarena_kuhn_equilibrium", "random"],
         min_length=1,
         description="fixed opponents: registered player specs",
     )
     model_temperature: float | str = Field(
-        "train",
+        default="train",
         description="the checkpoint entrant's temperature: 'train' (the sampling policy) or a number (0: greedy)",
     )
-    bootstrap: int = Field(2000, ge=100)
+    bootstrap: int = Field(default=2000, ge=100)
 
 
 class LoopServer(_Strict):
     enabled: bool = True
-    deals: int = Field(8, ge=1, description="deals of the plumbing tournament (each opponent, both seatings)")
-    max_tokens: int = Field(8, ge=1)
-    temperature: float = Field(1.0, ge=0)
-    startup_s: float = Field(120.0, gt=0)
+    deals: int = Field(default=8, ge=1, description="deals of the plumbing tournament (each opponent, both seatings)")
+    max_tokens: int = Field(default=8, ge=1)
+    temperature: float = Field(default=1.0, ge=0)
+    startup_s: float = Field(default=120.0, gt=0)
 
 
 class LoopConfig(_Strict):
@@ -82,7 +102,7 @@ class LoopConfig(_Strict):
     tournament: LoopTournament = LoopTournament()
     server: LoopServer = LoopServer()
     analysis: str | None = Field(
-        None, description="'package.module:function': exact values of a policy from its distributions(menus)"
+        default=None, description="'package.module:function': exact values of a policy from its distributions(menus)"
     )
     train: dict[str, Any] = Field(..., description="a GRPO config (without trainer, game and seed)")
 
@@ -92,19 +112,15 @@ def load_config(path: str | Path) -> LoopConfig:
     if not path.exists():
         raise ConfigError(f"loop config {str(path)!r} does not exist (see examples/textarena_loop.toml)")
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
         data = tomllib.loads(path.read_text()) if path.suffix == ".toml" else json.loads(path.read_text())
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML/JSON ({exc})") from None
     return parse_loop_config(data)
 
 
-def parse_loop_config(data: dict) -> LoopConfig:
+def parse_loop_config(data: Mapping[str, Any]) -> LoopConfig:
     try:
-        cfg = LoopConfig(**data)
+        cfg = LoopConfig.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"invalid loop config: {problems}") from None
@@ -117,7 +133,7 @@ def parse_loop_config(data: dict) -> LoopConfig:
     return cfg
 
 
-def resolve_analysis(ref: str):
+def resolve_analysis(ref: str) -> Analysis:
     """The function a ``"package.module:function"`` reference names; one clear line otherwise."""
     import importlib
 
@@ -128,10 +144,11 @@ def resolve_analysis(ref: str):
         raise ConfigError(f"loop config: analysis {ref!r} cannot be imported ({exc})") from None
     if not callable(fn):
         raise ConfigError(f"loop config: analysis {ref!r} must name a function as 'package.module:function'")
-    return fn
+    analysis: Analysis = fn  # imported by name: the documented signature is the contract
+    return analysis
 
 
-def grpo_config(cfg: LoopConfig, seed: int):
+def grpo_config(cfg: LoopConfig, seed: int) -> GRPOConfig:
     from .config import GRPOConfig, parse_config
 
     out = parse_config(
@@ -148,23 +165,25 @@ def grpo_config(cfg: LoopConfig, seed: int):
 
 
 # ---------------------------------------------------------------------- tournaments
-def _entrant(name: str, spec: str | dict, seed: int):
+def _entrant(name: str, spec: str | Mapping[str, Any], seed: int) -> Entrant:
     from arena_core.playerspec import parse_player_spec
     from arena_core.tournament.schedule import Entrant
 
-    if isinstance(spec, dict):
+    if isinstance(spec, Mapping):
         return Entrant(name=name, player=spec["player"], options=dict(spec.get("options", {})), seed=seed)
     parsed = parse_player_spec(spec)
     return Entrant(name=name, player=parsed.name, options=dict(parsed.options), seed=seed)
 
 
 def opponent_names(opponents: Sequence[str]) -> list[str]:
-    return [f"opp{i + 1}-{o.split(':')[0].split('{')[0]}" for i, o in enumerate(opponents)]
+    from arena_core.playerspec import parse_player_spec
+
+    return [f"opp{i + 1}-{parse_player_spec(o).name}" for i, o in enumerate(opponents)]
 
 
 def run_tournament_games(
-    name: str, game: str, entrants: list, deals: int, seed: int, out: Path, policy: str = "default"
-) -> list:
+    name: str, game: str, entrants: list[Entrant], deals: int, seed: int, out: Path, policy: str = "default"
+) -> list[GameResult]:
     """A round robin of ``entrants`` on ``deals`` shared deals (both seatings); its games."""
     from arena_core.tournament.config import RatingOptions, RunOptions, TournamentConfig
     from arena_core.tournament.results import load_results
@@ -184,7 +203,7 @@ def run_tournament_games(
     return load_results(out)[1]
 
 
-def head_to_head(games, name: str, opponent: str) -> dict[int, tuple[float, int]]:
+def head_to_head(games: Sequence[GameResult], name: str, opponent: str) -> HeadToHead:
     """Deal seed -> (wins of ``name`` against ``opponent``, games); a tie counts one half."""
     per: dict[int, list[float]] = {}
     for g in games:
@@ -195,13 +214,13 @@ def head_to_head(games, name: str, opponent: str) -> dict[int, tuple[float, int]
     return {d: (sum(v), len(v)) for d, v in per.items()}
 
 
-def faults_of(games, name: str) -> dict[str, int]:
+def faults_of(games: Sequence[GameResult], name: str) -> dict[str, int]:
     decisions = sum((g.decisions[g.seats.index(name)] if g.decisions else 0) for g in games if name in g.seats)
     faults = sum(1 for g in games for f in g.faults if f.player == name)
     return {"decisions": int(decisions), "faults": int(faults), "games": sum(1 for g in games if name in g.seats)}
 
 
-def win_rate(h2h: dict[int, tuple[float, int]]) -> dict[str, Any]:
+def win_rate(h2h: HeadToHead) -> dict[str, Any]:
     wins = sum(w for w, _ in h2h.values())
     n = sum(c for _, c in h2h.values())
     lo, hi = wilson_interval(wins, n)
@@ -218,7 +237,7 @@ def win_rate(h2h: dict[int, tuple[float, int]]) -> dict[str, Any]:
     }
 
 
-def difference(after: dict, before: dict, seed: int, resamples: int) -> dict[str, Any]:
+def difference(after: HeadToHead, before: HeadToHead, seed: int, resamples: int) -> dict[str, Any]:
     common = sorted(set(after) & set(before))
     a = [after[d][0] / after[d][1] for d in common]
     b = [before[d][0] / before[d][1] for d in common]
@@ -226,22 +245,23 @@ def difference(after: dict, before: dict, seed: int, resamples: int) -> dict[str
     return {"diff": iv.mean, "interval": [iv.low, iv.high], "deals": iv.n, "resolved": iv.low > 0 or iv.high < 0}
 
 
-def tokenizer_coverage(game_id: str, tokenizer) -> dict[str, Any]:
+def tokenizer_coverage(game_id: str, tokenizer: Tokenizer) -> dict[str, Any]:
     """How the model's tokenizer encodes the title's action strings and the compact view's labels."""
     from arena_core.registry import make_game
     from arena_core.views import get_view
 
+    from .rollout import seat_to_act
     from .views import ActionTokens
 
     game = make_game(game_id)
     tokens = ActionTokens(tokenizer)
-    vocab = {a: len(tokens.encode_text(a)) for a in game.title.vocabulary} if hasattr(game, "title") else {}
+    vocab = {a: len(tokens.encode_text(a)) for a in game.title.vocabulary} if game.title is not None else {}
     roundtrip = all(tokenizer.decode(tokens.encode_text(a)) == a for a in vocab)
     out: dict[str, Any] = {"action_tokens": vocab, "roundtrip": roundtrip}
     try:
         view = get_view(game, "compact")
         pos = game.start(0)
-        menu = view.menu(game, pos, game.current_player(pos))
+        menu = view.menu(game, pos, seat_to_act(game, pos))
         out["compact_labels_single_token"] = all(len(tokens.encode_text(lb)) == 1 for lb in menu.labels)
         out["compact_prompt_tokens"] = len(tokens.encode_text(menu.text))
     except ConfigError:
@@ -250,7 +270,7 @@ def tokenizer_coverage(game_id: str, tokenizer) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- one seed
-def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log=print) -> dict[str, Any]:
+def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log: Log = print) -> dict[str, Any]:
     from .grpo import GRPOTrainer
 
     out.mkdir(parents=True, exist_ok=True)
@@ -264,7 +284,7 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log=print) -> dict[str, A
         if analysis is not None:
             curve.append({"step": step, **analysis(trainer.policy().distributions)})
 
-    def progress(step: int, row: dict) -> None:
+    def progress(step: int, row: dict[str, Any]) -> None:
         exact_row(step)
         if step % 10 == 0 or step == gcfg.steps:
             log(
@@ -282,7 +302,7 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log=print) -> dict[str, A
         for i, (n, o) in enumerate(zip(opp_names, cfg.tournament.opponents))
     ]
 
-    def model_entrant(step: int | None):
+    def model_entrant(step: int | None) -> Entrant:
         options: dict[str, Any] = {"run": str(run_dir), "temperature": cfg.tournament.model_temperature}
         if step is not None:
             options["step"] = step
@@ -326,7 +346,7 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log=print) -> dict[str, A
     return result
 
 
-def run_server_check(cfg: LoopConfig, out: Path, *, log=print) -> dict[str, Any]:
+def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print) -> dict[str, Any]:
     """The stock tiny model behind a local ``mlx_lm.server``, through the OpenAI player."""
     from arena_players.mlx_server import mlx_server
 
@@ -376,7 +396,12 @@ def _iv(iv: Sequence[float] | None, scale: float = 100.0) -> str:
     return f"[{scale * iv[0]:.1f}, {scale * iv[1]:.1f}]"
 
 
-def report_markdown(cfg: LoopConfig, seeds: list[dict], server: dict | None, coverage: dict | None) -> str:
+def report_markdown(
+    cfg: LoopConfig,
+    seeds: list[dict[str, Any]],
+    server: dict[str, Any] | None,
+    coverage: dict[str, Any] | None,
+) -> str:
     lines = [
         f"Loop `{cfg.name}` on `{cfg.game}`: {len(seeds)} seed(s); tournaments of {cfg.tournament.deals} deals x 2 seatings "
         f"per pair; the model plays at temperature {cfg.tournament.model_temperature!r}. Win rates in %, 95% intervals: "
@@ -428,7 +453,7 @@ def report_markdown(cfg: LoopConfig, seeds: list[dict], server: dict | None, cov
     return "\n".join(lines) + "\n"
 
 
-def plot_curves(seeds: list[dict], path: Path, title: str) -> Path | None:
+def plot_curves(seeds: list[dict[str, Any]], path: Path, title: str) -> Path | None:
     curves = [(r["seed"], r["exact"]["curve"]) for r in seeds if r.get("exact")]
     if not curves:
         return None
@@ -471,8 +496,8 @@ def pin_model(cfg: LoopConfig) -> LoopConfig:
 
 
 def run_loop(
-    cfg: LoopConfig, out: Path, *, seeds: Sequence[int] | None = None, plot: Path | None = None, log=print
-) -> dict:
+    cfg: LoopConfig, out: Path, *, seeds: Sequence[int] | None = None, plot: Path | None = None, log: Log = print
+) -> dict[str, Any]:
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"loop output {str(out)!r} is not empty; pass a new --out (runs never mix)")
