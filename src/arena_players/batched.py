@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_core.episode import EpisodeRecord
-from arena_core.errors import ConfigError
+from arena_core.errors import ConfigError, RulesError
 from arena_core.game import Game
 from arena_core.match import Match
 from arena_core.players import Decision, Player, begin_episodes, end_episodes
@@ -42,7 +42,7 @@ class BatchStats:
 
 
 def play_batch(
-    game: Game | Sequence[Game],
+    game: Game[Any, Any] | Sequence[Game[Any, Any]],
     players: Sequence[Player] | PlayersFor,
     seeds: Sequence[int],
     *,
@@ -63,7 +63,7 @@ def play_batch(
     """
     if not seeds:
         return []
-    games = list(game) if isinstance(game, (list, tuple)) else [game] * len(seeds)
+    games = [game] * len(seeds) if isinstance(game, Game) else list(game)
     if len(games) != len(seeds):
         raise ConfigError(f"play_batch got {len(games)} games for {len(seeds)} seeds; give one game per seed")
     lineups = [list(players(i)) if callable(players) else list(players) for i in range(len(seeds))]
@@ -92,6 +92,10 @@ def play_batch(
             for i in live:
                 match = matches[i]
                 seat = match.to_act()
+                if seat is None:  # pragma: no cover - a live match has a seat to act
+                    raise RulesError(
+                        f"{match.game.spec.id}: the episode from seed {match.seed} is not done but nobody is to act"
+                    )
                 player = lineups[i][seat]
                 groups.setdefault(id(player), (player, []))[1].append((match, make_decision(match, seat)))
             for player, items in groups.values():
@@ -142,7 +146,9 @@ def apply_answer(match: Match, decision: Decision, answer: Any, elapsed_s: float
     submit_answer(match, decision, answer, latency_s=elapsed_s)
 
 
-def _flush(matches: list[Match], written: list[bool], log_path: str | None, lineups=None) -> None:
+def _flush(
+    matches: list[Match], written: list[bool], log_path: str | None, lineups: list[list[Player]] | None = None
+) -> None:
     """Append each newly finished episode's record to ``log_path``; then tell its players it
     ended (``end_episode(EpisodeEnd)`` where they have it: they may learn from it or free what they
     kept for it, e.g. a seat's KV cache; a hook that raises becomes a warning)."""

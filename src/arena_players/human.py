@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from arena_core.errors import ConfigError, PlayerError
+from arena_core.game import Game, Position
 from arena_core.players import BasePlayer, Decision, Move
 
 #: the last messages of a transcript-like observation that the summary shows
@@ -104,7 +106,7 @@ def numbered(names: list[str], width: int = WIDTH) -> str:
 class HumanView:
     """Any game: the player's own observation as a readable summary (never the hidden state)."""
 
-    def render(self, game, pos, player: int) -> str:
+    def render(self, game: Game[Any, Any], pos: Position[Any], player: int) -> str:
         obs = game.observe(pos, player)
         lines: list[str] = []
         if isinstance(obs, dict):
@@ -115,7 +117,7 @@ class HumanView:
         return "\n".join(lines)
 
 
-def human_view(game) -> Any:
+def human_view(game: Game[Any, Any]) -> Any:
     """The game's own ``"human"`` view if it has one, else :class:`HumanView`."""
     views = game.views() if hasattr(game, "views") else {}
     factory = views.get("human")
@@ -151,7 +153,7 @@ class HumanPlayer(BasePlayer):
         self.max_tries = max_tries
         self._rules_shown: set[tuple[int, int]] = set()
 
-    def begin_episode(self, game, seat: int, episode_seed: int) -> None:
+    def begin_episode(self, game: Game[Any, Any], seat: int, episode_seed: int) -> None:
         self._rules_shown.discard((int(episode_seed), int(seat)))
 
     def _say(self, text: str) -> None:
@@ -217,7 +219,7 @@ class HumanPlayer(BasePlayer):
         return answer  # the runner parses it and the illegal-action policy decides (a typed fault)
 
     @staticmethod
-    def _choose(answer: str, legal: list, names: list[str]) -> Any:
+    def _choose(answer: str, legal: Sequence[Any], names: list[str]) -> Any:
         text = answer.strip()
         if text.isdigit():
             n = int(text)

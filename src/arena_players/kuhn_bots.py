@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena_core.errors import PlayerError
 from arena_core.players import BasePlayer, Decision
 
@@ -15,7 +17,7 @@ class KingOnlyPlayer(BasePlayer):
 
     name = "kuhn_king_only"
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Any:
         card = decision.observation.get("card")
         if card not in ("J", "Q", "K"):
             raise PlayerError(f"kuhn_king_only plays Kuhn poker only; observation has card={card!r}")

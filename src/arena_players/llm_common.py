@@ -11,6 +11,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from arena_core.errors import ConfigError
+from arena_core.game import Game
+from arena_core.players import Decision
+from arena_core.text import ParseResult
 from arena_core.transcript import Conversation, SeatConversations, TranscriptView
 from arena_core.views import get_view
 
@@ -45,7 +48,7 @@ def retry_feedback(legal: Sequence[str], detail: str) -> str:
 NO_ACTION = object()
 
 
-def legal_action_for(decision, text: str) -> Any:
+def legal_action_for(decision: Decision, text: str) -> Any:
     """The legal action a listed legal string stands for: the action whose canonical string it
     is (case- and space-insensitive), else what the game's parser reads from it, else
     :data:`NO_ACTION`. (A text view may list strings its parser does not read, e.g. MegaGem's
@@ -106,21 +109,22 @@ class ViewPrompts:
             raise ConfigError(f"view must be 'snapshot' or 'transcript', got {view!r}")
         self.view: PromptView = view
         self.conversations = SeatConversations(max_conversations)
-        self._views: dict[int, Any] = {}  # id(game) -> (game, its transcript view)
+        self._views: dict[int, tuple[Game[Any, Any], TranscriptView]] = {}  # id(game) -> (game, its transcript view)
 
-    def begin_episode(self, game, seat: int, episode_seed: int) -> None:
+    def begin_episode(self, game: Game[Any, Any], seat: int, episode_seed: int) -> None:
         if self.view == "transcript":
             self.conversations.begin(episode_seed, seat)
 
-    def transcript_view(self, game) -> TranscriptView:
+    def transcript_view(self, game: Game[Any, Any]) -> TranscriptView:
         entry = self._views.get(id(game))
         if entry is None or entry[0] is not game:
-            entry = self._views[id(game)] = (game, get_view(game, "transcript"))
+            view: TranscriptView = get_view(game, "transcript")
+            entry = self._views[id(game)] = (game, view)
             if len(self._views) > 64:
                 self._views.pop(next(iter(self._views)))
         return entry[1]
 
-    def prompt(self, decision) -> DecisionPrompt:
+    def prompt(self, decision: Decision) -> DecisionPrompt:
         if self.view == "snapshot":
             p = decision.prompt()
             messages = p.messages()
@@ -146,7 +150,7 @@ class ViewPrompts:
         if prompt.conversation is not None:
             prompt.conversation.answer(answer)
 
-    def parse(self, decision, text: str):
+    def parse(self, decision: Decision, text: str) -> ParseResult:
         if self.view == "snapshot":
             return decision.parse(text)
         view = self.transcript_view(decision.game)

@@ -27,12 +27,13 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 @contextmanager
 def mlx_server(
-    model: str | os.PathLike | None = None, *, startup_s: float = 90.0, extra_args: tuple[str, ...] = ()
+    model: str | os.PathLike[str] | None = None, *, startup_s: float = 90.0, extra_args: tuple[str, ...] = ()
 ) -> Iterator[tuple[str, str]]:
     """Run ``python -m mlx_lm.server`` for ``model`` (default: the tiny offline model) and yield
     ``(base_url, model)`` once ``/health`` answers ok; the server (only the process started

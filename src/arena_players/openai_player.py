@@ -38,19 +38,26 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.faults import CapExhausted
+from arena_core.game import Game
 from arena_core.outputs import scrub_and_cut
 from arena_core.players import BasePlayer, Decision, Move
 
 from .llm_common import VIEW_FIELD_DESCRIPTION, PromptView, ViewPrompts, player_settings, retry_feedback, text_record
 
+#: a JSON object as ``json.loads`` gives it (request bodies, replies, cached responses)
+JSONObject = dict[str, Any]
+
 
 class ProviderError(PlayerError):
     """The endpoint failed: an HTTP error, a timeout, a refused connection, or a malformed reply."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after  # seconds the server asked to wait (HTTP Retry-After), if it said
 
 
 class BudgetExceededError(CapExhausted):
@@ -149,33 +156,33 @@ class Completion:
 class ResponseCache:
     """Responses keyed by the SHA-256 of the full request (URL and body; never the key)."""
 
-    def __init__(self, directory: str | os.PathLike | None = None):
-        self._memory: dict[str, dict] = {}
+    def __init__(self, directory: str | os.PathLike[str] | None = None):
+        self._memory: dict[str, JSONObject] = {}
         self._dir = Path(directory) if directory else None
         self._lock = threading.Lock()
         if self._dir is not None:
             self._dir.mkdir(parents=True, exist_ok=True)
 
     @staticmethod
-    def key(url: str, body: dict) -> str:
+    def key(url: str, body: JSONObject) -> str:
         return hashlib.sha256(
             json.dumps({"url": url, "body": body}, sort_keys=True, ensure_ascii=False).encode()
         ).hexdigest()
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> JSONObject | None:
         with self._lock:
             if key in self._memory:
                 return self._memory[key]
         if self._dir is not None:
             path = self._dir / f"{key}.json"
             if path.exists():
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data: JSONObject = json.loads(path.read_text(encoding="utf-8"))
                 with self._lock:
                     self._memory[key] = data
                 return data
         return None
 
-    def put(self, key: str, response: dict) -> None:
+    def put(self, key: str, response: JSONObject) -> None:
         with self._lock:
             self._memory[key] = response
         if self._dir is not None:
@@ -212,7 +219,7 @@ class OpenAIPlayer(BasePlayer):
         self.prompts = ViewPrompts(self.settings.view, max_conversations=self.settings.max_conversations)
 
     # -- the Player protocol
-    def begin_episode(self, game, seat: int, episode_seed: int) -> None:
+    def begin_episode(self, game: Game[Any, Any], seat: int, episode_seed: int) -> None:
         with self._ply_lock:
             self._last_ply.pop((int(episode_seed), int(seat)), None)
         self.prompts.begin_episode(game, seat, episode_seed)
@@ -225,7 +232,7 @@ class OpenAIPlayer(BasePlayer):
         comes back as its exception, which the batched runner records."""
         attempts = [self._attempt(d) for d in decisions]
 
-        def one(args):
+        def one(args: tuple[Decision, int]) -> Move | BaseException:
             decision, attempt = args
             try:
                 return self._decide(decision, attempt)
@@ -381,7 +388,7 @@ class OpenAIPlayer(BasePlayer):
             )
         return key
 
-    def _post_with_retries(self, url: str, body: dict) -> tuple[dict, int]:
+    def _post_with_retries(self, url: str, body: JSONObject) -> tuple[JSONObject, int]:
         s = self.settings
         key = self._api_key()
         payload = json.dumps(body).encode("utf-8")
@@ -402,9 +409,8 @@ class OpenAIPlayer(BasePlayer):
                         retryable=exc.retryable,
                     ) from None
                 delay = min(s.backoff_max_s, s.backoff_s * 2 ** (attempt - 1))
-                retry_after = getattr(exc, "retry_after", None)
-                if retry_after is not None:
-                    delay = min(s.backoff_max_s, max(delay, retry_after))
+                if exc.retry_after is not None:
+                    delay = min(s.backoff_max_s, max(delay, exc.retry_after))
                 self._sleep(delay)
 
 
@@ -418,7 +424,7 @@ def _read_until(resp: Any, deadline: float) -> bytes:
     """The reply body, read in pieces so that a server trickling bytes cannot hold the request
     past ``deadline`` (each wait on the socket is cut to the time left)."""
     sock = getattr(getattr(getattr(resp, "fp", None), "raw", None), "_sock", None)
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -431,7 +437,7 @@ def _read_until(resp: Any, deadline: float) -> bytes:
         chunks.append(chunk)
 
 
-def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: float, secret: str | None) -> dict:
+def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: float, secret: str | None) -> JSONObject:
     """POST and decode JSON; every failure becomes a :class:`ProviderError` without the key."""
     req = urllib.request.Request(url, data=payload, headers=headers, method="POST")
     deadline = time.monotonic() + timeout_s
@@ -444,17 +450,17 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
         except Exception:
             detail = ""
         status = int(exc.code)
-        err = ProviderError(
+        ra = exc.headers.get("Retry-After") if exc.headers else None
+        try:
+            retry_after = float(ra) if ra is not None else None
+        except ValueError:
+            retry_after = None
+        raise ProviderError(
             _scrub(f"HTTP {status} from {url}: {detail}", secret, 300),
             status=status,
             retryable=status == 429 or status >= 500,
-        )
-        ra = exc.headers.get("Retry-After") if exc.headers else None
-        try:
-            err.retry_after = float(ra) if ra is not None else None  # type: ignore[attr-defined]
-        except ValueError:
-            err.retry_after = None  # type: ignore[attr-defined]
-        raise err from None
+            retry_after=retry_after,
+        ) from None
     except TimeoutError:
         raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
     except (urllib.error.URLError, ConnectionError, OSError) as exc:
@@ -473,7 +479,7 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
     return data
 
 
-def _read_completion(data: dict, *, cached: bool, attempts: int) -> Completion:
+def _read_completion(data: JSONObject, *, cached: bool, attempts: int) -> Completion:
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
@@ -503,7 +509,7 @@ def _count(value: Any) -> int:
     return max(n, 0)
 
 
-def cached_prompt_tokens(usage: dict) -> int:
+def cached_prompt_tokens(usage: JSONObject) -> int:
     """The prompt tokens a server says it read from its prompt cache: OpenAI's (and
     ``mlx_lm.server``'s, vLLM's) ``prompt_tokens_details.cached_tokens``, else DeepSeek's
     ``prompt_cache_hit_tokens``; 0 when the server says nothing."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena_core.players import BasePlayer, Decision
 
 
@@ -10,6 +12,6 @@ class RandomPlayer(BasePlayer):
 
     name = "random"
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Any:
         legal = decision.legal_actions
         return legal[int(decision.rng("random", self.seed).integers(len(legal)))]

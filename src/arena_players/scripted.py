@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena_core.players import BasePlayer, Decision
 
 
@@ -10,5 +12,5 @@ class FirstLegalPlayer(BasePlayer):
 
     name = "first_legal"
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> Any:
         return decision.legal_actions[0]

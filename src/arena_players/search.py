@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from arena_core.errors import PlayerError, PlayerOptionsError
+from arena_core.errors import PlayerError, PlayerOptionsError, RulesError
 from arena_core.game import Game, Position
 from arena_core.players import BasePlayer, Decision, EpisodeEnd, Move, Player
 from arena_core.playerspec import PlayerSpec, parse_player_spec
@@ -330,7 +330,7 @@ class SearchPlayer(BasePlayer):
                 return None
             seat = game.current_player(pos)
             if seat is None:  # pragma: no cover - a game that is not over has someone to act
-                raise PlayerError(f"search: {game.spec.id} is not over at ply {pos.ply} but nobody is to act")
+                raise RulesError(f"search: {game.spec.id} is not over at ply {pos.ply} but nobody is to act")
             pos = game.act(pos, seat, answer(pos, seat))
         return game.final_returns(pos)
 

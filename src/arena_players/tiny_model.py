@@ -21,10 +21,16 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from arena_core.seeding import make_rng
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+    from arena_core.players import Decision
 
 SPECIAL_TOKENS = ("<|pad|>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>")
 EOS_TOKEN = "<|end|>"
@@ -71,10 +77,10 @@ class TinyConfig:
     float32_draws: bool = False  # draw weights directly in float32 (half the memory of a large model)
 
 
-def qwen25_05b_shape(**changes) -> TinyConfig:
+def qwen25_05b_shape(**changes: Any) -> TinyConfig:
     """Qwen2.5-0.5B's architecture (24 layers, hidden 896, 14 query / 2 key-value heads, MLP 4864,
     vocabulary 151,936, tied embeddings), random weights and our own word-splitting BPE."""
-    base = {
+    base: dict[str, Any] = {
         "hidden_size": 896,
         "num_hidden_layers": 24,
         "num_attention_heads": 14,
@@ -120,7 +126,7 @@ def game_corpus(game_ids: Sequence[str] | None = None, *, episodes: int = 3) -> 
             super().__init__(seed=seed)
             self.collected = collected
 
-        def act(self, decision):
+        def act(self, decision: Decision) -> Any:
             prompt = decision.prompt()
             if not self.collected:
                 self.collected.append(prompt.system)
@@ -141,7 +147,7 @@ def game_corpus(game_ids: Sequence[str] | None = None, *, episodes: int = 3) -> 
     return texts
 
 
-def train_tokenizer(corpus: Iterable[str], vocab_size: int, *, split_words: bool = False):
+def train_tokenizer(corpus: Iterable[str], vocab_size: int, *, split_words: bool = False) -> Tokenizer:
     """A byte-level BPE (any text encodes, every id decodes) with digits split one per token;
     ``split_words``: pre-tokenized like Qwen2 (:data:`QWEN2_SPLIT`), so no token crosses a
     word, space or newline boundary."""
@@ -191,7 +197,7 @@ def fingerprint(config: TinyConfig, corpus: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _random_weights(model_config: dict, config: TinyConfig) -> dict[str, np.ndarray]:
+def _random_weights(model_config: dict[str, Any], config: TinyConfig) -> dict[str, np.ndarray]:
     """Weights named as mlx-lm's Llama expects, drawn from a seeded generator."""
     h, f, v = config.hidden_size, config.intermediate_size, model_config["vocab_size"]
     head_dim = h // config.num_attention_heads
@@ -235,7 +241,7 @@ def _random_weights(model_config: dict, config: TinyConfig) -> dict[str, np.ndar
 
 
 def build_tiny_model(
-    outdir: str | os.PathLike, *, config: TinyConfig = TinyConfig(), corpus: Sequence[str] | None = None
+    outdir: str | os.PathLike[str], *, config: TinyConfig = TinyConfig(), corpus: Sequence[str] | None = None
 ) -> Path:
     """Write config.json, model.safetensors, tokenizer.json and tokenizer_config.json to
     ``outdir`` (created); returns the path. Loadable with ``mlx_lm.load(outdir)``."""
@@ -297,7 +303,7 @@ def default_cache_dir() -> Path:
 
 
 def ensure_tiny_model(
-    cache_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     *,
     config: TinyConfig = TinyConfig(),
     game_ids: Sequence[str] | None = None,
