@@ -13,12 +13,19 @@ Three spellings of one seat, all giving a :class:`PlayerSpec`:
 The older ``name:key=value,key=value`` spelling is still read. ``--players a,b`` splits seats on
 commas outside braces and quotes, so inline tables may appear in it.
 
+A spec is parsed once, where it enters (the command line, a TOML/YAML config, the study, a
+search player's rollout option); everything downstream takes the typed :class:`PlayerSpec`, so
+entrant names, preflight, identities and secrets scrubbing see every spelling alike. Nothing
+else splits spec text (``tests/test_playerspec.py`` scans the source for hand-splitting).
+
 Functions other commands reuse (tournament entrants, ``arena compare``, checkpoints):
 
 - :func:`parse_player_spec` one seat from one string (any spelling above);
 - :func:`parse_player_words` one seat from ``["NAME", "key=value", ...]``;
 - :func:`parse_player_list` the seats of a ``--players`` string;
 - :func:`parse_value` one option value;
+- :func:`as_player_spec` / :data:`PlayerSpecField` a spec read from a config (a string in any
+  spelling, or a ``{name, options}`` table), parsed once where it enters;
 - :func:`add_player_arguments` / :func:`players_from_args` the ``--players`` and repeatable
   ``--player`` options of an argparse command, and the seats they give;
 - :func:`make_player_from_spec` the player object (through the registry).
@@ -34,9 +41,11 @@ import datetime as _dt
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer
 
 from .errors import ConfigError
 
@@ -238,6 +247,35 @@ def players_from_args(args: argparse.Namespace) -> list[PlayerSpec]:
     if not specs and getattr(args, "_players_required", True):
         raise ConfigError("no players given; use --players a,b or --player NAME key=value ... once per seat")
     return specs
+
+
+def as_player_spec(value: PlayerSpec | str | Mapping[str, Any]) -> PlayerSpec:
+    """The typed spec of a value read from a config: a :class:`PlayerSpec`, any string spelling,
+    or a table ``{name = "...", options = {...}}``. The one place a config's spec is parsed."""
+    if isinstance(value, PlayerSpec):
+        return value
+    if isinstance(value, str):
+        return parse_player_spec(value)
+    if isinstance(value, Mapping) and isinstance(value.get("name"), str) and set(value) <= {"name", "options"}:
+        options = value.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"player spec {dict(value)!r}: options must be a table of key = value")
+        return PlayerSpec(_check_name(value["name"], str(value["name"])), dict(options))
+    raise ConfigError(f"{value!r} is not a player spec; write NAME or NAME{{key=value, ...}}, e.g. {EXAMPLE}")
+
+
+def _validate_spec(value: Any) -> PlayerSpec:
+    try:
+        return as_player_spec(value)
+    except ConfigError as exc:  # pydantic reports ValueErrors with the field's location
+        raise ValueError(str(exc)) from None
+
+
+#: a :class:`PlayerSpec` field of a pydantic config: any spelling is parsed on validation, and it
+#: is written back as its inline-table spelling (``str(spec)``), which parses to an equal spec
+PlayerSpecField = Annotated[
+    PlayerSpec, BeforeValidator(_validate_spec), PlainSerializer(str, return_type=str, when_used="always")
+]
 
 
 def make_player_from_spec(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any) -> Player:

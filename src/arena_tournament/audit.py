@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import IO, Any
 
 from arena_core.faults import FaultKind
+
 from .results import UNPLAYED, GameResult, PlayerFault, ScheduleLine
 
 CAUSES = ("illegal", "unparseable", "timeout", "error", "cap_exhausted", "crash")

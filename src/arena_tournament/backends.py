@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena_core.errors import ConfigError
 from arena_core.faults import FaultKind
+
 from .config import RunOptions
 from .play import GameContext, build_game, play_game
 from .results import GameResult, PlayerFault
@@ -140,6 +141,7 @@ def crash_result(
             ),
         )
     from arena_core.policy import IllegalActionPolicy
+
     from .play import rank_offender_last
 
     game = build_game(ctx.schedule)

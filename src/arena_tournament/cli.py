@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena_core.clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
+
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
 
 if TYPE_CHECKING:

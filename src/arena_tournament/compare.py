@@ -31,6 +31,7 @@ import numpy as np
 
 from arena_core.errors import ArenaError, ConfigError
 from arena_core.stats import deals_needed, paired_battery, paired_t, t_quantile, t_sf
+
 from .results import GameResult, Settings
 from .schedule import Entrant, Rotations, Schedule
 
@@ -44,8 +45,7 @@ def _entrant(name: str, spec: str, seed: int) -> Entrant:
     ``name{key = value, ...}``, ``name:key=value,...``) as a tournament entrant."""
     from arena_core.playerspec import parse_player_spec
 
-    parsed = parse_player_spec(spec)
-    return Entrant(name=name, player=parsed.name, options=dict(parsed.options), seed=seed)
+    return Entrant(name=name, player=parse_player_spec(spec), seed=seed)
 
 
 def compare_schedule(
@@ -340,6 +340,7 @@ def _main(argv: Sequence[str] | None) -> int:
             if not args.game:
                 raise ConfigError("give --game GAME to play (or --results FILE to analyse)")
             from arena_core.registry import make_game
+
             from .results import Settings
 
             try:

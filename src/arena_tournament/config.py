@@ -13,7 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from arena_core.errors import ConfigError
+from arena_core.playerspec import as_player_spec
 from arena_core.policy import IllegalActionPolicy
+
 from .schedule import Design, Entrant, Rotations, Schedule, make_schedule
 
 Backend = Literal["sequential", "process", "ray"]
@@ -138,10 +140,8 @@ class TournamentConfig(_Strict):
     @field_validator("entrants", mode="before")
     @classmethod
     def _short_entrants(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [
-                {"name": v.split(":")[0] if ":" in v else v, "player": v} if isinstance(v, str) else v for v in value
-            ]
+        if isinstance(value, list):  # a short-form entrant is its spec, named after its player
+            return [_short_entrant(v) if isinstance(v, str) else v for v in value]
         return value
 
     @field_validator("deals", mode="before")
@@ -197,6 +197,14 @@ class TournamentConfig(_Strict):
             num_tables=self.tables,
             seed=self.seed,
         )
+
+
+def _short_entrant(text: str) -> dict[str, Any]:
+    try:
+        spec = as_player_spec(text)
+    except ConfigError as exc:  # pydantic reports ValueErrors with the entrant's place
+        raise ValueError(str(exc)) from None
+    return {"name": spec.name, "player": spec}
 
 
 def load_config(path: str | os.PathLike[str]) -> TournamentConfig:

@@ -23,6 +23,7 @@ from typing import Any
 
 from arena_core.errors import ConfigError
 from arena_core.outputs import scrub_secrets
+
 from .schedule import Entrant
 
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|token|credential|authorization|bearer)")
@@ -54,12 +55,7 @@ def _secret_paths(value: Any, path: str = "") -> list[str]:
 def check_no_literal_secrets(entrant: Entrant) -> None:
     """Refuse an entrant whose config holds a literal credential (it would be written to the
     results, records and reports): one line naming it and the fix."""
-    options = dict(entrant.options)
-    if entrant.player and ":" in entrant.player:
-        for part in entrant.player.partition(":")[2].split(","):
-            k, _, v = part.partition("=")
-            options[k.strip()] = v.strip()
-    bad = _secret_paths(options)
+    bad = _secret_paths(entrant.options)  # every spelling of the spec lands in options (Entrant)
     if bad:
         raise ConfigError(
             f"entrant {entrant.name!r}: option {bad[0]!r} holds a literal secret, which would be written to the results; "

@@ -31,6 +31,7 @@ from arena_core.match import Match
 from arena_core.outputs import scrub_and_cut
 from arena_core.players import Decision, Move, episode_end, warn_hook_failed
 from arena_core.runner import submit_answer
+
 from .results import GameResult, PlayerFault, Settings
 from .schedule import Entrant, Schedule, ScheduledGame
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from arena_core.stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
+
 from .schedule import table_groups  # one union-find, shared with the design check
 
 if TYPE_CHECKING:
@@ -222,11 +223,6 @@ def _newton(
     return theta
 
 
-def ranks_of(theta: np.ndarray) -> np.ndarray:
-    """Rank 1 = strongest, along the last axis."""
-    return np.argsort(np.argsort(-theta, axis=-1, kind="stable"), axis=-1, kind="stable") + 1
-
-
 def bootstrap_cluster_weights(num_clusters: int, resamples: int, seed: int, *keys: int | str) -> np.ndarray:
     """(resamples, num_clusters) counts: clusters drawn with replacement (see :mod:`arena_core.stats`)."""
     return cluster_bootstrap_weights(num_clusters, resamples, seed, *keys)
@@ -260,6 +256,12 @@ def comparison_groups(outcomes: Sequence[Outcome], names: Sequence[str]) -> list
     index = {n: i for i, n in enumerate(names)}
     tables = [[index[s] for s in o.seats] for o in outcomes]
     return [[names[i] for i in group] for group in table_groups(len(names), tables)]
+
+
+#: log-strengths closer than this share a rank: entrants with the same results have the same
+#: maximum-likelihood strength, and the optimizer's last digits (which differ between numpy/scipy
+#: releases) must not order them; 1e-6 logit is 0.0004 Elo, far below any interval's width
+TIE_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -318,7 +320,7 @@ def plackett_luce_ratings(
         for name in members:
             gid[names.index(name)] = g
     same = gid[:, None] == gid[None, :]
-    above = (theta[None, :] > theta[:, None]) & same  # [i, j]: j above i, same group
+    above = (theta[None, :] > theta[:, None] + TIE_TOLERANCE) & same  # [i, j]: j above i, same group
     rank = 1 + above.sum(axis=1)
     rating = base + ELO_PER_LOGIT * theta
     m = data.num_clusters

@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from arena_core.errors import ConfigError
 from arena_core.outputs import scrub_secrets
+from arena_core.playerspec import as_player_spec
 
 #: characters of one prompt or answer shown in the page (the record keeps the whole text)
 TEXT_LIMIT = 4000
@@ -50,19 +52,18 @@ def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _spec_without_secrets(spec: str | None) -> str | None:
-    if spec is None:
-        return None
-    name, colon, opts = spec.partition(":")
-    if not colon:
-        return spec
-    parts = []
-    for item in opts.split(","):
-        key, eq, value = item.partition("=")
-        parts.append(
-            f"{key}=***" if eq and _SECRET_KEY.search(key) and not key.strip().endswith("_env") else scrub_secrets(item)
-        )
-    return name + ":" + ",".join(parts)
+def _public_spec(entrant: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The player name (or factory) and the options without secrets of a stored entrant, whatever
+    spelling wrote its spec (results files written before specs were parsed on entry too)."""
+    options = dict(entrant.get("options") or {})
+    player = entrant.get("player")
+    if player is None:
+        return entrant.get("factory"), public_options(options)
+    try:
+        spec = as_player_spec(player)
+    except ConfigError:
+        return scrub_secrets(str(player)), public_options(options)
+    return spec.name, public_options({**spec.options, **options})
 
 
 def _field(obj: Any, name: str, default: Any = None) -> Any:
@@ -87,11 +88,12 @@ def entrant_rows(
     for e in entrants:
         e = _dump(e)
         ident = dict((identities or {}).get(e["name"]) or {})
+        player, options = _public_spec(e)
         rows.append(
             {
                 "name": e["name"],
-                "player": _spec_without_secrets(e.get("player")) or e.get("factory"),
-                "options": public_options(e.get("options") or {}),
+                "player": player,
+                "options": options,
                 "seed": e.get("seed", 0),
                 "mode": modes.get(e["name"], "-"),
                 "identity": {
@@ -227,6 +229,7 @@ def load_games_and_records(results: str | os.PathLike[str]) -> tuple[list[Any], 
     a records file that cannot be read leaves the games listed without decisions, and ``note``
     says why (the page shows it)."""
     from arena_core.errors import ArenaError
+
     from .results import load_results
 
     path = Path(results)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .schedule import ScheduledGame
 from arena_core.faults import FaultKind
 from arena_core.outputs import append_jsonl
+
 from .schedule import Schedule
 
 FORMAT = "arena.tournament/2"

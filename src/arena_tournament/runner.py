@@ -34,6 +34,7 @@ from typing import IO, Any
 from arena_core.errors import ArenaError, ConfigError
 from arena_core.faults import FaultKind
 from arena_core.outputs import RunLock, scrub_and_cut
+
 from .backends import BACKENDS
 from .config import RunOptions, TournamentConfig
 from .identity import check_no_literal_secrets, entrant_identity, identity_change
@@ -167,7 +168,7 @@ def check_entrants(schedule: Schedule) -> None:
             import_object(e.factory)
             continue
         assert e.player is not None  # an entrant names a factory or a player
-        name = e.player.partition(":")[0].strip()
+        name = e.player  # the registered name: Entrant parsed the spec
         info = plugin_info("players", name)
         if not info.available:
             raise ConfigError(f"entrant {e.name!r}: player {name!r} is not usable here: {info.reason}")
@@ -179,6 +180,7 @@ def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool
     the first game; a failure is one :class:`ConfigError` line naming the entrant. Returns each
     entrant's resolved identity. ``keep``: reuse the built players in this process's games."""
     from arena_core.players import preflight_player
+
     from .play import _PLAYER_CACHE
 
     identities: dict[str, dict[str, Any]] = {}

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arena_core.errors import ConfigError
+from arena_core.playerspec import PlayerSpec, as_player_spec
 from arena_core.seeding import make_rng
 
 Design = Literal["auto", "round_robin", "steiner", "all", "covering", "sampled"]
@@ -48,15 +49,42 @@ class ScheduledGame:
 
 
 class Entrant(BaseModel):
-    """A named participant: a registered player spec (``name:k=v``) or an import path."""
+    """A named participant: a registered player (its spec in any spelling of
+    :mod:`arena_core.playerspec`, parsed once here into ``player`` and ``options``) or an import path."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, pattern=r"^[^|/\s][^|/]*$", description="unique label (no '|' or '/')")
-    player: str | None = Field(default=None, description="registered player spec, e.g. 'random' or 'random:x=1'")
+    player: str | None = Field(
+        default=None, description="registered player: 'random', 'random{x = 1}' or 'random:x=1' (stored as the name)"
+    )
     factory: str | None = Field(default=None, description="'package.module:Class' for an unregistered player")
     options: dict[str, Any] = Field(default_factory=dict, description="keyword options passed to the player")
     seed: int = Field(default=0, ge=0, description="the player's own seed")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse_player_spec(cls, data: Any) -> Any:
+        """The one place an entrant's spec is read: ``player`` keeps the registered name, the
+        spec's options join ``options`` (an option given in both is refused)."""
+        if not isinstance(data, dict) or data.get("player") is None:
+            return data
+        try:
+            spec = as_player_spec(data["player"])
+        except ConfigError as exc:  # pydantic reports ValueErrors with the entrant's place
+            raise ValueError(str(exc)) from None
+        extra = data.get("options") or {}
+        if not isinstance(extra, dict):
+            return data  # pydantic names the bad field
+        both = sorted(set(spec.options) & set(extra))
+        if both:
+            raise ValueError(f"option {both[0]!r} is given both in the player spec and in 'options'; give it once")
+        return {**data, "player": spec.name, "options": {**spec.options, **extra}}
+
+    @property
+    def spec(self) -> PlayerSpec | None:
+        """The registered player and its options (None for a ``factory`` entrant)."""
+        return None if self.player is None else PlayerSpec(self.player, dict(self.options))
 
     @model_validator(mode="after")
     def _one_source(self) -> Entrant:

@@ -16,6 +16,7 @@ import numpy as np
 
 from arena_core.seeding import make_rng
 from arena_core.stats import Floats
+
 from .ratings import Outcome, StageData, fit_plackett_luce
 
 

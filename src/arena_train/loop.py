@@ -167,7 +167,7 @@ def grpo_config(cfg: LoopConfig, seed: int) -> GRPOConfig:
 # ---------------------------------------------------------------------- tournaments
 def _entrant(name: str, spec: str | Mapping[str, Any], seed: int) -> Entrant:
     from arena_core.playerspec import parse_player_spec
-    from arena_core.tournament.schedule import Entrant
+    from arena_tournament.schedule import Entrant
 
     if isinstance(spec, Mapping):
         return Entrant(name=name, player=spec["player"], options=dict(spec.get("options", {})), seed=seed)
@@ -185,9 +185,9 @@ def run_tournament_games(
     name: str, game: str, entrants: list[Entrant], deals: int, seed: int, out: Path, policy: str = "default"
 ) -> list[GameResult]:
     """A round robin of ``entrants`` on ``deals`` shared deals (both seatings); its games."""
-    from arena_core.tournament.config import RatingOptions, RunOptions, TournamentConfig
-    from arena_core.tournament.results import load_results
-    from arena_core.tournament.runner import run_tournament
+    from arena_tournament.config import RatingOptions, RunOptions, TournamentConfig
+    from arena_tournament.results import load_results
+    from arena_tournament.runner import run_tournament
 
     config = TournamentConfig(
         name=name,
