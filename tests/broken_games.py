@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-from arena_core.game import Position
+from arena_core.game import Game, Position
 from arena_core.spec import GameSpec, Information, TurnStructure
 from arena_games.kuhn import KuhnAction, KuhnPoker, KuhnState
 from toy_games import CountToTwenty, RepeatedPennies
@@ -104,7 +104,7 @@ class ShowsOpponentCard(KuhnPoker):
 class NoSampler(KuhnPoker):
     """Imperfect information but no way to resample hidden state."""
 
-    sample_hidden_state = KuhnPoker.__mro__[1].sample_hidden_state
+    sample_hidden_state = Game.sample_hidden_state
 
 
 class SamplerChangesOwnCard(KuhnPoker):

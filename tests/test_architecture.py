@@ -10,7 +10,10 @@ Layers, lowest first: ``arena_core`` <- ``arena_games``, ``arena_players``, ``ar
 - ``arena_train`` imports no game package (``arena_games``): a game's views live with the game;
 - no import cycle inside any package;
 - a game's rules (``arena_games.<game>.rules``) import none of its views (``text``, ``views``):
-  the game's package attaches them where the game is registered (see ``arena_games/megagem``).
+  the game's package declares the registered class, a subclass of the rules class whose
+  ``text_view``/``views``/``rules_text`` are ordinary method overrides (see ``arena_games/megagem``);
+- views are attached that one way: no module assigns a view hook onto a class or object from
+  outside (``Game.views = ...``, ``setattr(cls, "text_view", ...)``).
 
 Which imports count:
 
@@ -64,11 +67,10 @@ DEFERRED_CYCLES = {
 }
 
 #: rules modules that still reach their views (inside a method), each with its reason
-RULES_REACHING_VIEWS = {
-    ("arena_games.kuhn.rules", "arena_games.kuhn.views"): "Kuhn's compact view was just moved in by the training "
-    "work; to be attached in arena_games/kuhn/__init__.py as MegaGem's are",
-}
+RULES_REACHING_VIEWS: dict[tuple[str, str], str] = {}
 VIEW_MODULES = ("text", "views")
+#: a game's view hooks: declared by ordinary method definitions in the registered class, never assigned
+VIEW_HOOKS = ("text_view", "views", "rules_text")
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,35 @@ def rules_importing_views(found: list[Import], allowed=()) -> list[str]:
     return out
 
 
+def view_hooks_assigned(root: Path, packages=PACKAGES) -> list[str]:
+    """Every assignment of a view hook onto an object (``X.views = f``, ``setattr(X, "views", f)``),
+    the old way of attaching views from a package ``__init__``."""
+    out = []
+    for name, path in modules(root, packages).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            hooks = [t.attr for t in targets if isinstance(t, ast.Attribute) and t.attr in VIEW_HOOKS]
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr"
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in VIEW_HOOKS
+            ):
+                hooks.append(node.args[1].value)
+            out.extend(
+                f"{name}:{node.lineno} assigns {hook}: declare it as a method of the registered game class"
+                for hook in hooks
+            )
+    return out
+
+
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (or a self-import), sorted."""
     index: dict[str, int] = {}
@@ -255,6 +286,11 @@ def test_rules_import_none_of_their_views(real):
     seen = {(imp.importer, imp.target) for imp in real}
     stale = [k for k in RULES_REACHING_VIEWS if k not in seen]
     assert not stale, f"no longer occur, remove from RULES_REACHING_VIEWS: {stale}"
+
+
+def test_views_are_declared_not_assigned():
+    bad = view_hooks_assigned(SRC)
+    assert not bad, "\n".join(bad)
 
 
 def test_no_import_cycles_inside_a_package(real):
@@ -395,4 +431,25 @@ def test_rules_reaching_a_view_fail_even_inside_a_method(tmp_path):
     )
     assert rules_importing_views(all_imports(root)) == [
         "arena_games.g.rules:3 imports its view arena_games.g.text: attach views in the game's package"
+    ]
+
+
+def test_assigning_a_view_hook_fails(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "arena_games/g/__init__.py": (
+                "from .rules import G\nfrom .text import V, rules_text\n"
+                "G.text_view = lambda self: V()\nsetattr(G, 'rules_text', rules_text)\n"
+            ),
+            "arena_games/g/rules.py": "class G:\n    pass\n",
+            "arena_games/h/__init__.py": (
+                "from . import rules\nfrom .text import V\n\n"
+                "class H(rules.H):\n    def text_view(self):\n        return V()\n"
+            ),
+        },
+    )
+    assert view_hooks_assigned(root) == [
+        "arena_games.g:3 assigns text_view: declare it as a method of the registered game class",
+        "arena_games.g:4 assigns rules_text: declare it as a method of the registered game class",
     ]

@@ -14,9 +14,9 @@ import pytest
 from arena_core.episode import read_episodes
 from arena_core.players import BasePlayer
 from arena_core.replay import replay
+from arena_games.matrix import MatrixGame
 from arena_games.matrix import equilibria as eq
 from arena_games.matrix.equilibria import metric_matrix, reference_points
-from arena_games.matrix.rules import MatrixGame
 from arena_games.matrix.scoring import control, score_cell
 from arena_games.matrix.study import StudyConfig, main, run_study
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, final
 
 import numpy as np
 from pydantic import ValidationError
@@ -58,16 +59,41 @@ class Position(Generic[S]):
 _set_state, _set_pending, _set_ply = Position.state.__set__, Position.pending.__set__, Position.ply.__set__  # type: ignore[attr-defined,misc]  # the slots' descriptors
 
 
+class EngineTitle(Protocol):
+    """What the core knows of a wrapped engine's title (the TextArena adapter's ``TitleSpec``)."""
+
+    @property
+    def env_id(self) -> str: ...
+
+    @property
+    def vocabulary(self) -> Sequence[str]:
+        """The title's fixed action strings (its action-index space)."""
+        ...
+
+
 class Game(ABC, Generic[S, A]):
     """Base class of every game.
 
-    Override the rules hooks; do not override the machinery.
+    Override the rules hooks (and the optional declarations below); do not override the
+    machinery (marked ``@final``).
     """
 
     spec: ClassVar[GameSpec]
     Params: ClassVar[type[GameParams]] = NoParams
     #: size of the discrete action-index space (the mask length)
     num_actions: int
+
+    # optional declarations --------------------------------------------------------
+    #: the state type, read by the default :meth:`state_from_json` (None: override that method)
+    State: ClassVar[type[Any] | None] = None
+    #: length of :meth:`encode_observation`'s vector (0: not declared; the numeric encoding
+    #: is then unusable, e.g. by the policy-gradient trainer)
+    observation_size: int = 0
+    #: ``(low, high)`` bounding every value of :meth:`encode_observation` (scalars, or arrays
+    #: of ``observation_size``); the Gymnasium/PettingZoo spaces are ``Box(low, high)``
+    observation_bounds: tuple[float | np.ndarray, float | np.ndarray] = (-math.inf, math.inf)
+    #: the title of a wrapped engine (the TextArena adapter sets it); None for a native game
+    title: ClassVar[EngineTitle | None] = None
 
     def __init__(self, params: GameParams | Mapping[str, Any] | None = None, *, num_players: int | None = None):
         try:
@@ -145,8 +171,6 @@ class Game(ABC, Generic[S, A]):
     def encode_observation(self, state: S, player: int) -> np.ndarray:
         """Flat float32 encoding of ``observation(state, player)`` of length ``observation_size``."""
 
-    observation_size: int
-
     # optional hooks --------------------------------------------------------------
     def action_to_str(self, action: A) -> str:
         """Canonical string of an action (unique within any legal set)."""
@@ -190,6 +214,11 @@ class Game(ABC, Generic[S, A]):
         """The player responsible for a ``FORFEIT`` or ``PLAYER_ERROR`` ending, if any."""
         return None
 
+    def enumerate_deals(self) -> Sequence[tuple[int, float]] | None:
+        """Every deal as ``(deal seed, probability)`` (the probabilities sum to 1), for exact
+        evaluation by enumeration; None (the default) when the game cannot list them."""
+        return None
+
     def rules_text(self) -> str:
         """The rules as prose, for language-model players."""
         return self.spec.description
@@ -198,7 +227,7 @@ class Game(ABC, Generic[S, A]):
         return to_jsonable(state)
 
     def state_from_json(self, data: Any) -> S:
-        state_type = getattr(self, "State", None)
+        state_type = self.State
         if state_type is None:
             raise SerializationError(
                 f"{self.spec.id}: set the class attribute State (the state type) or override state_from_json"
@@ -206,13 +235,14 @@ class Game(ABC, Generic[S, A]):
         state: S = from_jsonable(state_type, data)
         return state
 
+    # views (override by ordinary methods in the class the game registers; see docs/core.md)
     def text_view(self) -> Any:
         """The language-model view of this game (prompt and answer parser)."""
         from .text import GenericTextView
 
         return GenericTextView()
 
-    def views(self) -> Mapping[str, Any]:
+    def views(self) -> Mapping[str, Callable[[], Any]]:
         """This game's views: name -> zero-argument factory (``text``, ``menu``, and any the game
         adds, e.g. ``compact``); see :mod:`arena_core.views`. Override as
         ``{**super().views(), "compact": MyView}``."""
@@ -221,6 +251,7 @@ class Game(ABC, Generic[S, A]):
         return default_views(self)
 
     # ------------------------------------------------------------------ machinery
+    @final
     @property
     def has_hidden_state_sampler(self) -> bool:
         return (
@@ -228,19 +259,23 @@ class Game(ABC, Generic[S, A]):
             or type(self).sample_hidden_state is not Game.sample_hidden_state
         )
 
+    @final
     def start(self, seed: int) -> Position[S]:
         """The initial position of the deal named by ``seed``."""
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         return Position(self.initial_state(deal_rng(int(seed))))
 
+    @final
     def is_over(self, pos: Position[S]) -> bool:
         return self.is_terminal(pos.state)
 
+    @final
     def players_to_act(self, pos: Position[S]) -> tuple[int, ...]:
         """Players still to act at this decision point, in order."""
         return tuple(self._waiting(pos))
 
+    @final
     def _waiting(self, pos: Position[S]) -> Sequence[int]:
         """:meth:`players_to_act` as whatever sequence ``to_move`` gives (no copy on the hot path)."""
         state = pos.state
@@ -251,23 +286,27 @@ class Game(ABC, Generic[S, A]):
         done = pos.committed()
         return tuple(p for p in self.to_move(state) if p not in done)
 
+    @final
     def current_player(self, pos: Position[S]) -> int | None:
         """The next player to act (commit order at a simultaneous move), or None at the end."""
         waiting = self._waiting(pos)
         return waiting[0] if waiting else None
 
+    @final
     def legal(self, pos: Position[S], player: int) -> tuple[A, ...]:
         """The legal set of ``player`` at ``pos``; empty if that player is not to act."""
         if player not in self._waiting(pos):
             return ()
         return tuple(self.legal_actions(pos.state, player))
 
+    @final
     def mask(self, pos: Position[S], player: int) -> np.ndarray:
         """The legality mask over ``range(num_actions)``, derived from :meth:`legal`."""
         if player not in self._waiting(pos):
             return np.zeros(self.num_actions, dtype=np.int8)
         return self.legal_mask(pos.state, player)
 
+    @final
     def act(self, pos: Position[S], player: int, action: A) -> Position[S]:
         """Apply one player's action; simultaneous moves are committed, then revealed at once."""
         waiting = self._waiting(pos)
@@ -292,6 +331,7 @@ class Game(ABC, Generic[S, A]):
             joint = {player: action}
         return Position(self.next_state(state, joint), (), pos.ply + 1)
 
+    @final
     def act_id(self, pos: Position[S], player: int, index: int) -> Position[S]:
         """:meth:`act` with an action index (as RL code and the AEC env submit)."""
         try:
@@ -302,15 +342,18 @@ class Game(ABC, Generic[S, A]):
             ) from None
         return self.act(pos, player, action)
 
+    @final
     def observe(self, pos: Position[S], player: int) -> dict[str, Any]:
         """``player``'s observation; pending commitments are never visible."""
         return self.observation(pos.state, player)
 
+    @final
     def final_returns(self, pos: Position[S]) -> tuple[float, ...]:
         if not self.is_terminal(pos.state):
             raise GameOverError(f"{self.spec.id}: returns are defined only at the end of the game")
         return tuple(float(r) for r in self.returns(pos.state))
 
+    @final
     def action_from_str(self, pos: Position[S], player: int, text: str) -> A:
         """The legal action whose canonical string is ``text`` (case- and space-insensitive)."""
         want = " ".join(text.split()).lower()
@@ -322,6 +365,7 @@ class Game(ABC, Generic[S, A]):
             f"{self.spec.id}: {text!r} is not a legal action for player {player}; legal: {legal}", player=player
         )
 
+    @final
     def position_to_json(self, pos: Position[S]) -> dict[str, Any]:
         return {
             "state": self.state_to_json(pos.state),
@@ -329,10 +373,12 @@ class Game(ABC, Generic[S, A]):
             "ply": pos.ply,
         }
 
+    @final
     def position_from_json(self, data: Mapping[str, Any]) -> Position[S]:
         pending = tuple((int(p), self.action_from_id(int(i))) for p, i in data.get("pending", ()))
         return Position(self.state_from_json(data["state"]), pending, int(data.get("ply", 0)))
 
+    @final
     def describe(self) -> dict[str, Any]:
         """The spec, parameters and player count as JSON-able data."""
         return {
@@ -341,6 +387,7 @@ class Game(ABC, Generic[S, A]):
             "num_players": self.num_players,
         }
 
+    @final
     def _describe(self, action: Any) -> str:
         try:
             return repr(self.action_to_str(action))

@@ -198,7 +198,7 @@ class PolicyGradientTrainer:
         self.run_dir = Path(run_dir)
         claim_run_dir(self.run_dir)
         self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
-        size = getattr(self.game, "observation_size", None)
+        size = self.game.observation_size
         if not size:
             raise ConfigError(
                 f"{cfg.game} declares no observation_size; the policy-gradient trainer needs the numeric encoding"

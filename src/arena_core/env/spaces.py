@@ -25,7 +25,7 @@ def agent_spaces(
 
 
 def observation_space(game: Game[Any, Any]) -> spaces.Dict:
-    low, high = getattr(game, "observation_bounds", (-np.inf, np.inf))
+    low, high = game.observation_bounds
     return spaces.Dict(
         {
             "observation": spaces.Box(low=low, high=high, shape=(game.observation_size,), dtype=np.float32),

@@ -653,7 +653,7 @@ def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generat
     """The numeric observation is a function of ``observe`` (nothing hidden leaks into it), of
     the declared size and bounds; with ``spec.observation_is_state`` it also tells apart every
     two different observations."""
-    lo, hi = getattr(game, "observation_bounds", (-np.inf, np.inf))
+    lo, hi = game.observation_bounds
     views = [*pt.views(game)]
     for twin in pt.twins(game):
         views.extend(twin.views)

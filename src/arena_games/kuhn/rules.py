@@ -2,13 +2,17 @@
 
 Histories end at: pass-pass (showdown for 1), bet-pass (bettor wins 1),
 bet-bet (showdown for 2), pass-bet-pass (bettor wins 1), pass-bet-bet (showdown for 2).
+
+The rules import none of their views: the registered game, ``arena_games.kuhn.KuhnPoker``,
+is this class with its views (``arena_games/kuhn/__init__.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +95,7 @@ class KuhnPoker(Game[KuhnState, KuhnAction]):
         winner = 0 if state.cards[0] > state.cards[1] else 1
         return (stake, -stake) if winner == 0 else (-stake, stake)
 
-    def observation(self, state: KuhnState, player: int) -> dict:
+    def observation(self, state: KuhnState, player: int) -> dict[str, Any]:
         return {
             "player": player,
             "card": CARD_NAMES[state.cards[player]],
@@ -125,11 +129,6 @@ class KuhnPoker(Game[KuhnState, KuhnAction]):
             _DEAL_SEEDS = tuple(found[c] for c in sorted(found))
         return [(s, 1 / 6) for s in _DEAL_SEEDS]
 
-    def views(self):
-        from .views import KuhnCompactView
-
-        return {**super().views(), "compact": KuhnCompactView}
-
     def sample_hidden_state(self, state: KuhnState, player: int, rng: np.random.Generator) -> KuhnState:
         own = state.cards[player]
         other = int(rng.choice([c for c in range(3) if c != own]))
@@ -137,7 +136,7 @@ class KuhnPoker(Game[KuhnState, KuhnAction]):
         return KuhnState(cards, state.history)
 
 
-def nash_policy(alpha: float = 1 / 6):
+def nash_policy(alpha: float = 1 / 6) -> Callable[[int, int, tuple[int, ...]], float]:
     """A Nash equilibrium of Kuhn poker (the family parameterised by alpha in [0, 1/3]).
 
     Returns ``f(player, card, history) -> probability of BET``.

@@ -1,18 +1,24 @@
-"""One-shot matrix games scored against Nash (see docs/matrix.md and the shared note)."""
+"""One-shot matrix games scored against Nash (see docs/matrix.md and the shared note).
 
+:class:`MatrixGame` here is the registered game: the rules (:mod:`.rules`, which import no view)
+with the game's text view, declared by ordinary method overrides (see docs/core.md, "Views").
+"""
+
+from . import rules
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES, PayoffMatrices, payoff_matrices
-from .rules import LABEL_SETS, MatrixGame, MatrixParams, MatrixState
+from .rules import LABEL_SETS, MatrixParams, MatrixState
 from .text import MatrixTextView, rules_text
 
 
-def _attach_views(game: type[MatrixGame]) -> None:
-    """The game's text view, attached where the game is registered (the entry point names this
-    package, and Python runs it before any module in it): the rules never import their view."""
-    game.rules_text = rules_text  # type: ignore[method-assign, assignment]
-    game.text_view = lambda self: MatrixTextView()  # type: ignore[method-assign]
+class MatrixGame(rules.MatrixGame):
+    """A matrix game with its text view (:class:`MatrixTextView`) and rules text."""
 
+    def rules_text(self) -> str:
+        return rules_text(self)
 
-_attach_views(MatrixGame)
+    def text_view(self) -> MatrixTextView:
+        return MatrixTextView()
+
 
 __all__ = [
     "ARCHETYPE_NAMES",

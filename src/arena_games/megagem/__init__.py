@@ -1,26 +1,34 @@
-"""MegaGem: the native sealed-bid gem auction (MegagemBench rules), its bots and text view."""
+"""MegaGem: the native sealed-bid gem auction (MegagemBench rules), its bots and text view.
 
+:class:`MegaGem` here is the registered game: the rules (:mod:`.rules`, which import no view)
+with the game's views, declared by ordinary method overrides (see docs/core.md, "Views").
+"""
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import rules
 from .cards import AUCTION_CARDS, COLOURS, VALUE_CHARTS, CardKind
-from .rules import Action, AuctionRecord, Bid, MegaGem, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
+from .rules import Action, AuctionRecord, Bid, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
 from .text import MegaGemTextView, rules_text
 from .transcript import MegaGemTranscriptView
 from .views import MegaGemCompactView
 
 
-def _attach_views(game: type[MegaGem]) -> None:
-    """The game's views, attached where the game is registered (the entry point names this
-    package, and Python runs it before any module in it): the rules (``rules.py``) never
-    import their views, so the views may import the rules."""
+class MegaGem(rules.MegaGem):
+    """MegaGem with its views: the MegagemBench-style text view, the rules text as its options
+    set them, ``"compact"`` (:class:`MegaGemCompactView`) and ``"transcript"``
+    (:class:`MegaGemTranscriptView`)."""
 
-    def views(self):
-        return {**super(game, self).views(), "compact": MegaGemCompactView, "transcript": MegaGemTranscriptView}
+    def rules_text(self) -> str:
+        return rules_text(self)
 
-    game.rules_text = rules_text  # type: ignore[method-assign, assignment]
-    game.text_view = lambda self: MegaGemTextView()  # type: ignore[method-assign]
-    game.views = views  # type: ignore[method-assign]
+    def text_view(self) -> MegaGemTextView:
+        return MegaGemTextView()
 
+    def views(self) -> Mapping[str, Callable[[], Any]]:
+        return {**super().views(), "compact": MegaGemCompactView, "transcript": MegaGemTranscriptView}
 
-_attach_views(MegaGem)
 
 __all__ = [
     "AUCTION_CARDS",

@@ -18,8 +18,9 @@ from typing import Any
 from arena_core.game import Position
 from arena_core.players import Decision
 
+from . import MegaGem  # the registered game: the rules with their views
 from .bots import LEGACY, ExpertBidder, FairValueBidder, HeuristicBidder
-from .rules import Action, Bid, MegaGem, MegaGemState
+from .rules import Action, Bid, MegaGemState
 
 DATA_DIR = Path(__file__).parent / "data"
 SEEDS = (1, 2, 3)

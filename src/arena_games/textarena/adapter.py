@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, overload
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from .state import (
     LegalityHooks,
     LegalMethod,
     Outcome,
+    ProbeKey,
     TextArenaParams,
     TextArenaState,
     TitleSpec,
@@ -123,8 +124,8 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
         #: entry holds the state, so its id cannot be reused while the entry exists
         self._at: dict[int, tuple[TextArenaState, _LiveEnv]] = {}
         #: free-text titles: envs already stepped by a probe, keyed by (seed, history + text)
-        self._probed: OrderedDict[tuple, _LiveEnv] = OrderedDict()
-        self.rejections: OrderedDict[tuple, str] = OrderedDict()
+        self._probed: OrderedDict[ProbeKey, _LiveEnv] = OrderedDict()
+        self.rejections: OrderedDict[ProbeKey, str] = OrderedDict()
 
     def default_num_players(self) -> int:
         return self.title.players[0]
@@ -192,15 +193,15 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
             raise SerializationError(f"{self.spec.id}: not a TextArena state ({type(exc).__name__}: {exc})") from None
 
     def to_move(self, state: TextArenaState) -> tuple[int, ...]:
-        return state[3]
+        return state.to_move
 
     def next_state(self, state: TextArenaState, joint: Mapping[int, str]) -> TextArenaState:
         ((player, text),) = joint.items()
-        actions, actors = state[1] + (text,), state[2] + (player,)
+        actions, actors = state.actions + (text,), state.actors + (player,)
         if self._free_text:
-            ahead = self._probed.pop((state[0], actions), None)
+            ahead = self._probed.pop((state.ta_seed, actions), None)
             if ahead is not None:  # already stepped by the probe that admitted the text
-                return self._after_step(ahead, state[0], actions, actors)
+                return self._after_step(ahead, state.ta_seed, actions, actors)
         entry = self._at.pop(id(state), None)  # the env last stepped to this state, if it is still kept
         live = entry[1] if entry is not None and entry[0] is state else self._live_at(state, take=True)
         try:
@@ -209,7 +210,13 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
             detail = f"TextArena raised {type(exc).__name__} on {text!r}: {exc}"
             zero = tuple(0.0 for _ in range(self.num_players))
             return _state(
-                state[0], actions, actors, (), Outcome(EndKind.ENV_ERROR, zero, detail, player), live.transcript, ()
+                state.ta_seed,
+                actions,
+                actors,
+                (),
+                Outcome(EndKind.ENV_ERROR, zero, detail, player),
+                live.transcript,
+                (),
             )
         ta_state = live.env.state
         # TextArena flags a first invalid move in error_count (every title allows one) and a final one by ending
@@ -220,9 +227,11 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
                     f"{self.spec.id}: TextArena rejected {text!r}, which the adapter listed as legal ({reason}); "
                     "this is a bug in arena_games.textarena.legal -- please report it with the seed and history"
                 )
-        return self._after_step(live, state[0], actions, actors)
+        return self._after_step(live, state.ta_seed, actions, actors)
 
-    def _after_step(self, live: _LiveEnv, ta_seed: int, actions, actors) -> TextArenaState:
+    def _after_step(
+        self, live: _LiveEnv, ta_seed: int, actions: tuple[str, ...], actors: tuple[int, ...]
+    ) -> TextArenaState:
         """The state after a step of ``live`` (remembered as the env at that state while the game runs)."""
         ta_state = live.env.state
         if ta_state.done:
@@ -251,16 +260,37 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
         return state
 
     def is_terminal(self, state: TextArenaState) -> bool:
-        return state[4] is not None
+        return state.outcome is not None
 
     def returns(self, state: TextArenaState) -> tuple[float, ...]:
         if state.outcome is None:
             raise AdapterError(f"{self.spec.id}: returns asked before the end")
         return state.outcome.returns
 
+    # ------------------------------------------------------------------ views
+    def text_view(self) -> TranscriptTextView:
+        return TranscriptTextView()
 
-def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
-    """A Game subclass for one TextArena title (what the entry points name)."""
+    def views(self) -> Mapping[str, Callable[[], Any]]:
+        """The game's views plus ``"transcript"``: :class:`TextArenaTranscriptView` (only the
+        messages that arrived since the seat's last turn)."""
+        return {**super().views(), "transcript": TextArenaTranscriptView}
+
+
+G = TypeVar("G", bound=TextArenaGame)
+
+
+@overload
+def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]: ...
+
+
+@overload
+def make_title_class(name: str, title: TitleSpec, base: type[G]) -> type[G]: ...
+
+
+def make_title_class(name: str, title: TitleSpec, base: type[TextArenaGame] = TextArenaGame) -> type[TextArenaGame]:
+    """A Game subclass for one TextArena title (what the entry points name), derived from
+    ``base`` (:class:`TextArenaGame`, or a subclass of it that declares the title's own views)."""
     lo, hi = title.players
     exempt = dict(title.exempt_checks)
     if title.information is Information.IMPERFECT:
@@ -306,4 +336,4 @@ def make_title_class(name: str, title: TitleSpec) -> type[TextArenaGame]:
         "__qualname__": name,
         "__doc__": spec.description,
     }
-    return type(name, (TextArenaGame,), attrs)
+    return type(name, (base,), attrs)

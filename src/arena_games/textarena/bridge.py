@@ -48,7 +48,7 @@ class _Transcript:
 
     __slots__ = ("queues", "converted")
 
-    def __init__(self, queues: Sequence[list], converted: list[list[Message]] | None = None):
+    def __init__(self, queues: Sequence[list[Any]], converted: list[list[Message]] | None = None):
         self.queues = tuple(queues)
         self.converted = converted if converted is not None else [[] for _ in self.queues]
 
@@ -150,11 +150,11 @@ class _PendingSeed(_ModuleLikeRandom):
         _PendingSeed._settle(self)
         return random.Random.randbytes(self, n)
 
-    def getstate(self) -> tuple:
+    def getstate(self) -> tuple[Any, ...]:
         _PendingSeed._settle(self)
         return random.Random.getstate(self)
 
-    def setstate(self, state: tuple) -> None:
+    def setstate(self, state: tuple[Any, ...]) -> None:
         self.__class__ = _ModuleLikeRandom  # type: ignore[assignment]  # the seed applied: the documented class swap
         random.Random.setstate(self, state)
 
@@ -296,7 +296,7 @@ class _LiveEnv:
         return _LiveEnv(env, twin, self.transcript.fork(env))
 
 
-def _ta():
+def _ta() -> Any:
     """textarena, imported lazily (the extra may be missing) and without touching ``random``:
     importing textarena 0.7.4 advances the global generator."""
     return _import_quietly("textarena")

@@ -32,6 +32,7 @@ from functools import cache
 from typing import Any
 
 from arena_core.errors import PlayerError
+from arena_core.game import Game, Position
 from arena_core.players import BasePlayer, Decision
 from arena_core.views import Menu
 
@@ -103,7 +104,7 @@ class KuhnV0CompactView:
     answers ``p`` (check), ``b`` (bet), ``c`` (call), ``f`` (fold). The round and the chip lead
     are left out: in this game each round is best played on its own (winning a round never hurts)."""
 
-    def menu(self, game, pos, player, *, include_illegal: bool = False) -> Menu:
+    def menu(self, game: Game[Any, Any], pos: Position[Any], player: int, *, include_illegal: bool = False) -> Menu:
         info = read_observation(game.observe(pos, player), player)
         actions = tuple(game.legal(pos, player))
         return Menu(
@@ -120,7 +121,7 @@ class EquilibriumBot(BasePlayer):
 
     name = "textarena_kuhn_equilibrium"
 
-    def act(self, decision: Decision):
+    def act(self, decision: Decision) -> str:
         legal = tuple(decision.legal_actions)
         for want in (BET, CALL):
             if want in legal:
@@ -181,7 +182,14 @@ def _round_win_probability(pol_starter: Policy, pol_other: Policy, round_no: int
             cards = (CARDS[a], CARDS[b])
             leads = (lead_starter, -lead_starter)
 
-            def walk(history: str, reach: float, a: int = a, b: int = b, cards=cards, leads=leads) -> float:
+            def walk(
+                history: str,
+                reach: float,
+                a: int = a,
+                b: int = b,
+                cards: tuple[str, str] = cards,
+                leads: tuple[int, int] = leads,
+            ) -> float:
                 mover = len(history) % 2  # 0: the opener
                 pol = pol_starter if mover == 0 else pol_other
                 probs = pol(cards[mover], history, round_no, leads[mover])
@@ -241,7 +249,7 @@ def best_response_value(policy: Policy, br_seat: int) -> float:
         for c in range(3):
             others = [o for o in range(3) if o != c]
 
-            def walk(history: str, weights: tuple[float, ...], c: int = c, others=others) -> float:
+            def walk(history: str, weights: tuple[float, ...], c: int = c, others: list[int] = others) -> float:
                 mover_is_starter = len(history) % 2 == 0
                 br_moves = mover_is_starter == br_starts
                 options = []

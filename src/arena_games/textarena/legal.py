@@ -18,12 +18,14 @@ vocabulary (tests/test_textarena_titles.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 FACES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
 
-def _gs(env: Any) -> dict:
+def _gs(env: Any) -> Any:
+    """TextArena's ``game_state`` dict (untyped upstream)."""
     return env.state.game_state
 
 
@@ -347,7 +349,7 @@ def german_whist_legal(env: Any, player: int) -> tuple[str, ...]:
     return tuple(f"[play {i}]" for i, card in enumerate(hand, 1) if env._is_valid_play(player, card))
 
 
-def fixed(*actions: str):
+def fixed(*actions: str) -> Callable[[Any, int], tuple[str, ...]]:
     """A title whose every move is always legal (rock-paper-scissors, directions, ...)."""
 
     def legal(env: Any, player: int) -> tuple[str, ...]:
@@ -357,7 +359,7 @@ def fixed(*actions: str):
     return legal
 
 
-def fixed_check(*actions: str):
+def fixed_check(*actions: str) -> Callable[[Any, int, str], bool]:
     """The check of :func:`fixed`."""
     allowed = frozenset(actions)
 

@@ -30,6 +30,7 @@ from arena_core.errors import ConfigError, GameOverError
 from arena_core.game import Game
 from arena_core.match import Match
 from arena_core.policy import IllegalActionPolicy
+from arena_core.spec import GameParams
 
 #: TextArena's default: the first invalid move is re-prompted, the second loses
 TEXTARENA_POLICY = IllegalActionPolicy(mode="retry", max_retries=1, after_retries="forfeit")
@@ -37,21 +38,21 @@ TEXTARENA_POLICY = IllegalActionPolicy(mode="retry", max_retries=1, after_retrie
 _BRACKET = re.compile(r"\[([^\[\]]{1,300})\]")
 
 
-def _ta_env_base():
+def _ta_env_base() -> Any:
     try:
-        from .adapter import _ta
+        from .bridge import _ta
 
         return _ta().Env
     except ImportError:  # textarena missing: the wrapper still works, it just is not a ta.Env subclass
         return object
 
 
-class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]
+class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]  # the base is TextArena's Env (untyped) or object
     """An arena game behind TextArena's env API (see the module docstring)."""
 
     def __init__(
         self,
-        game: Game | str,
+        game: Game[Any, Any] | str,
         params: Mapping[str, Any] | None = None,
         *,
         policy: IllegalActionPolicy = TEXTARENA_POLICY,
@@ -60,8 +61,9 @@ class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]
         if isinstance(game, str):
             from arena_core.registry import game_class
 
-            self._game_cls, self._params = game_class(game), params
-            self.game: Game | None = None
+            self._game_cls: type[Game[Any, Any]] = game_class(game)
+            self._params: GameParams | Mapping[str, Any] | None = params
+            self.game: Game[Any, Any] | None = None
         elif isinstance(game, Game):
             if params is not None:
                 raise ConfigError("pass params either in the Game instance or as params, not both")
@@ -96,16 +98,16 @@ class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]
     def render(self, pid: int) -> str:
         """The prompt of ``pid``: rules, state, and the legal actions as TextArena-style tokens."""
         match = self._require_match()
-        prompt = self.game.text_view().prompt(self.game, match.position, pid)
+        prompt = match.game.text_view().prompt(match.game, match.position, pid)
         tokens = ", ".join(f"'[{a}]'" for a in prompt.legal)
         return f"{prompt.system}\n\n{prompt.user}\n\nAvailable actions: {tokens}"
 
     def step(self, action: str) -> tuple[bool, dict[str, Any]]:
         """Apply the acting player's text; invalid text is handled by the policy and reported."""
         match = self._require_match()
-        if match.done:
-            raise GameOverError(f"{self.game.spec.id}: the episode is over; call reset()")
         pid = match.to_act()
+        if match.done or pid is None:
+            raise GameOverError(f"{match.game.spec.id}: the episode is over; call reset()")
         chosen = self._read(pid, action)
         if chosen is None:
             sub = match.fail(
@@ -134,7 +136,7 @@ class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]
                 "end_reason": None if end is None else end.reason.value,
                 "truncated": bool(end is not None and end.reason.truncated),
             }
-            for p in range(self.game.num_players)
+            for p in range(match.game.num_players)
         }
         if end is None or end.returns is None:
             return None, info
@@ -145,10 +147,12 @@ class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]
         """End the episode from outside (a cut-off, reported as truncation)."""
         self._require_match().truncate(EndReason.TURN_CAP, detail)
 
-    def _read(self, pid: int, text: str):
+    def _read(self, pid: int, text: str) -> Any:
+        """The legal action ``text`` names, or None."""
         if not isinstance(text, str):
             return None
-        game, pos = self.game, self._require_match().position
+        match = self._require_match()
+        game, pos = match.game, match.position
         legal = {" ".join(game.action_to_str(a).split()).lower(): a for a in game.legal(pos, pid)}
         for token in reversed(_BRACKET.findall(text)):  # the TextArena way: the last bracketed legal move
             key = " ".join(token.split()).lower()

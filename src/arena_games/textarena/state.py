@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import Field
 
@@ -36,6 +35,8 @@ if TYPE_CHECKING:
 NO_INDEX = -1
 #: the longest action text the adapter passes to TextArena
 MAX_ACTION_CHARS = 4000
+#: a probed text's key: (TextArena's seed, the action strings with the text appended)
+ProbeKey = tuple[int, tuple[str, ...]]
 
 
 class AdapterError(ArenaError):
@@ -75,7 +76,25 @@ class Outcome:
     offender: int | None = None
 
 
-class TextArenaState(tuple):
+#: the source of a state built from plain data (its inbox is given, so the source is never read)
+_NO_SOURCE = _Transcript([], [])
+
+
+class _StateFields(NamedTuple):
+    """The fields of :class:`TextArenaState`, by name (a tuple underneath)."""
+
+    ta_seed: int  # TextArena's seed (derived from the arena seed)
+    actions: tuple[str, ...]  # the action strings played so far
+    actors: tuple[int, ...]  # who played each of them
+    to_move: tuple[int, ...]  # the player to move (empty at the end)
+    outcome: Outcome | None  # how the episode ended (None while it runs)
+    # not data (never compared, hashed, pickled or serialised):
+    source: _Transcript  # the transcript the inbox is read from (unread when the inbox is given)
+    counts: tuple[int, ...]  # the message counts per player at this state (idem)
+    memo: list[tuple[Any, ...] | None]  # [inbox, legal set of the player to move], each None until first use
+
+
+class TextArenaState(_StateFields):
     """Everything an arena game needs to know about a TextArena episode, as data: TextArena's
     seed, the action strings played, who played them, who is to move, and the outcome.
 
@@ -84,9 +103,9 @@ class TextArenaState(tuple):
     of the player to move. The memo is never part of equality, hashing, pickling or JSON; two
     states are equal when their data and inboxes are.
 
-    A tuple underneath (fields by name only, please) so that the adapter builds one per step in
-    a single C call; ``TextArenaState(ta_seed, actions, actors, to_move, outcome, inbox)`` builds
-    one from plain data.
+    A named tuple (read its fields by name) so that the adapter builds one per step in a single
+    C call; ``TextArenaState(ta_seed, actions, actors, to_move, outcome, inbox)`` builds one from
+    plain data.
     """
 
     __slots__ = ()
@@ -100,35 +119,29 @@ class TextArenaState(tuple):
         outcome: Outcome | None = None,
         inbox: Sequence[Sequence[Message]] = (),
     ) -> TextArenaState:
-        inbox = tuple(tuple(Message._make(m) for m in box) for box in inbox)
-        return _new_tuple(
-            cls, (int(ta_seed), tuple(actions), tuple(actors), tuple(to_move), outcome, None, None, [inbox, None])
+        plain = tuple(tuple(Message._make(m) for m in box) for box in inbox)
+        state: TextArenaState = _new_tuple(
+            cls, (int(ta_seed), tuple(actions), tuple(actors), tuple(to_move), outcome, _NO_SOURCE, (), [plain, None])
         )
-
-    ta_seed: int = property(itemgetter(0), doc="TextArena's seed (derived from the arena seed)")  # type: ignore[assignment]
-    actions: tuple[str, ...] = property(itemgetter(1), doc="the action strings played so far")  # type: ignore[assignment]
-    actors: tuple[int, ...] = property(itemgetter(2), doc="who played each of them")  # type: ignore[assignment]
-    to_move: tuple[int, ...] = property(itemgetter(3), doc="the player to move (empty at the end)")  # type: ignore[assignment]
-    outcome: Outcome | None = property(itemgetter(4), doc="how the episode ended (None while it runs)")  # type: ignore[assignment]
-    # 5: the transcript the inbox is read from, 6: the message counts per player (None when the
-    # inbox is plain data), 7: the memo [inbox, legal set of the player to move]
+        return state
 
     @property
     def inbox(self) -> tuple[tuple[Message, ...], ...]:
-        memo = self[7]
-        if memo[0] is None:
-            transcript = self[5]
-            memo[0] = tuple(tuple(transcript.messages(p, c)) for p, c in enumerate(self[6]))
-        return memo[0]
+        memo = self.memo
+        inbox = memo[0]
+        if inbox is None:
+            source = self.source
+            inbox = memo[0] = tuple(tuple(source.messages(p, c)) for p, c in enumerate(self.counts))
+        return inbox
 
     def messages(self, player: int) -> list[Message]:
         """A fresh list of the messages ``player`` has received this episode."""
-        known = self[7][0]
+        known = self.memo[0]
         if known is not None:
             return list(known[player])
-        return self[5].messages(player, self[6][player])
+        return self.source.messages(player, self.counts[player])
 
-    def _data(self) -> tuple:
+    def _data(self) -> tuple[int, tuple[str, ...], tuple[int, ...], tuple[int, ...], Outcome | None]:
         return self[:5]
 
     def __eq__(self, other: object) -> bool:
@@ -145,18 +158,18 @@ class TextArenaState(tuple):
 
     def __repr__(self) -> str:
         return (
-            f"TextArenaState(ta_seed={self[0]!r}, actions={self[1]!r}, actors={self[2]!r}, "
-            f"to_move={self[3]!r}, outcome={self[4]!r})"
+            f"TextArenaState(ta_seed={self.ta_seed!r}, actions={self.actions!r}, actors={self.actors!r}, "
+            f"to_move={self.to_move!r}, outcome={self.outcome!r})"
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[TextArenaState], tuple[Any, ...]]:
         """Pickle (and copy) as plain data: the inbox materialised, no live references."""
         return (TextArenaState, (*self[:5], self.inbox))
 
     def __copy__(self) -> TextArenaState:
         return self
 
-    def __deepcopy__(self, memo: dict) -> TextArenaState:
+    def __deepcopy__(self, memo: dict[int, Any]) -> TextArenaState:
         return self
 
 
@@ -229,15 +242,15 @@ class LegalityHooks:
         _check: Callable[[Any, int, str], bool] | None
         _free_text: bool
         _at: dict[int, tuple[TextArenaState, _LiveEnv]]
-        _probed: OrderedDict[tuple, _LiveEnv]
-        rejections: OrderedDict[tuple, str]
+        _probed: OrderedDict[ProbeKey, _LiveEnv]
+        rejections: OrderedDict[ProbeKey, str]
 
         def _live_at(self, state: TextArenaState, *, take: bool) -> _LiveEnv: ...
 
     def legal_actions(self, state: TextArenaState, player: int) -> tuple[str, ...]:
         if state.outcome is not None or player not in state.to_move:
             return ()
-        memo = state[7]
+        memo = state.memo
         legal = memo[1]
         if legal is None:  # a title with a check (or free text): derived on first use
             live = self._live_at(state, take=False)
@@ -254,11 +267,11 @@ class LegalityHooks:
         return legal
 
     def is_legal(self, state: TextArenaState, player: int, action: str) -> bool:
-        if state[4] is not None or player not in state[3] or not isinstance(action, str):
+        if state.outcome is not None or player not in state.to_move or not isinstance(action, str):
             return False
         check = self._check
         if check is not None:
-            legal = state[7][1]
+            legal = state.memo[1]
             if legal is not None:
                 return action in legal
             if action not in self._index:
@@ -305,7 +318,7 @@ class LegalityHooks:
         """What TextArena itself says is wrong with a rejected ``action`` (recorded with the policy
         event): the probe's reason on free-text titles; on exact titles the text is stepped on a
         copy of the env (only on this rejection path) and TextArena's complaint, if any, returned."""
-        if not isinstance(action, str) or state[4] is not None or player not in state[3]:
+        if not isinstance(action, str) or state.outcome is not None or player not in state.to_move:
             return None
         if self._free_text:
             why = self.rejection_reason(state, action)

@@ -23,6 +23,10 @@ from .bridge import Message
 from .state import NO_INDEX, AdapterError, EndKind, Outcome, TextArenaState
 
 if TYPE_CHECKING:
+    from arena_core.game import Position
+    from arena_core.text import ParseResult, Prompt
+    from arena_core.transcript import TranscriptTurn
+
     from .adapter import TextArenaGame
     from .bridge import _LiveEnv
 
@@ -39,7 +43,8 @@ _END_REASONS = {
 
 
 class TextAndOutcomeHooks:
-    """The view and outcome hooks of :class:`~.adapter.TextArenaGame` (a mixin)."""
+    """The observation and outcome hooks of :class:`~.adapter.TextArenaGame` (a mixin; the
+    game's views are declared on that class, as every game's are)."""
 
     if TYPE_CHECKING:  # what the mixin reads from TextArenaGame (declared for type checkers only)
         from arena_core.spec import GameSpec
@@ -86,11 +91,11 @@ class TextAndOutcomeHooks:
         obs: dict[str, Any] = {
             "title": self.title.env_id,
             "player": player,
-            "to_move": list(state[3]),
+            "to_move": list(state.to_move),
             "messages": messages,  # a fresh list of (sender, kind, text) tuples (immutable: safe to share)
             "omitted_messages": omitted,
         }
-        outcome = state[4]
+        outcome = state.outcome
         if outcome is not None:
             obs["end"] = {"kind": outcome.kind.value, "reason": outcome.reason}
         return obs
@@ -143,9 +148,6 @@ class TextAndOutcomeHooks:
             raise AdapterError(f"{self.spec.id}: no candidate action to substitute for player {player}")
         return legal[0]
 
-    def rules_text(self) -> str:
-        return self.spec.description
-
     def end_kind(self, state: TextArenaState) -> EndKind | None:
         """The typed end reason, or None while the game runs."""
         return None if state.outcome is None else state.outcome.kind
@@ -153,22 +155,14 @@ class TextAndOutcomeHooks:
     def end_reason(self, state: TextArenaState) -> EndReason:
         """The core's end reason: TextArena's own turn limit and the adapter's cap are
         truncations (no result), a livelock is a player error, an upstream dead end a game error."""
-        outcome = state[4]
+        outcome = state.outcome
         if outcome is None:
             raise AdapterError(f"{self.spec.id}: end reason asked before the end")
         return _END_REASONS[outcome.kind]
 
     def end_offender(self, state: TextArenaState) -> int | None:
-        outcome = state[4]
+        outcome = state.outcome
         return None if outcome is None else outcome.offender
-
-    def text_view(self):
-        return TranscriptTextView()
-
-    def views(self):
-        """The game's views plus ``"transcript"``: :class:`TextArenaTranscriptView` (only the
-        messages that arrived since the seat's last turn)."""
-        return {**super().views(), "transcript": TextArenaTranscriptView}  # type: ignore[misc]
 
 
 def budget(messages: Sequence[Message], max_chars: int | None) -> tuple[list[Message], int]:
@@ -208,7 +202,7 @@ class TranscriptTextView:
 
     answer_instruction: str = "Answer with your move; put the action in square brackets as the rules describe."
 
-    def prompt(self, game: TextArenaGame, pos, player: int):
+    def prompt(self, game: TextArenaGame, pos: Position[TextArenaState], player: int) -> Prompt:
         from arena_core.text import Prompt
 
         legal = tuple(game.legal(pos, player))
@@ -217,7 +211,7 @@ class TranscriptTextView:
         user = game.transcript(pos.state, player) + (f"\n\n{label}: " + ", ".join(legal) if legal else "")
         return Prompt(system=system, user=user, legal=legal)
 
-    def parse(self, game: TextArenaGame, pos, player: int, text: str):
+    def parse(self, game: TextArenaGame, pos: Position[TextArenaState], player: int, text: str) -> ParseResult:
         from arena_core.text import MAX_ANSWER_CHARS, ParseResult, parse_choice, strip_think
 
         if game.title.free_text:
@@ -268,7 +262,7 @@ class TextArenaTranscriptView:
     answer_instruction: str = TranscriptTextView.answer_instruction
     min_run: int = 8
 
-    def turn(self, game: TextArenaGame, pos, player: int, since: Any):
+    def turn(self, game: TextArenaGame, pos: Position[TextArenaState], player: int, since: Any) -> TranscriptTurn:
         from arena_core.transcript import TranscriptTurn
 
         obs = game.observe(pos, player)
@@ -292,7 +286,7 @@ class TextArenaTranscriptView:
         user = "\n".join(lines) + (f"\n\n{label}: {shown}" if legal else "")
         return TranscriptTurn(({"role": "user", "content": user},), legal, total)
 
-    def parse(self, game: TextArenaGame, pos, player: int, text: str):
+    def parse(self, game: TextArenaGame, pos: Position[TextArenaState], player: int, text: str) -> ParseResult:
         return TranscriptTextView(self.answer_instruction).parse(game, pos, player, text)
 
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import difflib
 import random as _random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from arena_core.errors import ConfigError, PluginUnavailableError, UnknownGameError
 from arena_core.spec import Information, TurnStructure, Utility
 
 from . import legal as L
-from .adapter import MAX_ACTION_CHARS, LegalMethod, TextArenaGame, TitleSpec, _ta, make_title_class
+from .adapter import MAX_ACTION_CHARS, LegalMethod, TextArenaGame, TitleSpec, make_title_class
+from .bridge import _ta
+from .kuhn_v0 import KuhnV0CompactView
 
 P, D, F = LegalMethod.PRINTED, LegalMethod.DERIVED, LegalMethod.FREE_TEXT
 GEN = Utility.GENERAL_SUM
@@ -515,30 +517,35 @@ def class_name(env_id: str) -> str:
     return env_id.replace("-", "_")
 
 
+class KuhnPokerV0Game(TextArenaGame):
+    """The base of ``KuhnPoker-v0``'s class: the adapter's views plus ``"compact"``
+    (:class:`~.kuhn_v0.KuhnV0CompactView`)."""
+
+    def views(self) -> Mapping[str, Callable[[], Any]]:
+        return {**super().views(), "compact": KuhnV0CompactView}
+
+
+#: titles whose class has a base of its own (views they add), by env id; the others' base is TextArenaGame
+BASES: dict[str, type[TextArenaGame]] = {"KuhnPoker-v0": KuhnPokerV0Game}
+
+
 def _build() -> dict[str, type[TextArenaGame]]:
     state = _random.getstate()  # building classes draws nothing, but keep the promise cheaply
     try:
-        return {class_name(t): make_title_class(class_name(t), spec) for t, spec in TITLES.items()}
+        return {
+            class_name(t): make_title_class(class_name(t), spec, BASES.get(t, TextArenaGame))
+            for t, spec in TITLES.items()
+        }
     finally:
         _random.setstate(state)
 
 
 CLASSES = _build()
-
-
-def _kuhn_v0_views(self):
-    """KuhnPoker-v0 adds its compact view (``arena_games.textarena.kuhn_v0``) to the adapter's."""
-    from .kuhn_v0 import KuhnV0CompactView
-
-    return {**TextArenaGame.views(self), "compact": KuhnV0CompactView}
-
-
-CLASSES["KuhnPoker_v0"].views = _kuhn_v0_views  # type: ignore[method-assign]
 globals().update(CLASSES)
 _UNAVAILABLE_BY_CLASS = {class_name(t): reason for t, reason in UNAVAILABLE.items()}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[TextArenaGame]:
     reason = _UNAVAILABLE_BY_CLASS.get(name)
     if reason is not None:
         raise ImportError(f"TextArena title {name.replace('_', '-')} is unavailable here: {reason}")
@@ -573,7 +580,7 @@ def title_game(
     random generator (the conformance kit's ``chance`` check asks for it when no seed changes
     anything).
     """
-    options = dict(
+    options: dict[str, Any] = dict(
         players=tuple(players),
         vocabulary=tuple(vocabulary),
         decision_cap=decision_cap,
@@ -629,15 +636,14 @@ def title_game(
             chance=chance,
             description=description or "Made by title_game: free text, judged by TextArena.",
         )
-        made = make_title_class(class_name(env_id).replace(".", "_").replace("/", "_"), spec)
-        made._title_game_args = (env_id, options)  # type: ignore[attr-defined]
-        made.__reduce__ = _reduce_made  # type: ignore[method-assign]
+        made = make_title_class(class_name(env_id).replace(".", "_").replace("/", "_"), spec, MadeTitle)
+        made._title_game_args = (env_id, options)
         _MADE[key] = made
     return made
 
 
 #: title_game's options when none is given (a registered title takes none)
-_FREE_TEXT_DEFAULTS = dict(
+_FREE_TEXT_DEFAULTS: dict[str, Any] = dict(
     players=(2, 2),
     vocabulary=(),
     decision_cap=200,
@@ -648,17 +654,24 @@ _FREE_TEXT_DEFAULTS = dict(
     chance=True,
 )
 
+
+class MadeTitle(TextArenaGame):
+    """The base of a class made by :func:`title_game`: pickled as title_game's arguments plus
+    the game's state (unpickling makes the class again)."""
+
+    #: title_game's arguments: (env id, options)
+    _title_game_args: ClassVar[tuple[str, dict[str, Any]]]
+
+    def __reduce__(self) -> tuple[Callable[[str, dict[str, Any], dict[str, Any]], TextArenaGame], tuple[Any, ...]]:
+        env_id, options = self._title_game_args
+        return _unpickle_made, (env_id, options, self.__getstate__())
+
+
 #: classes made by title_game, by their arguments (the same arguments give the same class)
-_MADE: dict[str, type[TextArenaGame]] = {}
+_MADE: dict[str, type[MadeTitle]] = {}
 
 
-def _reduce_made(game: TextArenaGame):
-    """Pickle a title_game game as its arguments plus its state: unpickling makes the class again."""
-    env_id, options = type(game)._title_game_args  # type: ignore[attr-defined]
-    return _unpickle_made, (env_id, options, game.__getstate__())
-
-
-def _unpickle_made(env_id: str, options: dict, state: dict) -> TextArenaGame:
+def _unpickle_made(env_id: str, options: dict[str, Any], state: dict[str, Any]) -> TextArenaGame:
     cls = title_game(env_id, **options)
     game = cls.__new__(cls)
     game.__dict__.update(state)
