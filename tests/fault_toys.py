@@ -7,7 +7,7 @@ import signal
 import time
 
 from arena_core.errors import PlayerError
-from arena_core.faults import CapExhausted
+from arena_core.faults import CapExhausted, FaultKind
 from arena_core.players import BasePlayer, Decision
 
 
@@ -110,3 +110,47 @@ class Unstoppable(BasePlayer):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
         time.sleep(3600)
         return "stand"
+
+
+class ReadTimeout(Exception):
+    """What an HTTP client raises on a read timeout (named like httpx's): not a TimeoutError."""
+
+
+class Fails(BasePlayer):
+    """Fails its every decision in one way, for the fault-kind table (tests/test_fault_kinds.py)."""
+
+    name = "fails"
+
+    def __init__(self, seed: int = 0, how: str = "value_error"):
+        super().__init__(seed)
+        self.how = how
+
+    def act(self, decision: Decision):
+        from arena_core.players import Move
+
+        how = self.how
+        if how == "value_error":
+            raise ValueError("bad state")
+        if how == "timeout_error":
+            raise TimeoutError("no answer")
+        if how == "read_timeout":
+            raise ReadTimeout("read timed out")
+        if how == "provider_timeout":  # a typed player error that says where it happened
+            err = PlayerError("timed out after 1 s waiting for http://127.0.0.1:1/v1")
+            err.fault = FaultKind.TIMEOUT  # type: ignore[attr-defined]
+            raise err
+        if how == "player_error":
+            raise PlayerError("HTTP 500 from http://127.0.0.1:1/v1")
+        if how == "cap":
+            raise CapExhausted("spending cap reached")
+        if how == "garbage":
+            return "%%% ?"
+        if how == "none":
+            return None
+        if how == "move_none":
+            return Move(None)
+        if how == "illegal":
+            return 99  # an action of the wrong kind: not in any legal set
+        if how == "runtime_error":
+            raise RuntimeError("boom")
+        raise AssertionError(how)

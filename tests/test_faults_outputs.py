@@ -31,8 +31,14 @@ def test_fault_kinds_are_the_contract():
     assert FaultKind("crash") is FaultKind.CRASH and FaultKind.CRASH == "crash"
 
 
-def test_classify():
-    assert classify("timeout", illegal=False) is FaultKind.TIMEOUT
+def test_classify_is_deprecated_and_agrees_with_the_one_classifier():
+    with pytest.warns(DeprecationWarning, match="fault_of"):
+        assert classify("timeout", illegal=False) is FaultKind.TIMEOUT
+    with pytest.warns(DeprecationWarning):
+        _test_classify()
+
+
+def _test_classify():
     assert classify("cap_exhausted", illegal=False) is FaultKind.CAP_EXHAUSTED
     assert classify("crash", illegal=False) is FaultKind.CRASH
     assert classify("ValueError", illegal=False) is FaultKind.ERROR

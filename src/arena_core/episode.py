@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import EpisodeError
+from .faults import FaultKind
 
 FORMAT = "arena.episode/1"
 
@@ -101,6 +102,7 @@ class PolicyEvent(_Line):
     illegal: bool = True  # an illegal action (True) or a player failure such as a crash (False)
     detail: str
     telemetry: dict[str, Any] = Field(default_factory=dict)
+    fault: FaultKind | None = None  # decided where the failure happened; read it with faults.fault_of
 
     _telemetry_json = field_validator("telemetry", mode="before")(json_safe_telemetry)
 

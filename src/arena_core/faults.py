@@ -1,14 +1,22 @@
-"""The kinds of player fault a tournament counts: a failure is data, never silence.
+"""The kinds of player fault: a failure is data, never silence.
 
-Every fault a game records carries one :class:`FaultKind` as a field (never as the start of a
-free-text detail), so the leaderboard can count each kind per entrant.
+The kind is decided where the failure happens and carried on the event: the game loop
+(:func:`arena_core.runner.submit_answer`, a tournament's decision timer, a worker's crash
+handler) passes it to :meth:`arena_core.match.Match.fail`, and every
+:class:`~arena_core.episode.PolicyEvent` holds it in ``fault``. Every consumer -- tournaments and
+``arena compare``, the matrix study, training rollouts -- reads it through :func:`fault_of`, the
+one classifier, which also reads records written before events carried the field.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from .errors import PlayerError
+
+if TYPE_CHECKING:
+    from .episode import PolicyEvent
 
 
 class FaultKind(str, Enum):
@@ -24,22 +32,69 @@ class FaultKind(str, Enum):
     CRASH = "crash"  # the worker process died while this player's decision ran
 
 
-def classify(error_type: str | None, *, illegal: bool) -> FaultKind:
-    """The kind of one failed decision from what the game loop saw: an illegal action, an answer
-    that was not an action, or (``illegal=False``) a player failure tagged ``error_type``."""
-    if error_type in ("timeout", "hung"):
-        return FaultKind.TIMEOUT
-    if error_type == "cap_exhausted":
-        return FaultKind.CAP_EXHAUSTED
-    if error_type == "crash":
-        return FaultKind.CRASH
-    if illegal:
-        return FaultKind.UNPARSEABLE if error_type == "unparseable" else FaultKind.ILLEGAL
-    return FaultKind.ERROR
-
-
 class CapExhausted(PlayerError):
     """Raised by a player whose spending cap (tokens, money, requests) is used up.
 
     A tournament records it as :attr:`FaultKind.CAP_EXHAUSTED` and, by default, stops
     scheduling that entrant's remaining games instead of playing them with default moves."""
+
+
+def fault_of_exception(exc: BaseException) -> FaultKind:
+    """The kind of a player's raised exception: the kind it carries (an exception may say where
+    it is raised, as ``fault = FaultKind.TIMEOUT``), else a spending cap, a timeout
+    (``TimeoutError`` and any exception type named ``*Timeout*``, as HTTP clients name theirs)
+    or an error."""
+    carried = getattr(exc, "fault", None)
+    if isinstance(carried, FaultKind):
+        return carried
+    if isinstance(exc, CapExhausted):
+        return FaultKind.CAP_EXHAUSTED
+    if isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower():
+        return FaultKind.TIMEOUT
+    return FaultKind.ERROR
+
+
+def _kind(value: Any) -> FaultKind | None:
+    try:
+        return FaultKind(value) if value else None
+    except ValueError:
+        return None
+
+
+def fault_of(event: PolicyEvent) -> FaultKind:
+    """The kind of the failure ``event`` records: the kind decided where it happened; for an
+    event written before events carried it, read from what the record holds (a ``fault`` tag
+    in the telemetry, the parser's verdict, the error type, the detail)."""
+    if event.fault is not None:
+        return event.fault
+    t = event.telemetry or {}
+    tagged = _kind(t.get("fault")) or _kind(t.get("fault_kind"))
+    if tagged is not None:
+        return tagged
+    if event.illegal:
+        unreadable = "parse_detail" in t or t.get("parse_method") == "unparseable" or t.get("valid") is False
+        return FaultKind.UNPARSEABLE if unreadable else FaultKind.ILLEGAL
+    error_type = str(t.get("error_type") or "").lower()
+    detail = event.detail.lower()
+    if error_type in ("timeout", "hung") or "timeout" in error_type or "timed out" in detail:
+        return FaultKind.TIMEOUT
+    if error_type in ("cap_exhausted", "capexhausted", "budgetexceedederror") or "spending cap" in detail:
+        return FaultKind.CAP_EXHAUSTED
+    if error_type == "crash":
+        return FaultKind.CRASH
+    return FaultKind.ERROR
+
+
+def classify(error_type: str | None, *, illegal: bool) -> FaultKind:
+    """Deprecated: the kind from an error-type tag alone; use :func:`fault_of` on the event."""
+    import warnings
+
+    warnings.warn("arena_core.faults.classify is deprecated; use fault_of(event)", DeprecationWarning, stacklevel=2)
+    from .episode import PolicyEvent
+
+    telemetry = {"error_type": error_type} if error_type else {}
+    if illegal and error_type == "unparseable":
+        telemetry = {"parse_detail": ""}
+    return fault_of(
+        PolicyEvent(ply=0, player=0, attempted=None, verdict="", illegal=illegal, detail="", telemetry=telemetry)
+    )

@@ -13,6 +13,7 @@ from typing import Any
 
 from .episode import End, EndReason, EpisodeRecord, Header, PolicyEvent, Step, digest
 from .errors import GameOverError, IllegalActionError, NotYourTurnError
+from .faults import FaultKind, fault_of
 from .game import Game, Position
 from .policy import RAISE, IllegalActionPolicy, Verdict
 
@@ -169,6 +170,7 @@ class Match:
                 attempted=repr(index),
                 telemetry=telemetry,
                 illegal=True,
+                fault=FaultKind.UNPARSEABLE,
             )
         return self.submit(player, action, telemetry=telemetry)
 
@@ -180,14 +182,16 @@ class Match:
         attempted: str | None = None,
         telemetry: dict[str, Any] | None = None,
         illegal: bool = False,
+        fault: FaultKind | None = None,
     ) -> Submission:
-        """Record that ``player`` failed to produce a legal action (crash, timeout, garbage)."""
+        """Record that ``player`` failed to produce a legal action (crash, timeout, garbage);
+        ``fault`` is its kind as the caller saw it happen (default: illegal if ``illegal``, else error)."""
         if self.done:
             raise GameOverError(f"{self.game.spec.id}: the episode has ended; no more actions")
         if player != self.to_act():
             raise NotYourTurnError(f"{self.game.spec.id}: player {self.to_act()} is to act, not player {player}")
         obs_digest = digest(self.game.observe(self.position, player)) if self._record_obs else ""
-        return self._apply_policy(player, attempted, detail, telemetry, obs_digest, illegal=illegal)
+        return self._apply_policy(player, attempted, detail, telemetry, obs_digest, illegal=illegal, fault=fault)
 
     def truncate(self, reason: EndReason = EndReason.TURN_CAP, detail: str = "") -> None:
         """End the episode from the harness (never a game outcome)."""
@@ -211,6 +215,7 @@ class Match:
         obs_digest: str,
         *,
         illegal: bool = True,
+        fault: FaultKind | None = None,
     ) -> Submission:
         self._failures[player] = self._failures.get(player, 0) + 1
         verdict = self.policy.verdict(self._failures[player])
@@ -218,17 +223,19 @@ class Match:
             if illegal:
                 raise IllegalActionError(detail, player=player)
             verdict = Verdict.FORFEIT  # a crashed player cannot be "raised" past: it forfeits
-        self._emit_event(
-            PolicyEvent(
-                ply=self.ply,
-                player=player,
-                attempted=attempted,
-                verdict=verdict.value,
-                illegal=illegal,
-                detail=detail,
-                telemetry=dict(telemetry or {}),
-            )
+        event = PolicyEvent(
+            ply=self.ply,
+            player=player,
+            attempted=attempted,
+            verdict=verdict.value,
+            illegal=illegal,
+            detail=detail,
+            telemetry=dict(telemetry or {}),
+            fault=fault,
         )
+        if event.fault is None:  # a caller that did not say: the one classifier reads what it gave
+            event = event.model_copy(update={"fault": fault_of(event)})
+        self._emit_event(event)
         if verdict is Verdict.RETRY:
             return Submission(False, verdict)
         if verdict is Verdict.DEFAULT:

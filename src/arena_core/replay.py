@@ -71,7 +71,7 @@ def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> Episode
                     "(next_state must return a new state): this record cannot be verified"
                 )
         else:
-            match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal)
+            match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal, fault=event.fault)
         produced = match.record.events
         if len(produced) <= n:
             raise ReplayDivergenceError(

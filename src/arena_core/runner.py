@@ -8,6 +8,7 @@ from typing import Any
 
 from .episode import EpisodeRecord, EpisodeWriter
 from .errors import ConfigError
+from .faults import FaultKind, fault_of_exception
 from .game import Game
 from .match import Match
 from .players import Decision, Move, Player, begin_episodes, end_episodes
@@ -84,7 +85,10 @@ def submit_answer(match: Match, decision: Decision, answer: Any, *, latency_s: f
     seat = decision.seat
     if isinstance(answer, BaseException):
         match.fail(
-            seat, f"player raised {type(answer).__name__}: {answer}", telemetry={"error_type": type(answer).__name__}
+            seat,
+            f"player raised {type(answer).__name__}: {answer}",
+            telemetry={"error_type": type(answer).__name__},
+            fault=fault_of_exception(answer),
         )
         return
     telemetry: dict[str, Any] = {}
@@ -98,9 +102,31 @@ def submit_answer(match: Match, decision: Decision, answer: Any, *, latency_s: f
         from .outputs import scrub_and_cut  # scrub before cutting: a cut must not leave part of a key
 
         shown = scrub_and_cut(repr(answer)[:100_000], 200)
-        match.fail(seat, f"answer is not an action: {shown}", attempted=shown, telemetry=telemetry, illegal=True)
+        match.fail(
+            seat,
+            f"answer is not an action: {shown}",
+            attempted=shown,
+            telemetry=telemetry,
+            illegal=True,
+            fault=FaultKind.UNPARSEABLE,
+        )
         return
-    match.submit(seat, action, telemetry=telemetry)
+    match.submit(seat, action, telemetry=telemetry)  # an illegal action is recorded as FaultKind.ILLEGAL
+
+
+def answer_fault(decision: Decision, answer: Any) -> tuple[Any, FaultKind | None]:
+    """What a game loop that does not record (training rollouts) makes of a player's answer or
+    raised exception: the action, or the kind of fault, decided as :func:`submit_answer` decides it."""
+    if isinstance(answer, BaseException):
+        return NOT_AN_ACTION, fault_of_exception(answer)
+    if isinstance(answer, Move):
+        answer = answer.action
+    action = resolve_answer(decision, answer, {})
+    if action is NOT_AN_ACTION:
+        return action, FaultKind.UNPARSEABLE
+    if not decision.game.is_legal(decision._position.state, decision.seat, action):
+        return action, FaultKind.ILLEGAL
+    return action, None
 
 
 class _NotAnAction:

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena_core.errors import ConfigError, PlayerError
-from arena_core.faults import CapExhausted
+from arena_core.faults import CapExhausted, FaultKind
 from arena_core.game import Game
 from arena_core.outputs import scrub_and_cut
 from arena_core.players import BasePlayer, Decision, Move
@@ -52,12 +52,19 @@ class ProviderError(PlayerError):
     """The endpoint failed: an HTTP error, a timeout, a refused connection, or a malformed reply."""
 
     def __init__(
-        self, message: str, *, status: int | None = None, retryable: bool = False, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        fault: FaultKind = FaultKind.ERROR,
     ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after  # seconds the server asked to wait (HTTP Retry-After), if it said
+        self.fault = fault  # decided here: a timeout is FaultKind.TIMEOUT (see arena_core.faults)
 
 
 class BudgetExceededError(CapExhausted):
@@ -261,7 +268,7 @@ class OpenAIPlayer(BasePlayer):
                 ) from None
             return  # the endpoint answers (a server without a model list, e.g. mlx_lm.server offline, says 404 or 5xx)
         except TimeoutError:
-            raise ProviderError(f"{url} did not answer within {timeout:g} s") from None
+            raise ProviderError(f"{url} did not answer within {timeout:g} s", fault=FaultKind.TIMEOUT) from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ProviderError(
@@ -407,6 +414,7 @@ class OpenAIPlayer(BasePlayer):
                         f"{exc} (after {attempt} attempt{'s' if attempt > 1 else ''})",
                         status=exc.status,
                         retryable=exc.retryable,
+                        fault=exc.fault,
                     ) from None
                 delay = min(s.backoff_max_s, s.backoff_s * 2 ** (attempt - 1))
                 if exc.retry_after is not None:
@@ -462,11 +470,15 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
             retry_after=retry_after,
         ) from None
     except TimeoutError:
-        raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
+        raise ProviderError(
+            f"timed out after {timeout_s} s waiting for {url}", retryable=True, fault=FaultKind.TIMEOUT
+        ) from None
     except (urllib.error.URLError, ConnectionError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise ProviderError(f"timed out after {timeout_s} s waiting for {url}", retryable=True) from None
+            raise ProviderError(
+                f"timed out after {timeout_s} s waiting for {url}", retryable=True, fault=FaultKind.TIMEOUT
+            ) from None
         raise ProviderError(
             _scrub(f"cannot reach {url}: {type(reason).__name__}: {reason}", secret), retryable=True
         ) from None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from arena_core.errors import ArenaError, ConfigError
+from arena_core.faults import FaultKind
 from arena_core.stats import deals_needed, paired_battery, paired_t, t_quantile, t_sf
 
 from .results import GameResult, Settings
@@ -45,7 +46,7 @@ def _entrant(name: str, spec: str, seed: int) -> Entrant:
     ``name{key = value, ...}``, ``name:key=value,...``) as a tournament entrant."""
     from arena_core.playerspec import parse_player_spec
 
-    return Entrant(name=name, player=parse_player_spec(spec), seed=seed)
+    return Entrant.model_validate({"name": name, "player": parse_player_spec(spec), "seed": seed})
 
 
 def compare_schedule(
@@ -188,6 +189,7 @@ def analyse(
         "mean_margin": {a: float(xa.mean()), b: float(xb.mean())},
         "difference": battery.__dict__,
         "reference": None,
+        "faults": fault_counts(games, (a, b) if reference is None else (a, b, reference)),
     }
     sd = battery.sd
     size = abs(effect) if effect else abs(battery.mean)
@@ -236,6 +238,19 @@ def analyse(
     return out
 
 
+def fault_counts(games: Iterable[GameResult], names: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Failed decisions of each named entrant by kind (the kind each fault's game recorded,
+    read by :func:`arena_core.faults.fault_of`; faults written before kinds were typed count as
+    errors, as in the leaderboard)."""
+    out: dict[str, dict[str, int]] = {name: {} for name in names}
+    for g in games:
+        for f in g.faults:
+            if f.player in out:
+                kind = (f.kind or FaultKind.ERROR).value
+                out[f.player][kind] = out[f.player].get(kind, 0) + 1
+    return out
+
+
 def _iv(lo: float, hi: float) -> str:
     return f"[{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else "[-inf, inf]"
 
@@ -255,6 +270,15 @@ def format_report(r: dict[str, Any]) -> str:
         f"{'sign test':<24}{dd['sign_positive']:>6} of {dd['sign_nonzero']:<3}{'':<22}{dd['sign_p']:>8.4f}",
         f"{'deals won by A':<24}{dd['win_share']:>10.1%}",
     ]
+    faults = r.get("faults") or {}
+    shown = [
+        f"{name} {sum(k.values())} ({', '.join(f'{kind} {n}' for kind, n in sorted(k.items()))})"
+        if k
+        else f"{name} none"
+        for name, k in faults.items()
+    ]
+    if shown:
+        lines.append("failed decisions: " + "; ".join(shown))
     ref = r.get("reference")
     if ref is None:
         lines.append(

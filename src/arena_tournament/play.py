@@ -25,7 +25,7 @@ from typing import Any
 
 from arena_core.episode import EndReason, PolicyEvent
 from arena_core.errors import ConfigError
-from arena_core.faults import CapExhausted, FaultKind
+from arena_core.faults import FaultKind, fault_of, fault_of_exception
 from arena_core.game import Game
 from arena_core.match import Match
 from arena_core.outputs import scrub_and_cut
@@ -107,6 +107,11 @@ def build_player(entrant: Entrant, *, fresh: bool = True) -> Any:
     return player
 
 
+class DecisionTimerExpired(TimeoutError):
+    """The tournament's own decision timer ran out (a player's own ``TimeoutError``, say from
+    its HTTP client, is an ordinary fault of that decision, not a hung player)."""
+
+
 class _TimedCaller:
     """Runs calls on a worker thread with a timeout; a hung worker is abandoned (daemon)."""
 
@@ -132,7 +137,7 @@ class _TimedCaller:
         return jobs
 
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float | None) -> Any:
-        """``fn(*args)``; raises TimeoutError past ``timeout`` seconds, re-raises fn's error."""
+        """``fn(*args)``; raises DecisionTimerExpired past ``timeout`` seconds, re-raises fn's error."""
         if timeout is None:
             return fn(*args)
         if self._jobs is None:
@@ -143,7 +148,7 @@ class _TimedCaller:
         if not done.wait(timeout):
             self._jobs.put(None)  # the worker exits once the hung call returns, if ever
             self._jobs = None
-            raise TimeoutError(f"no answer within {timeout:g} s")
+            raise DecisionTimerExpired(f"no answer within {timeout:g} s")
         ok, value = box[0]
         if not ok:
             raise value
@@ -187,7 +192,7 @@ class _AlarmCaller:
                 self._armed = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _DecisionTimeout:
-            raise TimeoutError(f"no answer within {timeout:g} s") from None
+            raise DecisionTimerExpired(f"no answer within {timeout:g} s") from None
         return value
 
     def close(self) -> None:
@@ -257,12 +262,12 @@ def play_game(
             marker(seat)
             try:
                 caller.call(begin, (game, seat, sg.seed), settings.decision_time_limit_s)
-            except TimeoutError as exc:
+            except DecisionTimerExpired as exc:
                 broken[seat] = (FaultKind.TIMEOUT, f"begin_episode hung: {exc}")
             except BaseException as exc:
                 if _user_interrupted(exc):
                     raise UserInterrupt() from None
-                broken[seat] = (_kind_of(exc), f"begin_episode raised {type(exc).__name__}: {exc}")
+                broken[seat] = (fault_of_exception(exc), f"begin_episode raised {type(exc).__name__}: {exc}")
             finally:
                 marker(-1)
         while not match.done:
@@ -272,7 +277,7 @@ def play_game(
             tally.decisions[seat] += 1
             if seat in broken:
                 kind, detail = broken[seat]
-                match.fail(seat, detail, telemetry={"error_type": "broken", "fault": kind.value})
+                match.fail(seat, detail, telemetry={"error_type": "broken", "fault": kind.value}, fault=kind)
                 continue
             limit = settings.decision_time_limit_s
             game_bound = False
@@ -362,23 +367,8 @@ def rank_offender_last(returns: list[float], offender: int | None, reason: EndRe
     return out
 
 
-def fault_kind(event: PolicyEvent) -> FaultKind:
-    """The kind of the failure a policy event records."""
-    tagged = event.telemetry.get("fault")
-    if tagged:
-        try:
-            return FaultKind(tagged)
-        except ValueError:
-            pass
-    if event.illegal:
-        return FaultKind.UNPARSEABLE if "parse_detail" in event.telemetry else FaultKind.ILLEGAL
-    if event.telemetry.get("error_type") == "timeout":
-        return FaultKind.TIMEOUT
-    return FaultKind.ERROR
-
-
-def _kind_of(exc: BaseException) -> FaultKind:
-    return FaultKind.CAP_EXHAUSTED if isinstance(exc, CapExhausted) else FaultKind.ERROR
+#: the kind of the failure a policy event records: the core's one classifier
+fault_kind = fault_of
 
 
 class _Tally:
@@ -428,7 +418,7 @@ def _decide(
     decision = Decision.at(game, pos, seat, match.seed)
     try:
         answer = caller.call(player.act, (decision,), limit)
-    except TimeoutError:
+    except DecisionTimerExpired:
         if game_bound:
             match.truncate(
                 EndReason.TIME_CAP, f"wall clock over {settings.game_time_limit_s} s (player {seat} was deciding)"
@@ -436,16 +426,18 @@ def _decide(
             return
         detail = f"player hung: no answer within {limit:g} s (decision time limit)"
         broken[seat] = (FaultKind.TIMEOUT, detail)
-        match.fail(seat, detail, telemetry={"error_type": "timeout", "fault": FaultKind.TIMEOUT.value})
+        match.fail(
+            seat, detail, telemetry={"error_type": "timeout", "fault": FaultKind.TIMEOUT.value}, fault=FaultKind.TIMEOUT
+        )
         return
     except BaseException as exc:  # a crash is data, SystemExit and KeyboardInterrupt from player code too
         if _user_interrupted(exc):
             raise UserInterrupt() from None
-        kind = _kind_of(exc)
+        kind = fault_of_exception(exc)
         detail = f"player raised {type(exc).__name__}: {exc}"
         if kind is FaultKind.CAP_EXHAUSTED:
             broken[seat] = (kind, detail)  # no further calls: its cap will not come back
-        match.fail(seat, detail, telemetry={"error_type": type(exc).__name__, "fault": kind.value})
+        match.fail(seat, detail, telemetry={"error_type": type(exc).__name__, "fault": kind.value}, fault=kind)
         return
     tally.answered(seat, answer)
     if answer is None or (isinstance(answer, Move) and answer.action is None):
@@ -455,6 +447,7 @@ def _decide(
             attempted="None",
             telemetry={"fault": FaultKind.UNPARSEABLE.value},
             illegal=True,
+            fault=FaultKind.UNPARSEABLE,
         )
         return
     submit_answer(match, decision, answer)

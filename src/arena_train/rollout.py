@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from arena_core.errors import RulesError
+from arena_core.faults import FaultKind, fault_of_exception
 from arena_core.game import Game, Position
-from arena_core.players import Decision, Move, Player, begin_episodes
+from arena_core.players import Decision, Player, begin_episodes
 
 #: a learner's action distribution at a position: ``(game, pos, seat) -> [(action, probability)]``
 Distribution = Callable[[Game[Any, Any], Position[Any], int], Iterable[tuple[Any, float]]]
@@ -63,8 +64,9 @@ class EpisodeResult:
     learner_seat: int
     returns: tuple[float, ...]
     steps: list[StepRecord]
-    opponent_errors: int = 0
+    opponent_errors: int = 0  # opponent decisions substituted by the default, of every kind
     truncated: bool = False
+    opponent_faults: dict[str, int] = field(default_factory=dict)  # FaultKind value -> count
 
 
 class Learner(Protocol):
@@ -93,21 +95,22 @@ def seat_to_act(game: Game[Any, Any], pos: Position[Any]) -> int:
 
 def _opponent_action(
     game: Game[Any, Any], pos: Position[Any], seat: int, player: Player, deal_seed: int
-) -> tuple[Any, bool]:
-    """The opponent's action and whether it had to be substituted (crash, unreadable text or an
-    illegal action: the game's default is played instead)."""
-    from arena_core.runner import NOT_AN_ACTION, resolve_answer
+) -> tuple[Any, FaultKind | None]:
+    """The opponent's action and, when it had to be substituted (a raise, unreadable text or an
+    illegal action: the game's default is played instead), the kind of its fault, decided by
+    the game loop's own rule (:func:`arena_core.runner.answer_fault`)."""
+    from arena_core.runner import answer_fault
 
     decision = Decision.at(game, pos, seat, deal_seed)
     try:
-        answer = player.act(decision)
-        if isinstance(answer, Move):
-            answer = answer.action
-        action = resolve_answer(decision, answer, {})
-        ok = action is not NOT_AN_ACTION and game.is_legal(pos.state, seat, action)
-    except Exception:  # a crashing opponent is data: play the default and count it
-        ok = False
-    return (action, False) if ok else (game.default_action(pos.state, seat), True)
+        answer: Any = player.act(decision)
+    except Exception as exc:  # a crashing opponent is data: play the default and count it
+        answer = exc
+    try:
+        action, fault = answer_fault(decision, answer)
+    except Exception as exc:  # a parser that raises on the answer: the answer is not an action
+        action, fault = None, fault_of_exception(exc)
+    return (action, None) if fault is None else (game.default_action(pos.state, seat), fault)
 
 
 def play_episodes(
@@ -137,8 +140,10 @@ def play_episodes(
                 seat = seat_to_act(game, pos)
                 if seat not in spec.opponents:
                     break
-                action, bad = _opponent_action(game, pos, seat, spec.opponents[seat], spec.deal_seed)
-                results[i].opponent_errors += int(bad)
+                action, fault = _opponent_action(game, pos, seat, spec.opponents[seat], spec.deal_seed)
+                if fault is not None:
+                    results[i].opponent_errors += 1
+                    results[i].opponent_faults[fault.value] = results[i].opponent_faults.get(fault.value, 0) + 1
                 pos = game.act(pos, seat, action)
             positions[i] = pos
             if game.is_over(pos) or pos.ply >= cap:
@@ -315,8 +320,8 @@ class PlayerLearner:
     def decide(self, requests: Sequence[Request]) -> list[Choice]:
         out: list[Choice] = []
         for req in requests:
-            action, bad = _opponent_action(req.game, req.pos, req.seat, self.player, req.key)
-            out.append(Choice(action, illegal=bad))
+            action, fault = _opponent_action(req.game, req.pos, req.seat, self.player, req.key)
+            out.append(Choice(action, illegal=fault is not None))
         return out
 
 

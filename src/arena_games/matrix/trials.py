@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 
 from arena_core.episode import EpisodeRecord, PolicyEvent, Step
 from arena_core.errors import ConfigError
-from arena_core.faults import FaultKind, classify
+from arena_core.faults import FaultKind, fault_of
 from arena_core.outputs import append_jsonl_many, atomic_write_text
 
 from .payoffs import ARCHETYPES
@@ -87,21 +87,6 @@ def sampling_info(player: Any, seed: int) -> SamplingInfo:
     }
 
 
-def _fault(event: PolicyEvent) -> FaultKind:
-    t = event.telemetry or {}
-    if event.illegal:
-        return classify(
-            "unparseable" if t.get("parse_method") == "unparseable" or t.get("valid") is False else None, illegal=True
-        )
-    error_type = str(t.get("error_type") or "")
-    detail = event.detail.lower()
-    if "timeout" in error_type.lower() or "timed out" in detail:
-        return FaultKind.TIMEOUT
-    if "budget" in error_type.lower() or "capexhausted" in error_type.lower() or "spending cap" in detail:
-        return FaultKind.CAP_EXHAUSTED
-    return classify(t.get("fault_kind") or error_type or None, illegal=False)
-
-
 def trial_row(
     game: MatrixGame,
     record: EpisodeRecord,
@@ -166,7 +151,7 @@ def trial_row(
         row.update(action_0=i, action_1=j)
         substituted = [e for e in events if e.verdict == "default"]
         if substituted:  # the policy played a default move: counted, never scored
-            kind = _fault(substituted[0])
+            kind = fault_of(substituted[0])
             row.update(
                 outcome="defaulted",
                 fault_seat=substituted[0].player,
@@ -181,7 +166,7 @@ def trial_row(
                 row["detail"] = f"{len(events)} retried answer(s); first: " + " ".join(events[0].detail.split())[:150]
     else:
         last = events[-1] if events else None
-        kind = _fault(last) if last is not None else FaultKind.ERROR
+        kind = fault_of(last) if last is not None else FaultKind.ERROR
         row.update(
             fault_kind=kind.value,
             fault_seat="" if last is None else last.player,

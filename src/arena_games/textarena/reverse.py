@@ -27,6 +27,7 @@ import numpy as np
 
 from arena_core.episode import EndReason
 from arena_core.errors import ConfigError, GameOverError
+from arena_core.faults import FaultKind
 from arena_core.game import Game
 from arena_core.match import Match
 from arena_core.policy import IllegalActionPolicy
@@ -111,7 +112,11 @@ class ArenaTextArenaEnv(_ta_env_base()):  # type: ignore[misc]  # the base is Te
         chosen = self._read(pid, action)
         if chosen is None:
             sub = match.fail(
-                pid, f"no legal action in {str(action)[:200]!r}", attempted=str(action)[:200], illegal=True
+                pid,
+                f"no legal action in {str(action)[:200]!r}",
+                attempted=str(action)[:200],
+                illegal=True,
+                fault=FaultKind.UNPARSEABLE,
             )
         else:
             sub = match.submit(pid, chosen)
