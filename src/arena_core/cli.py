@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int  # noqa: F401 (EXIT_USER_ERROR: re-exported)
-from .errors import ArenaError, ReplayDivergenceError
+from .errors import ArenaError, ConfigError, ReplayDivergenceError
 
 if TYPE_CHECKING:
     import importlib.metadata as md
@@ -162,42 +162,42 @@ def _plugin_commands() -> dict[str, md.EntryPoint]:
     return {ep.name: ep for ep in md.entry_points(group="arena.commands")}
 
 
-def _delegate(argv: list[str]) -> int | None:
+def _delegate(argv: list[str]) -> tuple[str, Callable[..., int | None], list[str]] | None:
+    """The command ``argv`` names when another module runs it (``check``, a plugin command, or one
+    whose distribution is missing), as (its name for messages, its body, its arguments)."""
     if not argv:
         return None
     name, rest = argv[0], argv[1:]
-    # each delegated command runs inside its own error funnel (one line, exit 2; see clierrors)
     if name == "check":
         from .check_cli import main as check_main
 
-        return guarded("arena check", check_main, rest)
+        return "arena check", check_main, rest
     commands = _plugin_commands()
     if name in commands:
 
-        def run_plugin() -> int | None:
+        def run_plugin(args: list[str]) -> int | None:
             try:
                 fn = commands[name].load()
             except ImportError as exc:
                 raise ArenaError(
                     f"the `{name}` command needs an extra that is not installed ({exc}); see `arena list --check`"
                 ) from None
-            code: int | None = fn(rest)
+            code: int | None = fn(args)
             return code
 
-        return guarded(f"arena {name}", run_plugin)
+        return f"arena {name}", run_plugin, rest
     if name in _COMMANDS_ELSEWHERE:
-        print(
-            f"arena: error: `arena {name}` comes with another distribution; fix: pip install {_COMMANDS_ELSEWHERE[name]}",
-            file=sys.stderr,
-        )
-        return EXIT_USER_ERROR
+
+        def missing(args: list[str]) -> int:
+            raise ConfigError(
+                f"`arena {name}` comes with another distribution; fix: pip install {_COMMANDS_ELSEWHERE[name]}"
+            )
+
+        return "arena", missing, rest
     return None
 
 
 def _main(argv: list[str]) -> int:
-    delegated = _delegate(argv)
-    if delegated is not None:
-        return delegated
     args = build_parser().parse_args(argv)
     code: int = args.func(args)
     return code
@@ -205,8 +205,14 @@ def _main(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `arena` command. Bad input: one line ``arena: error: ...`` and exit 2; a bug: one
-    ``internal error`` line and exit 1 (ARENA_DEBUG=1 shows its traceback); see clierrors."""
-    return guarded("arena", _main, list(sys.argv[1:] if argv is None else argv))
+    ``internal error`` line and exit 1 (ARENA_DEBUG=1 shows its traceback); see clierrors.
+    Each command runs inside one error funnel, named after it (``arena tournament: error: ...``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    delegated = _delegate(args)
+    if delegated is None:
+        return guarded("arena", _main, args)
+    prog, body, rest = delegated
+    return guarded(prog, body, rest)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -84,10 +84,11 @@ def tournament_parser() -> OneLineArgumentParser:
 
 def main_tournament(argv: Sequence[str] | None = None) -> int:
     """Run (or resume) the tournament of a TOML/YAML config, then rate it and write the report."""
-    return guarded("arena tournament", _tournament, argv)
+    return guarded("arena tournament", tournament_body, argv)
 
 
-def _tournament(argv: Sequence[str] | None) -> int:
+def tournament_body(argv: Sequence[str] | None) -> int:
+    """`arena tournament` without its error funnel (the `arena` command, or :func:`main_tournament`, runs it in one)."""
     args = tournament_parser().parse_args(argv)
     from .config import load_config
     from .report import print_leaderboard, write_all
@@ -142,10 +143,11 @@ def ratings_parser() -> OneLineArgumentParser:
 
 def main_ratings(argv: Sequence[str] | None = None) -> int:
     """Recompute ratings from a results file; print the leaderboard (or JSON with --json)."""
-    return guarded("arena ratings", _ratings, argv)
+    return guarded("arena ratings", ratings_body, argv)
 
 
-def _ratings(argv: Sequence[str] | None) -> int:
+def ratings_body(argv: Sequence[str] | None) -> int:
+    """`arena ratings` without its error funnel."""
     args = ratings_parser().parse_args(argv)
     from .report import print_leaderboard
 
@@ -173,10 +175,11 @@ def report_parser() -> OneLineArgumentParser:
 
 def main_report(argv: Sequence[str] | None = None) -> int:
     """Write summary.json, ratings.png and report.html (with every game and its decisions) for a results file."""
-    return guarded("arena report", _report, argv)
+    return guarded("arena report", report_body, argv)
 
 
-def _report(argv: Sequence[str] | None) -> int:
+def report_body(argv: Sequence[str] | None) -> int:
+    """`arena report` without its error funnel."""
     args = report_parser().parse_args(argv)
     from .report import write_all
 

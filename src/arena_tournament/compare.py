@@ -319,10 +319,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Compare two players on shared deals with seat rotation (or re-analyse a results file)."""
     from arena_core.clierrors import guarded
 
-    return guarded("arena compare", _main, argv)
+    return guarded("arena compare", compare_body, argv)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def compare_body(argv: Sequence[str] | None) -> int:
+    """`arena compare` without its error funnel (the `arena` command, or :func:`main`, runs it in one)."""
     from arena_core.clierrors import OneLineArgumentParser
 
     p = OneLineArgumentParser(prog="arena compare", description=main.__doc__)
