@@ -14,9 +14,9 @@ import pytest
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_game
 from arena_core.runner import play_episode
+from arena_players.openai_player import OpenAIPlayer
 from arena_tournament.identity import entrant_identity
 from arena_tournament.schedule import Entrant
-from arena_players.openai_player import OpenAIPlayer
 
 DEFAULT = IllegalActionPolicy(mode="default")
 

@@ -13,7 +13,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("arena_core", "arena_games", "arena_players", "arena_train")
+PACKAGES = ("arena_core", "arena_games", "arena_players", "arena_train", "arena_tournament")
 PROJECTS = [ROOT / "pyproject.toml", *sorted((ROOT / "dists").glob("*/pyproject.toml"))]
 
 

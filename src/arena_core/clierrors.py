@@ -58,11 +58,11 @@ def one_line_argparse_errors() -> Iterator[None]:
     """While active, every ArgumentParser (a plugin command's too) raises :class:`UsageError`
     instead of printing its usage block and exiting."""
     saved = argparse.ArgumentParser.error
-    argparse.ArgumentParser.error = _one_line_error  # type: ignore[method-assign]
+    argparse.ArgumentParser.error = _one_line_error  # type: ignore[method-assign]  # one-line errors while a command runs
     try:
         yield
     finally:
-        argparse.ArgumentParser.error = saved  # type: ignore[method-assign]
+        argparse.ArgumentParser.error = saved  # type: ignore[method-assign]  # put argparse back
 
 
 # ---------------------------------------------------------------------- argparse types

@@ -28,7 +28,7 @@ LOCK_NAME = ".arena.lock"
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on Windows: the run lock does without it
 
 
 def _pid_alive(pid: int) -> bool:

@@ -26,7 +26,7 @@ LABEL_SETS: dict[str, tuple[str, ...]] = {
     "numbers": tuple(str(n) for n in range(1, 11)),
 }
 
-ArchetypeName = Literal[ARCHETYPE_NAMES]  # type: ignore[valid-type]
+ArchetypeName = Literal[ARCHETYPE_NAMES]  # type: ignore[valid-type]  # a Literal of a tuple constant: mypy wants the names spelled out
 
 
 class MatrixParams(GameParams):
