@@ -9,8 +9,8 @@ display (a sequential decision of its own). The game ends when every auctionable
 remaining hands go to the display and gems score by the value chart at that final display.
 The rules follow the public MegagemBench engine (github.com/djdumpling/MegagemBench, read at commit
 6e5b082e); ``docs/megagem.md`` states them and where they differ from the published board game.
-The rules import none of their views (``text.py``, ``views.py``): the package attaches them to
-:class:`MegaGem` where the game is registered (``arena_games/megagem/__init__.py``).
+The rules import none of their views (``text.py``, ``views.py``): the registered game,
+``arena_games.megagem.MegaGem`` (``__init__.py``), is this class with its views.
 """
 
 from __future__ import annotations
