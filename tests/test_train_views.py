@@ -93,3 +93,25 @@ def test_grpo_uses_the_games_view(tmp_path):
         tmp_path / "m",
     )
     assert isinstance(menu_trainer.view, MenuView)
+
+
+def test_the_registered_class_is_the_rules_class_with_its_views():
+    """Views are declared one way: the class an entry point names is a subclass of the rules
+    class whose view hooks are ordinary methods; the rules class alone has the generic views."""
+    from arena_core.registry import game_class
+    from arena_games.matrix import rules as matrix_rules
+    from arena_games.megagem import rules as megagem_rules
+    from arena_games.textarena import TextArenaGame
+
+    generic = {"menu", "text", "transcript"}
+    for game_id, rules_class, views in (
+        ("kuhn_poker", KuhnPoker, generic | {"compact"}),
+        ("megagem", megagem_rules.MegaGem, generic | {"compact"}),
+        ("matrix", matrix_rules.MatrixGame, generic),
+        ("textarena/KuhnPoker-v0", TextArenaGame, generic | {"compact"}),
+    ):
+        cls = game_class(game_id)
+        assert issubclass(cls, rules_class) and cls is not rules_class, game_id
+        assert set(make_game(game_id).views()) == views, game_id
+    assert set(KuhnPoker().views()) == generic  # the rules class alone
+    assert type(megagem_rules.MegaGem().text_view()) is not type(make_game("megagem").text_view())
