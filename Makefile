@@ -6,7 +6,7 @@
 #   make dists        -- a wheel and an sdist of each distribution (dists/*) in build/dists
 #   make check-split  -- CI's last step: build them, install the core alone (lowest Python), add the games
 # Checks (docs/developing.md; CI runs them all through .ci/run):
-#   make lint         -- ruff lint + format check, mypy (strict core, plugins' public names), layer rules
+#   make lint         -- ruff lint + format check, mypy (strict on every package, plugins' public names), layer rules
 #   make test-fast    -- the suite without coverage (make test measures line + branch coverage, with its floor)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -79,7 +79,7 @@ lint: venv
 	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -q -p no:xdist -p no:cacheprovider tests/test_architecture.py
 
-# mypy strict on arena_core ([tool.mypy] in pyproject.toml, cache in .mypy_cache), then the
+# mypy strict on every package ([tool.mypy] in pyproject.toml, cache in .mypy_cache), then the
 # plugin packages' registered names against the core's protocol
 typecheck: venv
 	$(BIN)/mypy

@@ -34,9 +34,18 @@ echo "== build: a wheel and an sdist of each distribution"
 
 echo "[${SECONDS}s] == the core alone, on $("$low" -c 'import platform; print("Python", platform.python_version())')"
 "$low" -m venv "$work/core"
-pip="$work/core/bin/python -m pip -q --disable-pip-version-check -c $LOCK"
+pip="$work/core/bin/python -m pip -q --disable-pip-version-check"
+install="$pip install -c $LOCK"
+# an install that fails fails the step (its output shown without the index's noise lines)
+quiet_install() {
+    $install "$@" >"$work/pip.log" 2>&1 || {
+        grep -v "is ignored: it is neither" "$work/pip.log" >&2
+        echo "check_split: pip install $* failed" >&2
+        exit 1
+    }
+}
 # the project's own distributions come from $wheels only; their dependencies from the index
-$pip install --find-links "$wheels" "turn-arena-core[testing]==0.1.0" 2>&1 | grep -v "is ignored: it is neither" || true
+quiet_install --find-links "$wheels" "turn-arena-core[testing]==0.1.0"
 "$work/core/bin/python" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) for m in ('arena_games', 'arena_players', 'arena_train')))" \
     || { echo "check_split: the core venv holds more than the core" >&2; exit 1; }
 listing=$("$work/core/bin/arena" list)
@@ -53,7 +62,7 @@ echo "$said"
     || { echo "check_split: 'arena tournament' without the distribution must say what to install (exit 2)" >&2; exit 1; }
 
 echo "[${SECONDS}s] == add the games"
-$pip install --no-index --find-links "$wheels" "turn-arena-games==0.1.0"
+$install --no-index --find-links "$wheels" "turn-arena-games==0.1.0"
 listing=$("$work/core/bin/arena" list games)
 for game in kuhn_poker megagem matrix; do
     grep -q "^  $game .*turn-arena-games .*available" <<<"$listing" || { echo "$listing"; echo "check_split: $game did not appear" >&2; exit 1; }
@@ -62,7 +71,7 @@ echo "$listing" | head -4
 "$work/core/bin/arena" play matrix --players matrix_focal,matrix_max_payoff --quiet
 
 echo "[${SECONDS}s] == players, trainers and tournaments too (no extras), their tests on the floor Python"
-$pip install --find-links "$wheels" "turn-arena-players==0.1.0" "turn-arena-train==0.1.0" "turn-arena-tournament==0.1.0" 2>&1 | grep -v "is ignored: it is neither" || true
+quiet_install --find-links "$wheels" "turn-arena-players==0.1.0" "turn-arena-train==0.1.0" "turn-arena-tournament==0.1.0"
 # (the MLX-server test needs the mlx extra: it runs in `make test`)
 "$work/core/bin/python" -m pytest -q -p no:cacheprovider $BASE_TESTS -k "not examples_mlx_server"
 echo "check_split: ok in ${SECONDS}s"

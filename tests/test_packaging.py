@@ -271,4 +271,4 @@ def test_every_install_of_the_development_tree_and_ci_follows_the_lock():
     installs = [line for line in venv_recipe.splitlines() if "pip install" in line]
     assert installs and all("-c $(LOCK)" in line for line in installs)
     split = (ROOT / "scripts" / "check_split.sh").read_text()
-    assert '-c $LOCK"' in split and "LOCK=$(LOCK)" in make
+    assert 'install -c $LOCK"' in split and "LOCK=$(LOCK)" in make

@@ -119,7 +119,7 @@ class HumanView:
 
 def human_view(game: Game[Any, Any]) -> Any:
     """The game's own ``"human"`` view if it has one, else :class:`HumanView`."""
-    views = game.views() if hasattr(game, "views") else {}
+    views = game.views()
     factory = views.get("human")
     return factory() if factory is not None else HumanView()
 
