@@ -10,6 +10,7 @@ one classifier, which also reads records written before events carried the field
 
 from __future__ import annotations
 
+import warnings
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -67,18 +68,22 @@ def fault_of(event: PolicyEvent) -> FaultKind:
     in the telemetry, the parser's verdict, the error type, the detail)."""
     if event.fault is not None:
         return event.fault
-    t = event.telemetry or {}
+    return _read(event.telemetry or {}, illegal=event.illegal, detail=event.detail)
+
+
+def _read(t: dict[str, Any], *, illegal: bool, detail: str) -> FaultKind:
+    """The kind from what an older record holds (see :func:`fault_of`)."""
     tagged = _kind(t.get("fault")) or _kind(t.get("fault_kind"))
     if tagged is not None:
         return tagged
-    if event.illegal:
+    if illegal:
         unreadable = "parse_detail" in t or t.get("parse_method") == "unparseable" or t.get("valid") is False
         return FaultKind.UNPARSEABLE if unreadable else FaultKind.ILLEGAL
     error_type = str(t.get("error_type") or "").lower()
-    detail = event.detail.lower()
-    if error_type in ("timeout", "hung") or "timeout" in error_type or "timed out" in detail:
+    said = detail.lower()
+    if error_type in ("timeout", "hung") or "timeout" in error_type or "timed out" in said:
         return FaultKind.TIMEOUT
-    if error_type in ("cap_exhausted", "capexhausted", "budgetexceedederror") or "spending cap" in detail:
+    if error_type in ("cap_exhausted", "capexhausted", "budgetexceedederror") or "spending cap" in said:
         return FaultKind.CAP_EXHAUSTED
     if error_type == "crash":
         return FaultKind.CRASH
@@ -87,14 +92,8 @@ def fault_of(event: PolicyEvent) -> FaultKind:
 
 def classify(error_type: str | None, *, illegal: bool) -> FaultKind:
     """Deprecated: the kind from an error-type tag alone; use :func:`fault_of` on the event."""
-    import warnings
-
     warnings.warn("arena_core.faults.classify is deprecated; use fault_of(event)", DeprecationWarning, stacklevel=2)
-    from .episode import PolicyEvent
-
-    telemetry = {"error_type": error_type} if error_type else {}
+    telemetry: dict[str, Any] = {"error_type": error_type} if error_type else {}
     if illegal and error_type == "unparseable":
         telemetry = {"parse_detail": ""}
-    return fault_of(
-        PolicyEvent(ply=0, player=0, attempted=None, verdict="", illegal=illegal, detail="", telemetry=telemetry)
-    )
+    return _read(telemetry, illegal=illegal, detail="")
