@@ -182,6 +182,10 @@ def read_episodes(path: str | os.PathLike[str]) -> list[EpisodeRecord]:
                 continue
             try:
                 data = json.loads(raw)
+                if not isinstance(data, dict):
+                    raise EpisodeError(
+                        f"{path}:{n}: not a JSON object but a JSON {type(data).__name__}; not an episode file"
+                    )
                 kind = data.get("type")
                 if kind == "header":
                     current = EpisodeRecord(header=Header.model_validate(data))

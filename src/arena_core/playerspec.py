@@ -208,7 +208,14 @@ def split_seats(text: str) -> list[str]:
     if quote or depth:
         raise ConfigError(f"--players {text!r}: unclosed {'quote' if quote else 'brace'}")
     seats.append(text[start:])
-    return [s for s in (s.strip() for s in seats) if s]
+    stripped = [s.strip() for s in seats]
+    if not all(stripped):
+        empty = [i for i, s in enumerate(stripped) if not s]
+        raise ConfigError(
+            f"--players {text!r}: seat {', '.join(str(i) for i in empty)} is empty (two commas, or one at an end); "
+            "name one player per seat"
+        )
+    return stripped
 
 
 def parse_player_list(text: str) -> list[PlayerSpec]:

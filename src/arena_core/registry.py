@@ -243,6 +243,33 @@ def _check_options(name: str, factory: Any, seed: int, options: dict[str, Any]) 
             f"player {name!r} does not take option(s) {', '.join(unknown) or ', '.join(sorted(options))}; "
             f"its options: {', '.join(known) or 'none'}"
         ) from None
+    _check_option_types(name, factory, options)
+
+
+#: an option annotated with one of these must hold a value of that type (an int passes as a float)
+_SCALARS: dict[Any, tuple[type, ...]] = {float: (int, float), int: (int,), bool: (bool,), str: (str,)}
+_EXAMPLES: dict[Any, str] = {float: "0.5", int: "1", bool: "true", str: '"text"'}
+
+
+def _check_option_types(name: str, factory: Any, options: dict[str, Any]) -> None:
+    """An option whose annotation is a plain float/int/bool/str and whose value is not one is
+    the user's error (``shade="abc"`` for a float), said in one line before the factory runs."""
+    import typing
+
+    target = factory.__init__ if isinstance(factory, type) else factory
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: let the call decide
+        return
+    for key, value in options.items():
+        allowed = _SCALARS.get(hints.get(key))
+        if allowed is None:
+            continue
+        if isinstance(value, bool) and bool not in allowed or not isinstance(value, allowed):
+            kind = hints[key]
+            raise PlayerOptionsError(
+                f"player {name!r} option {key}={value!r} is not a {kind.__name__}; write e.g. {key}={_EXAMPLES[kind]}"
+            )
 
 
 def make_player(spec: str | PlayerSpec, *, seed: int = 0, **options: Any) -> Player:
