@@ -1,5 +1,6 @@
 """arena_core: the protocol of Arena -- games, players, trainers, environments and records."""
 
+from . import registration
 from .episode import EndReason, EpisodeRecord, read_episodes
 from .errors import (
     ArenaError,
@@ -25,6 +26,10 @@ from .runner import play_episode
 from .seeding import derive_seed, make_rng
 from .spec import GameParams, GameSpec, Information, NoParams, TurnStructure, Utility
 from .text import GenericTextView, ParseResult, Prompt
+
+# PettingZoo's and Gymnasium's registries learn every game's name ("arena/<id>-v0") when those
+# libraries are imported; nothing is imported here (arena_core.registration)
+registration.install()
 
 __all__ = [
     "ArenaError",

@@ -256,7 +256,7 @@ def _check_option_types(name: str, factory: Any, options: dict[str, Any]) -> Non
     the user's error (``shade="abc"`` for a float), said in one line before the factory runs."""
     import typing
 
-    target = factory.__init__ if isinstance(factory, type) else factory
+    target = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]  # the class's own __init__, read for its annotations only
     try:
         hints = typing.get_type_hints(target)
     except Exception:  # noqa: BLE001 - unresolvable annotations: let the call decide

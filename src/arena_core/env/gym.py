@@ -48,7 +48,7 @@ class ArenaGymEnv(gym.Env):
     With no ``turn_cap`` the game's ``spec.max_length`` caps the episode (a truncation).
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["ansi"]}
 
     def __init__(
         self,
@@ -58,7 +58,11 @@ class ArenaGymEnv(gym.Env):
         seat: int = 0,
         policy: IllegalActionPolicy = GYM_POLICY,
         turn_cap: int | None = None,
+        render_mode: str | None = None,
     ):
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
         if opponents is None:
             opponents = [UniformRandomOpponent() for _ in range(game.num_players - 1)]
         if len(opponents) != game.num_players - 1:
@@ -116,6 +120,18 @@ class ArenaGymEnv(gym.Env):
         if self.match is None or self.match.done:
             return np.zeros(self.game.num_actions, dtype=bool)
         return self.game.mask(self.match.position, self.seat).astype(bool)
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: the learner's observation and whose turn it is, as text."""
+        if self.render_mode is None:
+            return None
+        if self.match is None:
+            return "not started"
+        end = self.match.end
+        status = f"ended: {end.reason.value}" if end is not None else f"to act: player_{self.match.to_act()}"
+        return f"{self.game.spec.id} ply {self.match.ply} ({status})\nplayer_{self.seat}: " + str(
+            self.game.observe(self.match.position, self.seat)
+        )
 
     @property
     def _live(self) -> Match:

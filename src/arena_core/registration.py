@@ -1,0 +1,242 @@
+"""Every Arena game in PettingZoo's and Gymnasium's own registries.
+
+After ``import arena_core``::
+
+    pettingzoo.make("aec", "arena/kuhn_poker-v0")                 # an AEC env
+    pettingzoo.make("parallel", "arena/matrix-v0")                # games whose every move is simultaneous
+    gymnasium.make("arena/kuhn_poker-v0")                         # one seat against uniform random players
+    gymnasium.make("arena_core:arena/kuhn_poker-v0")              # the same, without importing arena_core first
+
+**The name rule** (:func:`registry_id`): ``/`` inside a game id becomes ``.``; an id that already
+ends in ``-vN`` keeps it, any other gets ``-v0``; the namespace is ``arena``. So ``kuhn_poker`` is
+``arena/kuhn_poker-v0`` and ``textarena/TicTacToe-v0`` is ``arena/textarena.TicTacToe-v0``.
+
+**Lazy.** Importing ``arena_core`` imports neither PettingZoo, Gymnasium nor any game: it installs
+a finder that waits for ``pettingzoo`` or ``gymnasium`` to be imported (or registers at once when
+they already are), and the names are read from the ``arena.games`` entry points' metadata. A game
+plugin is imported only when one of its environments is made. Every registered game is listed,
+available or not: making one whose extra is missing raises
+:class:`~arena_core.errors.PluginUnavailableError` with the ``pip install`` line.
+
+**Keywords** the factories take (the registries pass theirs through): game parameters by name
+(or ``params={...}``), ``num_players``, ``policy`` (an ``IllegalActionPolicy`` or its mode),
+``turn_cap`` (decisions), ``max_cycles`` (PettingZoo's: ``max_cycles * num_players`` decisions,
+one cycle being one decision per player), ``render_mode`` (``None`` or ``"ansi"``); Gymnasium's
+adds ``seat`` and ``opponents`` (player specs such as ``"random"``, one per other seat).
+``"parallel"`` is registered for every game too; making it for a game that is not simultaneous
+raises :class:`~arena_core.errors.ConfigError` naming the ``"aec"`` form.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import re
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .env import ArenaAECEnv, ArenaGymEnv, ArenaParallelEnv
+    from .game import Game
+    from .players import Player
+    from .policy import IllegalActionPolicy
+
+NAMESPACE = "arena"
+_TARGETS = ("pettingzoo", "gymnasium")
+_VERSIONED = re.compile(r"-v\d+$")
+
+
+def registry_id(game_id: str) -> str:
+    """The name both registries accept for ``game_id`` (the module docstring's rule)."""
+    name = game_id.replace("/", ".")
+    return f"{NAMESPACE}/{name if _VERSIONED.search(name) else name + '-v0'}"
+
+
+# ------------------------------------------------------------------ factories (the registries' entry points)
+def _game(
+    game_id: str, params: Mapping[str, Any] | None, num_players: int | None, named: dict[str, Any]
+) -> Game[Any, Any]:
+    from .registry import make_game
+
+    return make_game(game_id, {**(params or {}), **named} or None, num_players=num_players)
+
+
+def _policy(policy: IllegalActionPolicy | str | None, default: IllegalActionPolicy) -> IllegalActionPolicy:
+    from .policy import IllegalActionPolicy
+
+    if policy is None:
+        return default
+    return policy if isinstance(policy, IllegalActionPolicy) else IllegalActionPolicy(mode=policy)  # type: ignore[arg-type]  # pydantic validates the mode string
+
+
+def _turn_cap(turn_cap: int | None, max_cycles: int | None, game: Game[Any, Any]) -> int | None:
+    if max_cycles is None or max_cycles == -1:
+        return turn_cap
+    if max_cycles < 1:
+        raise ValueError(f"max_cycles must be >= 1 (or -1 for none), got {max_cycles}")
+    cycles = max_cycles * game.num_players
+    return cycles if turn_cap is None else min(turn_cap, cycles)
+
+
+def make_aec(
+    game_id: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    num_players: int | None = None,
+    policy: IllegalActionPolicy | str | None = None,
+    turn_cap: int | None = None,
+    max_cycles: int | None = None,
+    render_mode: str | None = None,
+    **game_params: Any,
+) -> ArenaAECEnv:
+    """The AEC env of a registered game (PettingZoo's order-enforcing wrapper around it)."""
+    from .env import aec_env
+    from .policy import RAISE
+
+    game = _game(game_id, params, num_players, game_params)
+    cap = _turn_cap(turn_cap, max_cycles, game)
+    return aec_env(game, policy=_policy(policy, RAISE), turn_cap=cap, render_mode=render_mode)
+
+
+def make_parallel(
+    game_id: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    num_players: int | None = None,
+    policy: IllegalActionPolicy | str | None = None,
+    turn_cap: int | None = None,
+    max_cycles: int | None = None,
+    render_mode: str | None = None,
+    **game_params: Any,
+) -> ArenaParallelEnv:
+    """The parallel env of a registered game whose every decision is simultaneous."""
+    from .env import parallel_env
+    from .policy import RAISE
+
+    game = _game(game_id, params, num_players, game_params)
+    cap = _turn_cap(turn_cap, max_cycles, game)
+    return parallel_env(game, policy=_policy(policy, RAISE), turn_cap=cap, render_mode=render_mode)
+
+
+def make_gym(
+    game_id: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    num_players: int | None = None,
+    seat: int = 0,
+    opponents: Sequence[str | Player] | None = None,
+    policy: IllegalActionPolicy | str | None = None,
+    turn_cap: int | None = None,
+    render_mode: str | None = None,
+    **game_params: Any,
+) -> ArenaGymEnv:
+    """The single-agent Gymnasium env of a registered game: ``seat`` learns, ``opponents`` (player
+    specs or players, one per other seat; uniform random by default) fill the others."""
+    from .env import ArenaGymEnv
+    from .env.gym import GYM_POLICY
+    from .registry import make_player
+
+    game = _game(game_id, params, num_players, game_params)
+    players = None
+    if opponents is not None:
+        players = [make_player(o, seed=i) if isinstance(o, str) else o for i, o in enumerate(opponents)]
+    return ArenaGymEnv(
+        game, players, seat=seat, policy=_policy(policy, GYM_POLICY), turn_cap=turn_cap, render_mode=render_mode
+    )
+
+
+# ------------------------------------------------------------------ registering
+def game_ids() -> list[str]:
+    """Every game id the ``arena.games`` entry points declare (metadata only, nothing imported)."""
+    from .registry import list_plugins
+
+    return [p.name for p in list_plugins("games")]
+
+
+def register_pettingzoo() -> list[str]:
+    """Put every game in PettingZoo's AEC and parallel registries (idempotent); the ids added."""
+    import pettingzoo
+
+    added = []
+    for game_id in game_ids():
+        rid = registry_id(game_id)
+        for kind, factory in (("aec", "make_aec"), ("parallel", "make_parallel")):
+            registry = pettingzoo.aec_registry if kind == "aec" else pettingzoo.parallel_registry
+            if rid not in registry:
+                pettingzoo.register(kind, rid, entry_point=f"{__name__}:{factory}", kwargs={"game_id": game_id})
+                added.append(f"{kind}:{rid}")
+    return added
+
+
+def register_gymnasium() -> list[str]:
+    """Put every game in Gymnasium's registry (idempotent); the ids added."""
+    import gymnasium
+
+    added = []
+    for game_id in game_ids():
+        rid = registry_id(game_id)
+        if rid not in gymnasium.registry:
+            gymnasium.register(rid, entry_point=f"{__name__}:make_gym", kwargs={"game_id": game_id})
+            added.append(rid)
+    return added
+
+
+def register_all() -> None:
+    """Register into whichever of the two libraries is imported (after installing a plugin in this
+    process, call :func:`arena_core.registry.refresh` then this)."""
+    for target in _TARGETS:
+        if target in sys.modules:
+            _register_into(target)
+
+
+def _register_into(target: str) -> None:
+    try:
+        register_pettingzoo() if target == "pettingzoo" else register_gymnasium()
+    except Exception as exc:  # a broken plugin's metadata must not break importing PettingZoo or Gymnasium
+        warnings.warn(f"arena: could not register games with {target}: {exc}", RuntimeWarning, stacklevel=2)
+
+
+class _RegisterAfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when ``pettingzoo`` or ``gymnasium`` is imported, registers the games
+    once that module has run (its registry then exists), and leaves the loader as it found it."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _TARGETS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return None  # the other finders decide
+        spec.loader = _Loader(spec.loader, fullname)
+        return spec
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, inner: importlib.abc.Loader, name: str) -> None:
+        self._inner, self._name = inner, name
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self._inner  # the module sees its own loader, as without this hook
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._inner
+        self._inner.exec_module(module)
+        _register_into(self._name)
+        if all(t in sys.modules for t in _TARGETS) and _FINDER in sys.meta_path:
+            sys.meta_path.remove(_FINDER)  # both registered: nothing left to wait for
+
+
+_FINDER = _RegisterAfterImport()
+
+
+def install() -> None:
+    """Called by ``import arena_core``: register now into what is imported, later into the rest."""
+    register_all()
+    if not all(t in sys.modules for t in _TARGETS) and _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
