@@ -150,6 +150,7 @@ _COMMANDS_ELSEWHERE = {
     "ratings": "turn-arena-tournament",
     "report": "turn-arena-tournament",
     "compare": "turn-arena-tournament",
+    "export": "turn-arena-tournament",
     "study": "'turn-arena-games[study]'",
     "train": "turn-arena-train",
 }
