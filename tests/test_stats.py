@@ -204,3 +204,29 @@ def test_paired_battery_side_by_side():
     assert b.n == 30 and b.t_low < b.mean < b.t_high
     assert b.bootstrap_low < b.mean < b.bootstrap_high
     assert b.t_p < 0.01 and b.wilcoxon_p < 0.01 and b.sign_p < 0.05 and b.win_share > 0.6
+
+
+def test_deals_needed_is_fast_for_tiny_effects_and_refuses_non_positive_ones():
+    import time
+
+    t0 = time.perf_counter()
+    assert stats.deals_needed(0.01, 1.0) == 78491  # stepping one deal at a time took seconds
+    assert stats.deals_needed(1e-6, 1.0) == 1_000_000  # capped, at once
+    assert time.perf_counter() - t0 < 1.0
+    for bad in (-0.5, 0.0, math.nan):
+        with pytest.raises(ValueError, match="positive"):
+            stats.deals_needed(bad, 1.0)
+
+
+def test_clustered_mean_counts_deals_not_trials():
+    """Trials grouped by their deal: a sweep of 12 trials over 4 deals is 4 units (p > 0.05);
+    the same 12 trials on 12 deals are 12 units (p < 0.01)."""
+    few = stats.clustered_mean([1.0] * 12, [d for d in range(4) for _ in range(3)], bounds=(0.0, 1.0), null=0.5)
+    assert few.clusters == 4 and few.pvalue > 0.05 and few.low < 0.5
+    many = stats.clustered_mean([1.0] * 12, list(range(12)), bounds=(0.0, 1.0), null=0.5)
+    assert many.clusters == 12 and many.pvalue < 0.01 and many.low > 0.5
+
+
+def test_regression_slope_known_value():
+    beta, lo, hi, p = stats.regression_slope([1.0, 2.9, 5.1, 7.0], [0.0, 1.0, 2.0, 3.0])
+    assert beta == pytest.approx(2.02) and lo < 2.02 < hi and p < 0.01
