@@ -134,10 +134,13 @@ def test_only_the_first_fenced_block_is_tried(game):
 @pytest.mark.parametrize(
     "text, action, valid, default_used",
     [
-        ('{"bid": 7.9}', Bid(7), True, False),
-        ('{"bid": -0.5}', Bid(0), True, False),
+        # the answer contract (docs/answers.md): decimals, strings and booleans are refused
+        ('{"bid": 7.9}', Bid(0), False, True),
+        ('{"bid": -0.5}', Bid(0), False, True),
+        ('{"bid": 7.0}', Bid(0), False, True),
         ('{"bid": "7"}', Bid(0), False, True),
-        ('{"bid": true}', Bid(1), True, False),
+        ('{"bid": true}', Bid(0), False, True),
+        ("My bid is 5. {\"bid\": 2}", Bid(0), False, True),
         ('{"reveal": "Red"}', Bid(0), False, True),
         ('{"bid": NaN}', Bid(0), False, True),
         ("", Bid(0), False, True),
@@ -157,9 +160,9 @@ def test_prose_fallback_only_without_json(game):
     assert prose_bid("bidding 6 coins") == 6
     assert prose_bid("I'm going to bid 0") == 0
     assert prose_bid("nothing here") is None
-    # a JSON object without a bid suppresses the prose fallback
+    # a JSON object without a bid is no answer (docs/answers.md): the phrase is read
     r = parse(game, bid_pos(game), 'I\'ll bid 12 {"note": 1}')
-    assert (r.action, r.default_used) == (Bid(0), True)
+    assert (r.action, r.default_used) == (Bid(12), False)
 
 
 def test_extract_json_object_reports_its_method():
@@ -338,7 +341,10 @@ _DIFFERENCES = [
     ("<think>I'll bid 5</think>", 0, 5),  # a bid phrase inside reasoning too
     ('{"bid": 3} then {"bid": 9}', 0, 3),  # conflicting objects: refused here, the first there
     ("I'll bid 4, no wait, my bid is 6", 0, 6),  # conflicting phrases: refused here, the rightmost there
-    ("{a} " * 70 + '{"bid": 8}', 0, 8),  # past 64 balanced non-JSON starts: tried there
+    ("{a} " * 300 + '{"bid": 8}', 0, 8),  # past 256 balanced non-JSON starts: tried there
+    ('{"bid": 4.9}', 0, 4),  # a decimal bid: refused here (docs/answers.md), truncated there
+    ('{"bid": true}', 0, 1),  # a boolean bid: refused here, 1 there
+    ('My bid is 5. {"bid": 2}', 0, 2),  # a phrase and an object that disagree: refused here, JSON first there
 ]
 
 

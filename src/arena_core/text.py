@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from .game import Game, Position
@@ -121,50 +121,220 @@ def _unwrap(value: str) -> str:
     return value
 
 
+def unwrap_answer(value: str) -> str:
+    """An answer value as the contract compares it: wrapping markdown, quotes and brackets and
+    trailing punctuation removed, whitespace collapsed (case kept)."""
+    return " ".join(_unwrap(value).split())
+
+
 class LabelIndex:
     """Legal strings for matching: whitespace-collapsed and case-insensitive, except that a
-    one-letter label must match in its own case (so "a" and "I" never stand for "A" and "I")."""
+    one-letter label must match in its own case (so "a" and "I" never stand for "A" and "I").
+    A label written with its own wrapping (TextArena's ``[4]``) also matches unwrapped (``4``),
+    unless two labels would then read alike."""
 
     def __init__(self, legal: dict[str, Any]):
-        self.exact: dict[str, Any] = {}
-        self.folded: dict[str, Any] = {}
+        self.exact: dict[str, tuple[str, Any]] = {}
+        self.folded: dict[str, tuple[str, Any]] = {}
+        bare: dict[str, list[tuple[str, Any]]] = {}
         for key, action in legal.items():
             k = " ".join(str(key).split())
             if len(k) == 1 and k.isalpha():
-                self.exact[k] = action
+                self.exact[k] = (k, action)
             else:
-                self.folded[k.lower()] = action
+                self.folded[k.lower()] = (k, action)
+            u = " ".join(_unwrap(k).split())
+            if u and u != k:
+                bare.setdefault(u if len(u) == 1 and u.isalpha() else u.lower(), []).append((k, action))
+        for u, entries in bare.items():
+            table = self.exact if len(u) == 1 and u.isalpha() else self.folded
+            if len(entries) == 1 and u not in table:
+                table[u] = entries[0]
 
     def find(self, value: str) -> tuple[str, Any] | None:
+        """``(the legal string as listed, its action)`` for an answer value, or None."""
+        whole = " ".join(value.split())
+        if len(whole) > 1 and whole.lower() in self.folded:  # a label with its own wrapping, as listed
+            return self.folded[whole.lower()]
         v = " ".join(_unwrap(value).split())
         if v in self.exact:
-            return v, self.exact[v]
-        if v.lower() in self.folded:
-            return v.lower(), self.folded[v.lower()]
-        return None
+            return self.exact[v]
+        return self.folded.get(v.lower())
+
+
+# ---------------------------------------------------------------------------- the answer contract
+# docs/answers.md tables the shapes; every game's strict parser reads through read_answer.
+#: balanced ``{...}`` starts tried per answer (bounded work on hostile answers)
+JSON_ATTEMPTS = 256
+#: a label in square brackets anywhere in the answer (TextArena's own answer format)
+_BRACKET = re.compile(r"\[[^\[\]\n]{1,200}\]")
+#: a committed statement of the answer in prose ("I'll go with X", "my final answer is X"): never
+#: read alone, but one naming another key refuses the answer; a conditional ("if I choose A") is
+#: no statement. The value runs to the end of its clause.
+_STATEMENT = re.compile(
+    r"\b(?:I\s*(?:'ll|will|shall)\s+(?:go\s+with|choose|pick|play)|my\s+(?:final\s+)?(?:answer|choice|move)\s+is)"
+    r"\s*:?\s*(?P<value>[^\n.;!?,]*?)\s*(?=$|[\n.;!?,]|\s+(?:because|since|as|so|to|for)\b)",
+    re.IGNORECASE,
+)
+JsonKind = Literal["label", "integer"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The contract's verdict on one answer: the key it names (``None``: refused), the carrier
+    that named it first (``json``, ``answer_line``, ``exact``, ``last_line``, ``bracket``,
+    ``statement`` or a game's own), and why it was refused."""
+
+    key: Any
+    method: str
+    detail: str = ""
+
+
+def balanced_objects(text: str, *, attempts: int = JSON_ATTEMPTS) -> list[dict[str, Any]]:
+    """Every JSON object in ``text`` whose braces balance (nested ones too, outer first), at most
+    ``attempts`` starts tried."""
+    return [obj for _, _, obj in _objects(text, attempts)]
+
+
+def _objects(text: str, attempts: int = JSON_ATTEMPTS) -> list[tuple[int, int, dict[str, Any]]]:
+    """``(start, end, object)`` for every balanced JSON object (see :func:`balanced_objects`)."""
+    if "{" not in text:
+        return []
+    stack: list[int] = []
+    spans: list[tuple[int, int]] = []
+    for m in re.finditer(r"[{}]", text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            spans.append((stack.pop(), m.start() + 1))
+    out: list[tuple[int, int, dict[str, Any]]] = []
+    for start, end in sorted(spans)[:attempts]:
+        try:
+            obj = json.loads(text[start:end])
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append((start, end, obj))
+    return out
+
+
+def _json_raw(value: Any, kind: JsonKind) -> tuple[str | None, str]:
+    """A JSON value as the raw text of an answer, or ``(None, why)`` when its type is wrong:
+    a label is a string, an integer an integer (never a boolean, a decimal or a string)."""
+    if kind == "label":
+        return (
+            (value, "")
+            if isinstance(value, str)
+            else (None, f"{json.dumps(value)} is a JSON {_jtype(value)}, not a label string")
+        )
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, f"{json.dumps(value)} is a JSON {_jtype(value)}, not an integer"
+    return str(value), ""
+
+
+def _jtype(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "decimal"
+    return {str: "string", list: "list", dict: "object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def read_answer(
+    text: Any,
+    resolve: Callable[[str], Any],
+    *,
+    json_keys: tuple[str, ...],
+    json_kind: JsonKind = "label",
+    extra: Sequence[Callable[[str], list[tuple[str, str]]]] = (),
+    max_chars: int = MAX_ANSWER_CHARS,
+) -> Reading:
+    """Read one answer by the contract (docs/answers.md); ``resolve(raw) -> key or None`` maps a
+    raw value to the game's canonical key.
+
+    Carriers: a JSON object with one of ``json_keys`` (the value of the declared ``json_kind``:
+    wrong types refuse), a line ``Answer: X``, the last line alone, a ``[X]`` bracket token
+    naming a key, a committed statement ("I'll go with X", "my answer is X"), and a game's
+    ``extra`` formats. A JSON value, an answer line, or an ``extra`` value that names no key
+    refuses; every carrier found must name the same key, otherwise the answer is refused.
+    Think blocks are never read; an unclosed one refuses."""
+    if not isinstance(text, str):
+        return Reading(None, UNPARSEABLE, f"not text: {type(text).__name__}")
+    visible, unclosed = split_think(text)
+    if unclosed:
+        return Reading(None, UNPARSEABLE, "a think block is never closed: the answer is unfinished reasoning")
+    hidden = " (labels inside a think block are not read)" if visible != text else ""
+    note = ""
+    if len(visible) > max_chars:
+        visible = visible[-max_chars:]
+        note = f" (answer longer than {max_chars} characters: only its end was read)"
+    if not visible.strip():
+        return Reading(None, UNPARSEABLE, f"empty answer{hidden}{note}")
+    strict: list[tuple[str, str]] = []  # (method, raw): must name a key
+    loose: list[tuple[str, str]] = []  # (method, raw): count only when they name one
+    objects = _objects(visible)
+    prose = visible  # the answer outside its JSON objects: brackets and statements are read there
+    for start, end, _ in reversed(objects):
+        prose = prose[:start] + " " * (end - start) + prose[end:]
+    for _, _, obj in objects:
+        key = next((k for k in json_keys if k in obj), None)
+        if key is None:
+            continue
+        raw, why = _json_raw(obj[key], json_kind)
+        if raw is None:
+            return Reading(None, UNPARSEABLE, f"json {key!r}: {why}{note}")
+        strict.append(("json", raw))
+    lines = [ln for ln in visible.splitlines() if _unwrap(ln)]  # lines of only punctuation do not count
+    for ln in lines:
+        m = _ANSWER_LINE.match(ln)
+        if m and not m.group("value").startswith("{"):  # "Answer: {...}" is read as its JSON
+            strict.append(("answer_line", m.group("value")))
+    for fmt in extra:
+        strict.extend(fmt(visible))
+    last = lines[-1] if lines else ""
+    if last and not _ANSWER_LINE.match(last) and resolve(last) is not None:
+        strict.append(("exact" if len(lines) == 1 else "last_line", last))
+    loose.extend(("bracket", t) for t in _BRACKET.findall(prose))
+    # never an answer alone, but a different key named this way refuses the answer
+    against = [m.group("value") for m in _STATEMENT.finditer(prose)]
+    against.extend(m.group(1) for m in _ANSWER_ANYWHERE.finditer(prose))
+    keys: dict[Any, str] = {}  # key -> the first carrier that named it
+    for method, raw in strict:
+        key = resolve(raw)
+        if key is None:
+            return Reading(None, UNPARSEABLE, f"{method} {_clip(raw)!r} is not exactly one legal action{note}")
+        keys.setdefault(key, method)
+    for method, raw in loose:
+        key = resolve(raw)
+        if key is not None:
+            keys.setdefault(key, method)
+    if not keys:
+        return Reading(None, UNPARSEABLE, f"no unambiguous answer; end with a line 'Answer: <label>'{hidden}{note}")
+    named = set(keys) | {k for k in map(resolve, filter(None, against)) if k is not None}
+    if len(named) > 1:
+        return Reading(
+            None, UNPARSEABLE, f"the answer names different answers: {', '.join(sorted(map(str, named)))}{note}"
+        )
+    ((key, method),) = keys.items()
+    return Reading(key, method, note.strip())
 
 
 def json_fields(text: str, keys: tuple[str, ...]) -> list[tuple[str, Any]]:
-    """Every ``(key, value)`` from the flat JSON objects in ``text`` that have one of ``keys``
-    (per object, the first of ``keys`` it has), in order of appearance."""
+    """Every ``(key, value)`` from the JSON objects in ``text`` that have one of ``keys``
+    (per object, the first of ``keys`` it has), in order of appearance (outer objects first)."""
     out: list[tuple[str, Any]] = []
-    if "{" not in text:
-        return out
-    for match in re.finditer(r"\{[^{}]*\}", text):
-        try:
-            obj = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            for key in keys:
-                if key in obj:
-                    out.append((key, obj[key]))
-                    break
+    for obj in balanced_objects(text):
+        for key in keys:
+            if key in obj:
+                out.append((key, obj[key]))
+                break
     return out
 
 
 def json_field(text: str, keys: tuple[str, ...]) -> tuple[str, Any] | None:
-    """``(key, value)`` from the first flat JSON object in ``text`` that has one of ``keys``
+    """``(key, value)`` from the first JSON object in ``text`` that has one of ``keys``
     (the first of ``keys`` it has), or None."""
     found = json_fields(text, keys)
     return found[0] if found else None
@@ -186,15 +356,18 @@ def parse_choice(
     lenient: bool = False,
     max_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult:
-    """Read one of ``legal`` (legal string -> action) from an answer, strictly.
+    """Read one of ``legal`` (legal string -> action) from an answer by the answer contract
+    (:func:`read_answer`, tabled in docs/answers.md).
 
     Only unambiguous answers count: the last non-empty line is exactly a label (markdown,
-    quotes, brackets and trailing punctuation aside); a JSON object with one of ``json_keys``;
-    a line ``Answer: X`` (also ``Final answer:``/``My answer:``) with nothing but punctuation
-    after X. Every such answer found must name the same label; two different labels, a hedge
-    ("B or C") or a label only inside a ``<think>`` block read as unparseable (method
-    ``"unparseable"``, ``default_used`` True) -- never as a guess. Letters in prose ("a", "I")
-    are never labels. Only the last ``max_chars`` characters of the visible answer are read.
+    quotes, brackets and trailing punctuation aside); a JSON object with one of ``json_keys``
+    whose value is a string; a line ``Answer: X`` (also ``Final answer:``/``My answer:``) with
+    nothing but punctuation after X; a label in square brackets; a committed statement ("I'll
+    go with X"). Every such answer found must name the same label; two different labels, a
+    hedge ("B or C"), a JSON value of another type or a label only inside a ``<think>`` block
+    read as unparseable (method ``"unparseable"``, ``default_used`` True) -- never as a guess.
+    Letters in prose ("a", "I") are never labels. Only the last ``max_chars`` characters of the
+    visible answer are read.
 
     ``extra``: a game's own formats, each ``text -> [(method, value)]``; their values join the
     candidates (a game adds formats; it cannot loosen these rules). ``lenient=True`` is the
@@ -205,46 +378,18 @@ def parse_choice(
     if lenient:
         return _parse_lenient(text, {_norm(k): v for k, v in legal.items()}, default)
     index = LabelIndex(legal)
-    visible, unclosed = split_think(text)
-    if unclosed:
-        return unparseable(default, "a think block is never closed: the answer is unfinished reasoning")
-    hidden = " (labels inside a think block are not read)" if visible != text else ""
-    note = ""
-    if len(visible) > max_chars:
-        visible = visible[-max_chars:]
-        note = f" (answer longer than {max_chars} characters: only its end was read)"
-    if not visible.strip():
-        return unparseable(default, f"empty answer{hidden}{note}")
-    candidates: list[tuple[str, str]] = []  # (method, raw value)
-    lines = [ln for ln in visible.splitlines() if _unwrap(ln)]  # lines of only punctuation do not count
-    for _key, value in json_fields(visible, json_keys):
-        candidates.append(("json", value if isinstance(value, str) else json.dumps(value)))
-    for ln in lines:
-        m = _ANSWER_LINE.match(ln)
-        if m:
-            candidates.append(("answer_line", m.group("value")))
-    for fmt in extra:
-        candidates.extend(fmt(visible))
-    last = lines[-1] if lines else ""
-    if not _ANSWER_LINE.match(last) and index.find(last) is not None:
-        candidates.append(("exact" if len(lines) == 1 else "last_line", last))
-    if not candidates:
-        return unparseable(default, f"no unambiguous answer; end with a line 'Answer: <label>'{hidden}{note}")
-    looked = [(method, raw, index.find(raw)) for method, raw in candidates]
-    bad = [(method, raw) for method, raw, hit in looked if hit is None]
-    if bad:
-        method, raw = bad[-1]
-        return unparseable(default, f"{method} {_clip(raw)!r} is not exactly one legal action{note}")
-    read = [(method, raw, hit) for method, raw, hit in looked if hit is not None]
-    labels = {hit[0] for _, _, hit in read}
-    for m in _ANSWER_ANYWHERE.finditer(visible):  # an "Answer: X" inside a line still counts against
-        hit = index.find(m.group(1))
-        if hit is not None:
-            labels.add(hit[0])
-    if len(labels) > 1:
-        return unparseable(default, f"the answer names different labels: {', '.join(sorted(labels))}{note}")
-    method, _, (_, action) = read[0]
-    return ParseResult(action, method, True, True, False, note.strip())
+
+    def resolve(raw: str) -> Any:
+        hit = index.find(raw)
+        return None if hit is None else hit[0]
+
+    reading = read_answer(text, resolve, json_keys=json_keys, extra=extra, max_chars=max_chars)
+    if reading.key is None:
+        return unparseable(default, reading.detail)
+    found = index.find(reading.key)
+    if found is None:  # pragma: no cover - a key comes from the index
+        return unparseable(default, f"{reading.key!r} is not a legal action")
+    return ParseResult(found[1], reading.method, True, True, False, reading.detail)
 
 
 def _clip(s: str, n: int = 60) -> str:

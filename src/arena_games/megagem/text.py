@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from arena_core.text import MAX_ANSWER_CHARS, ParseResult, Prompt, strip_think
+from arena_core.text import MAX_ANSWER_CHARS, ParseResult, Prompt, read_answer, strip_think, unwrap_answer
 
 from .cards import (
     ALPHABETICAL,
@@ -510,44 +510,53 @@ def conflicting_values(text: str, key: str) -> list[Any]:
     return list(seen.values())
 
 
+_BID_VALUE = re.compile(r"(?:bid\s*)?(-?\d+)", re.IGNORECASE)
+
+
+def bid_key(raw: str) -> int | None:
+    """The amount an answer value names (``5``, ``bid 5``, ``[bid 5]``, ``**5**``), or None."""
+    m = _BID_VALUE.fullmatch(unwrap_answer(raw))
+    return int(m.group(1)) if m else None
+
+
+def _prose_carriers(visible: str) -> list[tuple[str, str]]:
+    return [("prose_fallback", str(v)) for v in prose_bids(visible)]
+
+
 def parse_bid(game: MegaGem, state: MegaGemState, player: int, text: str, *, benchmark: bool = False) -> ParseResult:
+    """A bid by the answer contract (docs/answers.md; ``benchmark=True``: rule book 7.4 as the
+    benchmark reads it). JSON ``{"bid": <integer>}``, ``Answer: 5``, a last line ``bid 5`` or
+    ``5``, ``[bid 5]`` and the bid phrases ("I'll bid 5", "my bid is 5") are read; a boolean,
+    decimal or string bid, or two different bids anywhere in the answer, are refused."""
     default = game.bid_actions[0]
     if not isinstance(text, str):
         return ParseResult(default, "none", False, False, True, f"not text: {type(text).__name__}")
-    if not benchmark:
-        values = conflicting_values(text, "bid")
-        if len(values) > 1:
-            return ParseResult(
-                default,
-                "unparseable",
-                False,
-                False,
-                True,
-                f"the answer gives different bids ({', '.join(map(str, values))}); bid 0 applied",
-            )
-    obj, method = extract_json_object(text, benchmark=benchmark)
+    if benchmark:
+        return _parse_bid_benchmark(game, state, player, text)
+    reading = read_answer(text, bid_key, json_keys=("bid",), json_kind="integer", extra=(_prose_carriers,))
+    if reading.key is None:
+        return ParseResult(default, "unparseable", False, False, True, f"{reading.detail}; bid 0 applied")
+    method = extract_json_object(text)[1] if reading.method == "json" else reading.method
+    return _apply_bid(game, state, player, int(reading.key), method)
+
+
+def _parse_bid_benchmark(game: MegaGem, state: MegaGemState, player: int, text: str) -> ParseResult:
+    default = game.bid_actions[0]
+    obj, method = extract_json_object(text, benchmark=True)
     if obj is None:
-        bids = benchmark_prose_bids(text) if benchmark else prose_bids(visible_answer(text))
+        bids = benchmark_prose_bids(text)
         if not bids:
             return ParseResult(default, "none", False, False, True, "no JSON object and no bid phrase; bid 0 applied")
-        if not benchmark and len(set(bids)) > 1:
-            return ParseResult(
-                default,
-                "unparseable",
-                False,
-                False,
-                True,
-                f"the answer's bid phrases name different bids ({', '.join(map(str, dict.fromkeys(bids)))}); bid 0 applied",
-            )
-        amount = bids[-1]
-        method = "prose_fallback"
-    else:
-        if "bid" not in obj:
-            return ParseResult(default, method, False, False, True, f"no 'bid' key in {sorted(obj)}; bid 0 applied")
-        value = obj["bid"]
-        if not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
-            return ParseResult(default, method, False, False, True, f"bid {value!r} is not a number; bid 0 applied")
-        amount = int(value)  # truncates toward zero; JSON true counts as 1, as in the benchmark
+        return _apply_bid(game, state, player, bids[-1], "prose_fallback")
+    if "bid" not in obj:
+        return ParseResult(default, method, False, False, True, f"no 'bid' key in {sorted(obj)}; bid 0 applied")
+    value = obj["bid"]
+    if not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
+        return ParseResult(default, method, False, False, True, f"bid {value!r} is not a number; bid 0 applied")
+    return _apply_bid(game, state, player, int(value), method)  # the benchmark truncates; JSON true is 1
+
+
+def _apply_bid(game: MegaGem, state: MegaGemState, player: int, amount: int, method: str) -> ParseResult:
     bid, legal = game.coerce_bid(state, player, amount)
     if legal:
         return ParseResult(bid, method, True, True, False)

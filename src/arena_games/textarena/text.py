@@ -191,9 +191,6 @@ def _rank_returns(n: int, offender: int, bounds: tuple[float, float]) -> tuple[f
     return tuple(lo if p == offender else others for p in range(n))
 
 
-_BRACKET = re.compile(r"\[[^\[\]]{1,200}\]")
-
-
 @dataclass(frozen=True)
 class TranscriptTextView:
     """The language-model view of a TextArena title: the player's own transcript (as
@@ -212,7 +209,7 @@ class TranscriptTextView:
         return Prompt(system=system, user=user, legal=legal)
 
     def parse(self, game: TextArenaGame, pos: Position[TextArenaState], player: int, text: str) -> ParseResult:
-        from arena_core.text import MAX_ANSWER_CHARS, ParseResult, parse_choice, strip_think
+        from arena_core.text import ParseResult, parse_choice
 
         if game.title.free_text:
             ok = isinstance(text, str) and game.is_legal(pos.state, player, text)
@@ -221,28 +218,8 @@ class TranscriptTextView:
             why = game.rejection_reason(pos.state, text) if isinstance(text, str) else "not text"
             return ParseResult(game.default_action(pos.state, player), "default", False, False, True, why or "rejected")
         legal = {game.action_to_str(a): a for a in game.legal(pos, player)}
-        result = parse_choice(text, legal, default=lambda: game.default_action(pos.state, player))
-        if not result.default_used or not isinstance(text, str):
-            return result
-        folded = {" ".join(k.split()).lower(): a for k, a in legal.items()}
-        visible = strip_think(text)[-MAX_ANSWER_CHARS:]
-        named = {
-            key: folded[key]
-            for key in (" ".join(t.split()).lower() for t in _BRACKET.findall(visible))
-            if key in folded
-        }
-        if len(named) == 1:  # bracket tokens (TextArena's format) that name one legal move only
-            return ParseResult(next(iter(named.values())), "bracket", True, True, False)
-        if len(named) > 1:
-            return ParseResult(
-                result.action,
-                "unparseable",
-                False,
-                False,
-                True,
-                f"the answer names different moves: {', '.join(sorted(named))}",
-            )
-        return result
+        # the answer contract (docs/answers.md): a bracket token naming one legal move is read there
+        return parse_choice(text, legal, default=lambda: game.default_action(pos.state, player))
 
 
 @dataclass(frozen=True)
