@@ -134,13 +134,63 @@ def _check_unique(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, m
         )
 
 
+#: what to install for a name that Arena's own distributions register, so that an unknown name
+#: says where it comes from (tests/test_registry_hints.py checks this table against dists/*/pyproject.toml)
+_PROVIDERS: dict[str, dict[str, tuple[str, ...]]] = {
+    "games": {"turn-arena-games": ("kuhn_poker", "megagem", "matrix")},
+    "players": {
+        "turn-arena-games": (
+            "matrix_first_label",
+            "matrix_uniform",
+            "matrix_focal",
+            "matrix_max_payoff",
+            "megagem_heuristic",
+            "megagem_fair_value",
+            "megagem_market",
+            "megagem_expert",
+        ),
+        "turn-arena-games[textarena]": ("textarena_kuhn_equilibrium",),
+        "turn-arena-players": ("random", "first_legal", "openai", "human", "kuhn_king_only", "search"),
+        "turn-arena-players[mlx]": ("mlx",),
+        "turn-arena-train": ("numeric_policy",),
+        "turn-arena-train[mlx]": ("checkpoint",),
+    },
+    "trainers": {"turn-arena-train": ("policy_gradient",), "turn-arena-train[mlx]": ("grpo", "expert_iteration")},
+}
+#: a namespaced game id ("textarena/Chess-v0") by its namespace
+_NAMESPACE_PROVIDERS = {"textarena/": "turn-arena-games[textarena]"}
+#: what `arena list` suggests when nothing of a kind is installed
+_FIRST_INSTALL = {"games": "turn-arena-games", "players": "turn-arena-players", "trainers": "turn-arena-train"}
+
+
+def provider(kind: str, name: str) -> str | None:
+    """The distribution (with its extra) of Arena's that registers ``name``, or None."""
+    for dist, names in _PROVIDERS.get(kind, {}).items():
+        if name in names:
+            return dist
+    if kind == "games":
+        return next((d for prefix, d in _NAMESPACE_PROVIDERS.items() if name.startswith(prefix)), None)
+    return None
+
+
+def _unknown_message(kind: str, name: str, index: dict[str, Any]) -> str:
+    what = kind[:-1]
+    dist = provider(kind, name)
+    if dist is not None:
+        return f"no {what} named {name!r} here: it comes with {dist}, which is not installed; fix: pip install '{dist}'"
+    close = difflib.get_close_matches(name, list(index), n=5, cutoff=0.5)
+    if close:
+        return f"no {what} named {name!r}; did you mean {', '.join(close)}? `arena list {kind}` shows them all"
+    if not index:
+        return f"no {what} named {name!r}: no {kind} are installed; fix: pip install {_FIRST_INSTALL[kind]}"
+    known = f"{', '.join(sorted(index)[:20])}{', ...' if len(index) > 20 else ''}"
+    return f"no {what} named {name!r} (known: {known}); `arena list {kind}` shows them all"
+
+
 def plugin_info(kind: str, name: str) -> PluginInfo:
     index = _index(kind)
     if name not in index:
-        close = difflib.get_close_matches(name, list(index), n=5, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        known = f" (known: {', '.join(sorted(index)[:20])}{', ...' if len(index) > 20 else ''})" if not close else ""
-        raise _UNKNOWN[kind](f"no {kind[:-1]} named {name!r}{hint}{known}; `arena list {kind}` shows them all")
+        raise _UNKNOWN[kind](_unknown_message(kind, name, index))
     _check_unique(kind, name, index[name])
     return next(p for p in list_plugins(kind) if p.name == name)
 
