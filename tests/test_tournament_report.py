@@ -352,3 +352,62 @@ def test_damaged_game_records_leave_the_games_listed_and_say_why(drill, tmp_path
     page = (copy / "report.html").read_text()
     assert "the game records could not be read" in page and page.count('<tr class="game"') > 0
     assert 'class="view"' not in page
+
+
+# ---------------------------------------------------------------------- issue 28: the page says what the terminal says
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _page_text(page: str) -> str:
+    return _flat(html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_the_page_carries_every_line_the_terminal_prints_about_resolution_and_sample_size(results, capsys):
+    from arena_tournament.audit import fault_lines
+    from arena_tournament.ratings import summarize
+    from arena_tournament.report import leaderboard_notes, title_line
+    from arena_tournament.results import load_results
+
+    summary = summarize(*load_results(results), resamples=100)
+    print_leaderboard(summary)
+    terminal = _flat(capsys.readouterr().out)
+    lines = [title_line(summary), *leaderboard_notes(summary), *fault_lines(summary)]
+    assert any(line.startswith("Resolved orderings") for line in lines)
+    page = _page_text(html_report(summary))
+    for line in leaderboard_notes(summary):
+        assert _flat(line) in terminal, line  # the terminal prints it ...
+    for line in lines:
+        assert _flat(line) in page, line  # ... and so does the page
+
+
+def test_the_page_says_why_a_rating_pair_and_a_head_to_head_cell_disagree(results):
+    from arena_tournament.ratings import summarize
+    from arena_tournament.report import DISAGREE_WHY
+    from arena_tournament.results import load_results
+
+    summary = summarize(*load_results(results), resamples=100)
+    rating = next(p for p in summary["rating_pairs"] if not p["resolved"])
+    cell = next(h for h in summary["head_to_head"] if {h["a"], h["b"]} == {rating["a"], rating["b"]})
+    cell.update(resolved=True, low=0.55, high=0.9, a_above_b=0.75)  # as in the demo: expert ~ tiny-llm, cell ✓
+    page = _page_text(html_report(summary))
+    assert _flat(DISAGREE_WHY) in page
+    assert f"{rating['a']} ~ {rating['b']} by rating, but head to head" in page
+
+
+def test_redaction_goes_by_secret_option_names_only():
+    from arena_tournament.identity import is_secret_name
+    from arena_tournament.report_games import public_options
+
+    shown = public_options(
+        {"max_tokens": 256, "max_new_tokens": 64, "tokenizer": "t", "hf_token": "abc", "apiKey": "k", "model": "m"}
+    )
+    assert shown == {
+        "max_tokens": 256,
+        "max_new_tokens": 64,
+        "tokenizer": "t",
+        "hf_token": "***",
+        "apiKey": "***",
+        "model": "m",
+    }
+    assert not is_secret_name("api_key_env") and is_secret_name("client_secret")

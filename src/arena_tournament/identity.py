@@ -26,7 +26,27 @@ from arena_core.outputs import scrub_secrets
 
 from .schedule import Entrant
 
-_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|token|credential|authorization|bearer)")
+_SECRET_WORDS = frozenset(
+    {"secret", "password", "passwd", "passphrase", "credential", "credentials", "authorization", "bearer", "apikey"}
+)
+_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
+_NOT_SECRET_SUFFIXES = ("env", "var", "file", "path")
+
+
+def is_secret_name(key: str) -> bool:
+    """Whether an option named ``key`` holds a credential: judged by the words of its name
+    (split at ``_``, ``-``, ``.``, spaces and camelCase), never by substrings, so ``api_key``,
+    ``hf_token``, ``client_secret`` and ``apiKey`` are secret and ``max_tokens`` or
+    ``tokenizer`` are not; a name ending in ``_env``, ``_var``, ``_file`` or ``_path`` names
+    where the secret lives and is kept."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", key)]
+    if not words or words[-1] in _NOT_SECRET_SUFFIXES:
+        return False
+    if any(w in _SECRET_WORDS or w == "token" for w in words):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
 _SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)")
 
 
@@ -35,12 +55,7 @@ def _secret_paths(value: Any, path: str = "") -> list[str]:
     if isinstance(value, dict):
         for k, v in value.items():
             sub = f"{path}.{k}" if path else str(k)
-            if (
-                isinstance(v, str)
-                and v
-                and _SECRET_KEY.search(str(k))
-                and not str(k).lower().endswith(("_env", "_var", "_file", "_path"))
-            ):
+            if isinstance(v, str) and v and is_secret_name(str(k)):
                 found.append(sub)
             else:
                 found.extend(_secret_paths(v, sub))
@@ -122,7 +137,7 @@ def _redact(value: Any, key: str = "") -> Any:
     if isinstance(value, list):
         return [_redact(v, key) for v in value]
     if isinstance(value, str):
-        if key and _SECRET_KEY.search(key) and not key.lower().endswith(("_env", "_var", "_file", "_path")) and value:
+        if key and is_secret_name(key) and value:
             return "***"
         return scrub_secrets(value)
     return value

@@ -61,9 +61,46 @@ HEADERS = [
 ]
 
 
+#: why a rating pair and a head-to-head cell may say different things (on the page and in the docs)
+DISAGREE_WHY = (
+    "A rating pair and a head-to-head cell answer different questions: the rating difference is fitted "
+    "from every game of both entrants against everyone (the Plackett-Luce model), the head-to-head share "
+    "only from the games where both sat at one table, and each is Holm-controlled over all pairs on its own. "
+    "So one can be resolved and the other not: a pair that rarely meets can be separated by the ratings "
+    "alone, and a pair with the same overall strength can still split its direct meetings unevenly."
+)
+
+
+def title_line(summary: dict[str, Any]) -> str:
+    """The leaderboard's first line: scored and truncated games, deals, design."""
+    deals = summary.get("deals_scored", summary.get("deals"))
+    return (
+        f"{summary['name']}: {summary['game']}, {summary['games_scored']} scored games "
+        f"({summary['games_truncated']} truncated) on {deals} deals, {summary['design']} design"
+    )
+
+
+def disagreements(summary: dict[str, Any]) -> list[str]:
+    """Pairs whose rating verdict and head-to-head verdict differ, as ``a ~ b (...)`` texts."""
+    rating = {frozenset((p["a"], p["b"])): p for p in summary.get("rating_pairs") or []}
+    out = []
+    for h in summary.get("head_to_head") or []:
+        r = rating.get(frozenset((h["a"], h["b"])))
+        if r is None or h.get("low") is None or bool(r["resolved"]) == bool(h["resolved"]):
+            continue
+        if h["resolved"]:
+            above, below = (h["a"], h["b"]) if h["a_above_b"] > 0.5 else (h["b"], h["a"])
+            out.append(f"{r['a']} ~ {r['b']} by rating, but head to head {above} above {below} (resolved)")
+        else:
+            out.append(f"{r['a']} > {r['b']} by rating, but head to head not resolved")
+    return out
+
+
 def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[str]:
     """Plain lines under the leaderboard: groups that never met, which orderings the data
-    resolve (Holm over all pairs) and which they do not, and the few-games note."""
+    resolve (Holm over all pairs) and which they do not, head-to-head pairs without an interval
+    (too few shared deals or games), pairs whose rating and head-to-head verdicts differ, and
+    the few-games note."""
     lines = []
     groups = summary.get("groups") or []
     if len(groups) > 1:
@@ -96,6 +133,22 @@ def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[s
             lines.append(
                 f"Not resolved ({len(open_pairs)} of {len(pairs)}): " + ", ".join(open_pairs[:max_pairs]) + more
             )
+    h2h = summary.get("head_to_head") or []
+    bare = [p for p in h2h if p.get("low") is None]
+    if h2h and bare:
+        lines.append(
+            f"Head to head: no interval for {len(bare)} of {len(h2h)} pairs (fewer than 4 shared deals or 5 shared games); "
+            "shares, like every interval here, count deals, not games."
+        )
+    split = disagreements(summary)
+    if split:
+        more = f", and {len(split) - max_pairs} more" if len(split) > max_pairs else ""
+        lines.append(
+            f"Rating and head-to-head verdicts differ for {len(split)} pair(s): "
+            + "; ".join(split[:max_pairs])
+            + more
+            + " (the ratings use every game against everyone, head to head only the games the two shared)."
+        )
     if summary.get("note"):
         lines.append(summary["note"])
     return lines
@@ -104,11 +157,7 @@ def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[s
 def print_leaderboard(summary: dict[str, Any], *, file: IO[str] | None = None) -> None:
     """The leaderboard on the terminal (a rich table when rich is installed), then the notes:
     resolved and unresolved orderings, groups that never met, too few games."""
-    deals = summary.get("deals_scored", summary.get("deals"))
-    title = (
-        f"{summary['name']}: {summary['game']}, {summary['games_scored']} scored games "
-        f"({summary['games_truncated']} truncated) on {deals} deals, {summary['design']} design"
-    )
+    title = title_line(summary)
     notes = leaderboard_notes(summary)
     try:
         from rich.console import Console
@@ -288,6 +337,10 @@ def html_report(summary: dict[str, Any], *, results: str | os.PathLike[str] | No
         f"{summary['games_with_faults']} with player faults. Policy {esc(str(summary['settings']['policy']))}."
     )
     method = summary["method"]
+    from .audit import fault_lines
+
+    terminal = [title_line(summary), *leaderboard_notes(summary), *fault_lines(summary)]
+    notes = "".join(f"<p>{esc(line)}</p>" for line in terminal)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>{esc(summary["name"])} – Arena tournament report</title>
@@ -309,10 +362,12 @@ small {{ color: #555; }}
 <h2>Leaderboard</h2>
 <p>Ratings: {esc(method["model"])}; {esc(method["scale"])}; {esc(method["intervals"])}.</p>
 <div id="leaderboard">{board}</div>
+<div id="notes">{notes}</div>
 <h2>Ratings plot</h2>
 <div id="plot">{plot}</div>
 <h2>Head to head</h2>
 <p>Share of shared games in which the row entrant finished above the column entrant (ties count half), with its 95% deal-level interval; ✓ = resolved (differs from 0.5 under Holm's control over all pairs).</p>
+<p id="why-disagree">{esc(DISAGREE_WHY)}</p>
 <div id="head-to-head">{_h2h_matrix(summary)}</div>
 <div id="pairs">{pairs}</div>
 <h2>Seat bias</h2>

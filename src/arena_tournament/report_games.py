@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,13 @@ from arena_core.errors import ConfigError
 from arena_core.outputs import scrub_secrets
 from arena_core.playerspec import as_player_spec
 
+from .identity import is_secret_name
+
 #: characters of one prompt or answer shown in the page (the record keeps the whole text)
 TEXT_LIMIT = 4000
 #: characters of decision data the page embeds; games past it are listed without the viewer
 #: (their records stay in records.jsonl.gz: `arena replay DIR --game KEY`)
 PAGE_DECISIONS_BUDGET = 30_000_000
-_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|authorization|bearer)")
 
 
 # ---------------------------------------------------------------------- data
@@ -41,7 +41,7 @@ def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
     that names an environment variable, such as ``api_key_env``, is kept), values scrubbed."""
     out: dict[str, Any] = {}
     for key, value in options.items():
-        if _SECRET_KEY.search(str(key)) and not str(key).endswith("_env"):
+        if is_secret_name(str(key)):
             out[key] = "***"
         elif isinstance(value, str):
             out[key] = scrub_secrets(value)
