@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -53,7 +54,7 @@ def minimal_failing_playthrough(game: Game[Any, Any], check: str, *, max_example
     fn = PLAYTHROUGH_CHECKS.get(check)
     if fn is None and check != "legal_play":
         return None
-    found: list[Any] = []
+    found: list[Playthrough] = []
 
     @settings(
         max_examples=max_examples,
@@ -78,19 +79,38 @@ def minimal_failing_playthrough(game: Game[Any, Any], check: str, *, max_example
     except Exception:
         if not found:
             return None
-        return _smaller_seed(game, found[-1], lambda pt: _fails(fn, game, pt)) if fn is not None else found[-1]
+        if fn is None:
+            return found[-1]
+        shortest = _shortest_prefix(game, check, fn, found[-1])
+        return _smaller_seed(game, shortest, lambda pt: _fails(fn, game, pt, check if not pt.complete else None))
     return None
 
 
-def _fails(fn: Callable[..., None], game: Game[Any, Any], pt: Playthrough) -> bool:
+def _fails(fn: Callable[..., None], game: Game[Any, Any], pt: Playthrough, check: str | None = None) -> bool:
+    """Whether ``fn`` fails on ``pt``; with ``check``, only a failure of that check counts (a
+    prefix that stops before the end fails the checks that need an end for that reason alone)."""
     from .seeding import make_rng
-    from .testing.checks import replay_moves
+    from .testing.checks import CheckFailure, replay_moves
 
     try:
         fn(game, replay_moves(game, pt.seed, list(pt.moves)), make_rng(pt.seed, "kit"))
+    except CheckFailure as exc:
+        return check is None or str(exc).startswith(f"{check}:")
     except Exception:
-        return True
+        return check is None
     return False
+
+
+def _shortest_prefix(game: Game[Any, Any], check: str, fn: Callable[..., None], pt: Playthrough) -> Playthrough:
+    """The shortest prefix of ``pt``'s moves on which ``check`` fails by itself (``pt`` when only
+    the whole playthrough shows it, e.g. a claim about the end)."""
+    from .testing.strategies import Playthrough
+
+    for n in range(len(pt.moves)):
+        prefix = Playthrough(game, pt.seed, pt.moves[:n], pt.positions[: n + 1])
+        if _fails(fn, game, prefix, check):
+            return prefix
+    return pt
 
 
 def _smaller_seed(
@@ -151,23 +171,37 @@ def check_game(
     making the game); returns the exit status."""
     from .testing import run_conformance
 
-    print(f"arena check {_label(game)}, {max_examples} examples")
-    results = run_conformance(game, max_examples=max_examples, checks=checks)
-    width = max(len(r.name) for r in results)
-    failed = 0
-    for r in results:
-        if r.status == "passed":
-            print(f"  passed  {r.name}")
-        elif r.status == "exempt":
-            print(f"  exempt  {r.name:<{width}}  {' '.join(r.detail.split())}")
-        else:
-            failed += 1
-            print(f"  FAILED  {r.name:<{width}}  {' '.join(r.detail.split())}")
-            print(f"          {_save_minimal(game, r.name, Path(out))}")
+    print(f"arena check {_label(game)}, {max_examples} examples", flush=True)
+    with warnings.catch_warnings(record=True) as caught:  # shown after the table, not inside it
+        warnings.simplefilter("always")
+        results = run_conformance(game, max_examples=max_examples, checks=checks)
+        width = max(len(r.name) for r in results)
+        failed = 0
+        for r in results:
+            if r.status == "passed":
+                print(f"  passed  {r.name}")
+            elif r.status == "exempt":
+                print(f"  exempt  {r.name:<{width}}  {' '.join(r.detail.split())}")
+            else:
+                failed += 1
+                print(f"  FAILED  {r.name:<{width}}  {' '.join(r.detail.split())}")
+                print(f"          {_save_minimal(game, r.name, Path(out))}")
     passed = sum(r.status == "passed" for r in results)
     exempt = sum(r.status == "exempt" for r in results)
-    print(f"{len(results)} checks: {passed} passed, {failed} failed, {exempt} exempt")
+    print(f"{len(results)} checks: {passed} passed, {failed} failed, {exempt} exempt", flush=True)
+    _show_warnings(caught)
     return EXIT_FAILED if failed else 0
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Each distinct warning once, on stderr, with how often it was raised."""
+    counts: dict[tuple[str, str, str, int], int] = {}
+    for w in caught:
+        key = (w.category.__name__, str(w.message), w.filename, w.lineno)
+        counts[key] = counts.get(key, 0) + 1
+    for (category, message, filename, lineno), n in counts.items():
+        times = f" ({n} times)" if n > 1 else ""
+        print(f"warning{times}: {filename}:{lineno}: {category}: {message}", file=sys.stderr)
 
 
 def _save_minimal(game: Game[Any, Any], check: str, out: Path) -> str:

@@ -17,10 +17,23 @@ _POLICY_FIELDS = ("ply", "player", "verdict", "illegal")
 _END_FIELDS = ("reason", "returns", "ply", "offender", "terminated", "truncated")
 
 
+class IncompleteRecordsError(EpisodeError):
+    """A run lists games whose records are missing or unreadable. ``records`` holds the ones that
+    could be read (a records reader raises it; :func:`replay_file` verifies those, then says what
+    is missing: never "replayed exactly" for a subset)."""
+
+    def __init__(self, message: str, records: list[EpisodeRecord]):
+        super().__init__(message)
+        self.records = records
+
+
 def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> EpisodeRecord:
     """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first
-    line that differs. Returns the re-run record."""
-    from .testing.checks import sampled_ply, state_key  # catches a game that changes the state it is given
+    line that differs, or when the game changes a state it was given (at any step: the
+    acting seat's observation of the old state and the state's content are compared, so a
+    record of such a game is never called exact). Returns the re-run record."""
+    from .episode import digest
+    from .testing.checks import state_key  # catches a game that changes the state it is given
 
     header = record.header
     if game is None:
@@ -62,10 +75,10 @@ def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> Episode
                     raise ReplayDivergenceError(
                         f"event {n}: recorded action id {event.action_id} is not an action: {exc}"
                     ) from None
-            before = match.position.state
-            key = state_key(game, before) if sampled_ply(n) else None
+            before = match.position
+            key = state_key(game, before.state), digest(game.observe(before, event.player))
             match.submit(event.player, action)
-            if key is not None and state_key(game, before) != key:
+            if (state_key(game, before.state), digest(game.observe(before, event.player))) != key:
                 raise ReplayDivergenceError(
                     f"event {n} (ply {event.ply}): the game changed its input state while applying {event.action!r} "
                     "(next_state must return a new state): this record cannot be verified"
@@ -135,7 +148,14 @@ def replay_file(
     """Replay every episode in a JSON-lines file. An episode without its end line (what a run
     killed mid-game leaves) is refused with :class:`EpisodeError` unless ``allow_incomplete``:
     there is no recorded result to verify."""
-    records = _records_from_readers(path, game_key)
+    try:
+        records = _records_from_readers(path, game_key)
+    except IncompleteRecordsError as exc:
+        verified = [replay(record, game) for record in exc.records]  # a divergence among them says so first
+        raise IncompleteRecordsError(
+            f"{exc}; the {len(verified)} readable record(s) replayed exactly, the run as a whole is not verified",
+            verified,
+        ) from None
     if records is None:
         if game_key is not None:
             raise ConfigError(

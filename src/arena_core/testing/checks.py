@@ -29,10 +29,8 @@ from ..game import Game, Position
 from ..match import Match
 from ..seeding import derive_seed, make_rng
 from ..spec import Information, TurnStructure
-
-
-class CheckFailure(AssertionError):
-    """One conformance claim does not hold."""
+from .failure import CheckFailure as CheckFailure  # re-exported: callers import it from here
+from .hidden import changed_keys, check_hidden_state_sampling, check_no_private_leak
 
 
 @dataclass
@@ -80,6 +78,7 @@ class View:
     enc: tuple[bytes, ...]
     legal: tuple[tuple[str, ...], ...]
     to_move: tuple[int, ...]
+    observed: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # the observations themselves
 
 
 @dataclass
@@ -94,11 +93,13 @@ class Twin:
 
 def view_of(game: Game[Any, Any], pos: Position[Any]) -> View:
     n = range(game.num_players)
+    observed = tuple(game.observe(pos, p) for p in n)
     return View(
-        tuple(digest(game.observe(pos, p)) for p in n),
+        tuple(digest(o) for o in observed),
         tuple(np.asarray(game.encode_observation(pos.state, p), dtype=np.float32).tobytes() for p in n),
         tuple(tuple(game.action_to_str(a) for a in game.legal(pos, p)) for p in n),
         game.players_to_act(pos),
+        observed,
     )
 
 
@@ -371,52 +372,6 @@ def check_replay(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator
         ) from None
 
 
-def check_no_private_leak(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
-    """Resample everything hidden from a player; that player's view must not change."""
-    if not game.has_hidden_state_sampler:
-        raise CheckFailure(
-            f"no_private_leak: {game.spec.id} has imperfect information but no sample_hidden_state; implement it, "
-            "or declare the check in spec.exempt_checks with the reason"
-        )
-    candidates = [pos for pos in pt.positions if not pos.pending]
-    pos = candidates[int(rng.integers(len(candidates)))]
-    for p in range(game.num_players):
-        before = digest(game.observe(pos, p))
-        encoded = _encode(game, pos.state, p)
-        legal = [game.action_to_str(a) for a in game.legal(pos, p)]
-        for draw in range(3):
-            sampled = Position(
-                game.sample_hidden_state(pos.state, p, make_rng(int(rng.integers(2**31)), "kit", draw)), (), pos.ply
-            )
-            if digest(game.observe(sampled, p)) != before:
-                raise CheckFailure(
-                    f"no_private_leak: ply {pos.ply}: player {p}'s observation changes when only what is hidden from it is resampled"
-                )
-            if _encode(game, sampled.state, p) != encoded:
-                raise CheckFailure(
-                    f"no_private_leak: ply {pos.ply}: player {p}'s numeric observation (encode_observation, what PettingZoo "
-                    "and Gym agents receive) changes when only what is hidden from it is resampled"
-                )
-            if [game.action_to_str(a) for a in game.legal(sampled, p)] != legal:
-                raise CheckFailure(
-                    f"no_private_leak: ply {pos.ply}: player {p}'s legal actions change when only what is hidden from it is resampled"
-                )
-
-
-def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
-    """The sampler must keep every earlier observation of the player (its observation history)."""
-    if game.spec.information is Information.PERFECT or not game.has_hidden_state_sampler:
-        return
-    for k, pos in enumerate(pt.positions):
-        if pos.pending:
-            continue
-        for p in range(game.num_players):
-            sampled = game.sample_hidden_state(pos.state, p, make_rng(pt.seed, "history", k, p))
-            restored = Position(sampled, (), pos.ply)
-            if digest(game.observe(restored, p)) != digest(game.observe(pos, p)):
-                raise CheckFailure(f"hidden_state_sampling: ply {k}: a sampled state changes player {p}'s observation")
-
-
 def check_commit_reveal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     for before, after in zip(pt.positions, pt.positions[1:]):
         if not after.pending:
@@ -676,21 +631,30 @@ def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generat
                     f"encoding: seed {pt.seed} ply {ply}: player {p}'s numeric observation has values in "
                     f"[{vec.min()}, {vec.max()}], outside observation_bounds ({lo}, {hi}) (or not finite)"
                 )
+    first: dict[tuple[int, str], View] = {}
     for view in views:
         for p in range(game.num_players):
             known = by_obs.setdefault((p, view.obs[p]), view.enc[p])
             if known != view.enc[p]:
+                a, b = np.frombuffer(known, dtype=np.float32), np.frombuffer(view.enc[p], dtype=np.float32)
+                idx = int(np.flatnonzero(a != b)[0]) if a.shape == b.shape else 0
                 raise CheckFailure(
-                    f"encoding: seed {pt.seed}: player {p}'s numeric observation (encode_observation) differs for two positions "
-                    "with the same observation: it carries something observe() does not show (hidden information leaks "
-                    "to PettingZoo and Gym agents)"
+                    f"encoding: seed {pt.seed}: player {p}'s numeric observation (encode_observation) differs at index {idx} "
+                    f"({a[idx]:g} then {b[idx]:g}) for two positions with the same observation: it carries something "
+                    "observe() does not show (hidden information leaks to PettingZoo and Gym agents); build "
+                    f"encode_observation from what observation(state, {p}) shows, nothing else"
                 )
+            first.setdefault((p, view.obs[p]), view)
             if game.spec.observation_is_state:
                 other = by_enc.setdefault((p, view.enc[p]), view.obs[p])
                 if other != view.obs[p]:
+                    seen = first[(p, other)].observed
+                    keys = changed_keys(seen[p], view.observed[p]) if seen and view.observed else "some key"
                     raise CheckFailure(
-                        f"encoding: seed {pt.seed}: two different observations of player {p} have the same numeric observation; "
-                        "encode all of the observation, or declare observation_is_state=False in the spec"
+                        f"encoding: seed {pt.seed}: two observations of player {p} that differ in {keys} have the same "
+                        "numeric observation. If that is hidden information (no_private_leak names it), take it out of "
+                        "observation(), do not encode it; if the player may see it, encode it in encode_observation; "
+                        "or declare observation_is_state=False in the spec"
                     )
 
 

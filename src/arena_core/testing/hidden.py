@@ -1,0 +1,331 @@
+"""The checks of hidden information: ``no_private_leak`` and ``hidden_state_sampling``.
+
+A language-model player reads text, not the observation dict: the game's text view, each turn of
+its transcript view and any other registered view (menus, compact views). So ``no_private_leak``
+resamples what is hidden from a seat (``sample_hidden_state``) and requires that nothing the seat
+receives changes: its observation (named by key), its numeric observation (by index), its legal
+actions, and every view's rendering of its turn (named by view, message and the differing span).
+
+``hidden_state_sampling`` requires every sampled world to be one the seat could be in: it keeps
+the seat's observation, and on a game that lists its deals (``enumerate_deals``) it is one of the
+worlds those deals give when replayed with the same moves and filtered by the seat's whole
+observation history; the sampled worlds' frequencies must match those deals' probabilities.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..episode import digest
+from ..game import Game, Position
+from ..seeding import make_rng
+from ..spec import Information
+from .failure import CheckFailure
+
+if TYPE_CHECKING:
+    from .checks import Playthrough
+
+#: worlds drawn per (ply, seat) when comparing the sampler with the enumerated deals
+WORLD_DRAWS = 48
+#: a class of worlds whose count is this many standard deviations off its expected count fails
+#: (the draws are seeded, so the verdict is the same on every run)
+MAX_Z = 4.5
+#: games listing more deals than this are not enumerated per playthrough (the cost is deals x plies)
+MAX_DEALS = 2000
+
+
+# ---------------------------------------------------------------------- describing a difference
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, sort_keys=True, default=repr) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """``key 'k' ('old' then 'new')`` for each key that differs (at most three named)."""
+    keys = sorted(k for k in set(before) | set(after) if before.get(k, _GONE) != after.get(k, _GONE))
+    parts = [f"key {k!r} ({_short(before.get(k, '(absent)'))} then {_short(after.get(k, '(absent)'))})" for k in keys]
+    more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+    return ", ".join(parts[:3]) + more
+
+
+_GONE = object()
+
+
+def text_span(real: str, other: str, context: int = 24) -> str:
+    """The first stretch where two texts differ, with a little context: ``'...X...' here, '...Y...'
+    in the resampled world``."""
+    ops = [op for op in difflib.SequenceMatcher(None, real, other, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return "the same text"
+    _, i1, i2, j1, j2 = ops[0]
+    a = real[max(0, i1 - context) : i2 + context]
+    b = other[max(0, j1 - context) : j2 + context]
+    return f"{a!r} in the real world, {b!r} in a resampled one"
+
+
+# ---------------------------------------------------------------------- what a seat reads
+Rendered = list[tuple[str, str]]  # (part, text): e.g. ("user message", "..."), ("legal", "a, b")
+
+
+def render(view: Any, game: Game[Any, Any], pos: Position[Any], player: int, marker: Any) -> tuple[Rendered, Any]:
+    """What ``view`` shows ``player`` at ``pos`` as text parts, and the transcript marker for the
+    seat's next turn (transcript views only). A view of an unknown kind renders nothing."""
+    if callable(getattr(view, "turn", None)):
+        turn = view.turn(game, pos, player, marker)
+        parts = [
+            (f"message {i} ({m.get('role', '?')})", str(m.get("content", ""))) for i, m in enumerate(turn.messages)
+        ]
+        return [*parts, ("legal list", ", ".join(turn.legal))], turn.marker
+    if callable(getattr(view, "menu", None)):
+        menu = view.menu(game, pos, player)
+        return [("menu text", menu.text), ("menu labels", " ".join(menu.labels))], None
+    if callable(getattr(view, "prompt", None)):
+        prompt = view.prompt(game, pos, player)
+        return [
+            ("system prompt", prompt.system),
+            ("user prompt", prompt.user),
+            ("legal list", ", ".join(prompt.legal)),
+        ], None
+    return [], None
+
+
+def _views(game: Game[Any, Any]) -> list[tuple[str, Any]]:
+    out = []
+    factories: Mapping[str, Callable[[], Any]] = game.views()
+    # the text view first: the menu and transcript views of most games are built on it
+    for name in sorted(factories, key=lambda n: (n != "text", n)):
+        try:
+            out.append((name, factories[name]()))
+        except Exception:  # a view that cannot be built for this game (e.g. a menu too long): not this check's business
+            continue
+    return out
+
+
+def _markers(game: Game[Any, Any], pt: Playthrough, upto: int, player: int, view: Any) -> tuple[Any, bool]:
+    """The transcript marker ``player`` holds at ply ``upto`` (from its earlier turns), and
+    whether the view rendered every earlier turn."""
+    marker = None
+    for pos in pt.positions[:upto]:
+        if pos.pending or player not in game.players_to_act(pos):
+            continue
+        try:
+            _, marker = render(view, game, pos, player, marker)
+        except Exception:
+            return None, False
+    return marker, True
+
+
+# ---------------------------------------------------------------------- no_private_leak
+def check_no_private_leak(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
+    """Resample everything hidden from a seat; nothing that seat receives may change (at one
+    random decision point of the playthrough and at its last one)."""
+    if not game.has_hidden_state_sampler:
+        raise CheckFailure(
+            f"no_private_leak: {game.spec.id} has imperfect information but no sample_hidden_state; implement it, "
+            "or declare the check in spec.exempt_checks with the reason"
+        )
+    candidates = [k for k, pos in enumerate(pt.positions) if not pos.pending]
+    if not candidates:
+        return
+    picked = sorted({candidates[int(rng.integers(len(candidates)))], candidates[-1]})
+    views: list[tuple[str, Any]] | None = None
+    for k in picked:
+        pos = pt.positions[k]
+        for p in range(game.num_players):
+            worlds = [
+                game.sample_hidden_state(pos.state, p, make_rng(int(rng.integers(2**31)), "kit", draw))
+                for draw in range(3)
+            ]
+            worlds = [w for w in worlds if w is not pos.state]  # the state itself: nothing was resampled
+            if not worlds:
+                continue
+            _same_input(game, pt.seed, pos, p, worlds)
+            if game.is_over(pos) or p not in game.players_to_act(pos):
+                continue  # a seat reads its views only when it is asked to act
+            if views is None:
+                views = _views(game)
+            for name, view in views:
+                _same_view(game, pt, k, p, name, view, worlds)
+
+
+def _same_input(game: Game[Any, Any], seed: int, pos: Position[Any], p: int, worlds: list[Any]) -> None:
+    where = f"no_private_leak: seed {seed} ply {pos.ply}: player {p}'s"
+    why = f"when only what is hidden from player {p} is resampled (sample_hidden_state)"
+    obs = game.observe(pos, p)
+    enc = np.asarray(game.encode_observation(pos.state, p), dtype=np.float32).ravel()
+    legal = [game.action_to_str(a) for a in game.legal(pos, p)]
+    for state in worlds:
+        sampled = Position(state, (), pos.ply)
+        other = game.observe(sampled, p)
+        if digest(other) != digest(obs):
+            raise CheckFailure(
+                f"{where} observation changes {why}: {changed_keys(obs, other)}; the observation shows hidden "
+                f"information: take it out of observation() (if player {p} may see it, sample_hidden_state must keep it)"
+            )
+        vec = np.asarray(game.encode_observation(state, p), dtype=np.float32).ravel()
+        if vec.shape != enc.shape or not np.array_equal(vec, enc):
+            idx = int(np.flatnonzero(vec != enc)[0]) if vec.shape == enc.shape else -1
+            at = (
+                f"at index {idx} ({enc[idx]:g} then {vec[idx]:g})"
+                if idx >= 0
+                else f"in shape {enc.shape} then {vec.shape}"
+            )
+            raise CheckFailure(
+                f"{where} numeric observation (encode_observation, what PettingZoo and Gym agents receive) changes {at} "
+                f"{why}; build encode_observation from what observation(state, {p}) shows, nothing else"
+            )
+        other_legal = [game.action_to_str(a) for a in game.legal(sampled, p)]
+        if other_legal != legal:
+            gained = sorted(set(other_legal) - set(legal))[:3]
+            lost = sorted(set(legal) - set(other_legal))[:3]
+            raise CheckFailure(
+                f"{where} legal actions change {why} (gained {gained}, lost {lost}); a seat's legal actions may "
+                "depend only on what it observes"
+            )
+
+
+def _same_view(game: Game[Any, Any], pt: Playthrough, k: int, p: int, name: str, view: Any, worlds: list[Any]) -> None:
+    pos = pt.positions[k]
+    marker, ok = _markers(game, pt, k, p, view) if callable(getattr(view, "turn", None)) else (None, True)
+    if not ok:
+        return
+    try:
+        real, _ = render(view, game, pos, p, marker)
+    except Exception:  # the view cannot render this decision at all: not a leak
+        return
+    where = f"no_private_leak: seed {pt.seed} ply {pos.ply}: the {name!r} view shows player {p}"
+    for state in worlds:
+        try:
+            other, _ = render(view, game, Position(state, (), pos.ply), p, marker)
+        except Exception as exc:
+            raise CheckFailure(
+                f"{where} its turn, but raises {type(exc).__name__}: {exc} in a world resampled by sample_hidden_state "
+                "(the view reads more of the state than the seat observes)"
+            ) from None
+        for (part, a), (_, b) in zip(real, other):
+            if a != b:
+                raise CheckFailure(
+                    f"{where} a different {part} when only what is hidden from player {p} is resampled: "
+                    f"{text_span(a, b)}; the view reads hidden state: build it from game.observe(pos, {p}) "
+                    f"and game.legal(pos, {p}) only"
+                )
+
+
+# ---------------------------------------------------------------------- hidden_state_sampling
+def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
+    """Every sampled world keeps the seat's observation (every ply); on a game that lists its
+    deals, every sampled world is possible given the seat's whole observation history and the
+    worlds come with the deals' probabilities (at one random ply)."""
+    if game.spec.information is Information.PERFECT or not game.has_hidden_state_sampler:
+        return
+    for k, pos in enumerate(pt.positions):
+        if pos.pending:
+            continue
+        for p in range(game.num_players):
+            sampled = game.sample_hidden_state(pos.state, p, make_rng(pt.seed, "history", k, p))
+            before, after = game.observe(pos, p), game.observe(Position(sampled, (), pos.ply), p)
+            if digest(after) != digest(before):
+                raise CheckFailure(
+                    f"hidden_state_sampling: seed {pt.seed} ply {k}: a sampled state changes player {p}'s observation: "
+                    f"{changed_keys(before, after)}; sample_hidden_state must keep everything player {p} observes"
+                )
+    deals = game.enumerate_deals()
+    if not deals or len(deals) > MAX_DEALS:
+        return
+    candidates = [k for k, pos in enumerate(pt.positions) if not pos.pending]
+    k = candidates[int(rng.integers(len(candidates)))]
+    for p in range(game.num_players):
+        _possible_worlds(game, pt, k, p, list(deals), rng)
+
+
+def _world(game: Game[Any, Any], pos: Position[Any]) -> str:
+    """A world as everyone sees it: every seat's observation (what tells two worlds apart)."""
+    return digest([game.observe(pos, q) for q in range(game.num_players)])
+
+
+def _possible_worlds(
+    game: Game[Any, Any], pt: Playthrough, k: int, p: int, deals: list[tuple[int, float]], rng: np.random.Generator
+) -> None:
+    history = [digest(game.observe(pos, p)) for pos in pt.positions[: k + 1]]
+    again = game.start(pt.seed)
+    for seat, action in pt.moves[:k]:
+        again = game.act(again, seat, action)
+    if digest(game.observe(again, p)) != history[-1]:
+        return  # the same seed and moves give another game: determinism (or no_global_rng) names that
+    mass: dict[str, float] = {}
+    example: dict[str, Position[Any]] = {}
+    for seed, prob in deals:
+        try:
+            pos = game.start(seed)
+            ok = digest(game.observe(pos, p)) == history[0]
+            for ply, (seat, action) in enumerate(pt.moves[:k], 1):
+                if not ok:
+                    break
+                pos = game.act(pos, seat, action)
+                ok = digest(game.observe(pos, p)) == history[ply]
+        except Exception:  # a move of the playthrough is not legal after this deal: not consistent
+            continue
+        if ok:
+            key = _world(game, pos)
+            mass[key] = mass.get(key, 0.0) + prob
+            example.setdefault(key, pos)
+    total = sum(mass.values())
+    if total <= 0:
+        return  # the listed deals do not reach this history: nothing to compare with
+    real = pt.positions[k]
+    counts: Counter[str] = Counter()
+    bad: list[Position[Any]] = []
+    for draw in range(WORLD_DRAWS):
+        state = game.sample_hidden_state(real.state, p, make_rng(int(rng.integers(2**31)), "worlds", draw))
+        pos = Position(state, (), real.ply)
+        key = _world(game, pos)
+        counts[key] += 1
+        if key not in mass:
+            bad.append(pos)
+    where = f"hidden_state_sampling: seed {pt.seed} ply {k}: "
+    if bad:
+        raise CheckFailure(
+            where
+            + f"{len(bad)} of {WORLD_DRAWS} worlds sampled for player {p} are impossible: no deal (enumerate_deals) "
+            f"that reproduces player {p}'s observations up to ply {k} gives them ({_impossible(game, p, bad[0], example)}); "
+            f"sample only worlds that reproduce every observation player {p} has had"
+        )
+    if len(mass) < 2:
+        return
+    for key, m in mass.items():
+        prob = m / total
+        expected = WORLD_DRAWS * prob
+        sd = math.sqrt(WORLD_DRAWS * prob * (1 - prob))
+        if sd > 0 and abs(counts[key] - expected) / sd > MAX_Z:
+            raise CheckFailure(
+                where + f"the distribution of worlds sampled for player {p} is off: a world the consistent deals give "
+                f"with probability {prob:.3f} came {counts[key]} times in {WORLD_DRAWS} draws (expected about "
+                f"{expected:.1f}); sample hidden information with the probabilities of the deals consistent with "
+                f"player {p}'s observations"
+            )
+
+
+def _impossible(game: Game[Any, Any], p: int, bad: Position[Any], possible: dict[str, Position[Any]]) -> str:
+    """What sets an impossible world apart: a seat's observation key with a value no possible world gives."""
+    for q in (q for q in range(game.num_players) if q != p):
+        seen = game.observe(bad, q)
+        allowed: dict[str, list[str]] = {}
+        for pos in possible.values():
+            for key, value in game.observe(pos, q).items():
+                text = _short(value)
+                if text not in allowed.setdefault(key, []):
+                    allowed[key].append(text)
+        for key, value in sorted(seen.items()):
+            if _short(value) not in allowed.get(key, []):
+                return (
+                    f"in one, player {q}'s observation key {key!r} is {_short(value)}, where the possible worlds "
+                    f"give {' or '.join(sorted(allowed.get(key, ['(no such key)'])))}"
+                )
+    return "the seats' observations together match no possible world"
