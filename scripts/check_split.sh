@@ -61,6 +61,22 @@ echo "$said"
 { [ "$code" = 2 ] && [ "$(wc -l <<<"$said")" = 1 ] && grep -q "pip install turn-arena-tournament" <<<"$said"; } \
     || { echo "check_split: 'arena tournament' without the distribution must say what to install (exit 2)" >&2; exit 1; }
 
+echo "[${SECONDS}s] == the plugin template installs beside the core alone, from the built wheels only"
+# it depends on published names (turn-arena-core); --no-index: nothing of ours may come from the index
+quiet_install "setuptools>=77"
+$install --no-index --find-links "$wheels" --no-build-isolation ./examples/plugin_example >"$work/pip.log" 2>&1 \
+    || { cat "$work/pip.log" >&2; echo "check_split: the plugin template does not install from the built wheels" >&2; exit 1; }
+"$work/core/bin/arena" list games | grep -q "^  example_nim " || { echo "check_split: example_nim not listed" >&2; exit 1; }
+"$work/core/bin/python" -m pytest -q -p no:cacheprovider examples/plugin_example/tests
+# a player of another distribution: the error names it (exit 2)
+set +e
+said=$("$work/core/bin/arena" play example_nim --players random,example_last_legal 2>&1); code=$?
+set -e
+echo "$said"
+{ [ "$code" = 2 ] && grep -q "pip install 'turn-arena-players'" <<<"$said"; } \
+    || { echo "check_split: an unknown player must name the distribution that provides it (exit 2)" >&2; exit 1; }
+"$work/core/bin/python" -m pip uninstall -q -y arena-example-plugin
+
 echo "[${SECONDS}s] == add the games"
 $install --no-index --find-links "$wheels" "turn-arena-games==0.1.0"
 listing=$("$work/core/bin/arena" list games)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.markers import Marker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,8 +127,12 @@ def test_license_and_readmes_ship_with_every_distribution():
         assert (here / "LICENSE").resolve() == (ROOT / "LICENSE").resolve()
         assert (here / "src" / dists.PACKAGE_OF[dist]).resolve() == (ROOT / "src" / dists.PACKAGE_OF[dist]).resolve()
         assert (here / "README.md").exists()
-        # the table form: setuptools 68 without build isolation rejects the SPDX string
-        assert dists.project(dist)["license"] == {"text": "MIT"}
+        # an SPDX string (PEP 639; the table form is deprecated), with the setuptools that reads it
+        assert dists.project(dist)["license"] == "MIT"
+        assert "setuptools>=77" in tomllib.loads((here / "pyproject.toml").read_text())["build-system"]["requires"]
+    for other in (ROOT / "pyproject.toml", ROOT / "examples" / "plugin_example" / "pyproject.toml"):
+        data = tomllib.loads(other.read_text())
+        assert data["project"]["license"] == "MIT" and "setuptools>=77" in data["build-system"]["requires"][0]
 
 
 def test_the_core_only_test_files_import_nothing_but_the_core():

@@ -1,7 +1,8 @@
 """Every available Arena game through PettingZoo's and Gymnasium's own registries (issue 33, point 1).
 
-Cost (2 shared cores): api_test at num_cycles=10 plus check_env on the 51 available games (3 own
-+ 48 TextArena titles) about 15 s; the subprocess checks about 3 s each.
+Cost (2 shared cores, measured): 49 tests in 40 s wall, 22 s CPU; api_test at num_cycles=10 plus
+check_env on every available game (Battleship's api_test alone 6.6 s), the three subprocess
+checks about 3 s each.
 """
 
 import subprocess
