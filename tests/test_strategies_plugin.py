@@ -31,9 +31,10 @@ def test_conformance_runs_one_test_per_game_and_check(pytester):
     result = pytester.runpytest(
         *PLUGIN, "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=5", "-v"
     )
-    result.assert_outcomes(passed=len(CONFORMANCE_CHECKS))
+    result.assert_outcomes(passed=1 + len(CONFORMANCE_CHECKS))  # its registration, then every check
     result.stdout.fnmatch_lines(
         [
+            "*arena-conformance::kuhn_poker::registration PASSED*",
             "*arena-conformance::kuhn_poker::determinism PASSED*",
             "*arena-conformance::kuhn_poker::pettingzoo_api PASSED*",
         ]
@@ -65,15 +66,17 @@ def test_a_failed_check_names_the_defect_and_an_exempt_one_is_skipped_with_its_r
     result = pytester.runpytest_subprocess(
         *PLUGIN, "--arena-conformance", "--arena-games=unfair_kuhn,ghost_game", "--arena-max-examples=5", "-rs"
     )
-    # unfair_kuhn: the sum fails, and so the bounds; one check exempt. ghost_game: every check skipped, with the reason
-    result.assert_outcomes(failed=2, skipped=1 + len(CONFORMANCE_CHECKS), passed=len(CONFORMANCE_CHECKS) - 3)
+    # unfair_kuhn: the sum fails, and so the bounds; one check exempt. ghost_game imports a module that is not
+    # installed and declares no extra: its registration fails, its checks are skipped as not run
+    result.assert_outcomes(failed=3, skipped=1 + len(CONFORMANCE_CHECKS), passed=1 + len(CONFORMANCE_CHECKS) - 3)
     result.stdout.fnmatch_lines(
         [
             "*unfair_kuhn fails returns_bounds: returns_bounds:*player 1 returned*",
             "*unfair_kuhn fails returns_sum: returns_sum:*sum to*",
             "*(reproduce with: arena check unfair_kuhn)*",
+            "*ghost_game: the registered game cannot be loaded: PluginUnavailableError: game 'ghost_game' from brokenpkg cannot be imported: No module named 'no_such_module_here'*",
             "*SKIPPED*exempt: not an AEC game yet*",
-            "*SKIPPED*ghost_game is not available here: game 'ghost_game' from brokenpkg cannot be imported: No module named 'no_such_module_here'*",
+            "*SKIPPED*not run: ghost_game's registration is broken*",
         ]
     )
 
@@ -158,4 +161,4 @@ def test_loaded_by_its_entry_point_it_adds_nothing_to_an_ordinary_run(pytester, 
     kit = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--arena-conformance", "--arena-games=kuhn_poker", "--arena-max-examples=3", "-q"
     )
-    kit.assert_outcomes(passed=len(CONFORMANCE_CHECKS) + 1)  # the kit's tests and test_one
+    kit.assert_outcomes(passed=len(CONFORMANCE_CHECKS) + 2)  # the kit's tests (registration too) and test_one

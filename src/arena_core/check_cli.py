@@ -135,6 +135,19 @@ def _smaller_seed(
     return pt
 
 
+def _unknown_game(name: str) -> str:
+    """The line for a game id nobody registered: the close matches that load here (a registered
+    game whose extra is missing or whose registration is broken is not offered)."""
+    import difflib
+
+    from .registry import availability, list_plugins
+
+    installed = [p.name for p in list_plugins("games") if p.available]
+    close = [c for c in difflib.get_close_matches(name, installed, n=5, cutoff=0.5) if availability("games", c)[0]]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"no game named {name!r}{hint}; `arena list games` shows every registered game and whether it loads here"
+
+
 def _label(game: Game[Any, Any]) -> str:
     return f"{game.spec.id} ({game.num_players} players)"
 
@@ -145,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise ArenaError("the conformance kit needs hypothesis: pip install hypothesis") from None
     from .cli import _parse_params
+    from .errors import UnknownGameError
     from .registry import make_game
     from .spec import CONFORMANCE_CHECKS
 
@@ -156,7 +170,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = [c for c in checks if c not in CONFORMANCE_CHECKS]
         if unknown:
             raise ArenaError(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CONFORMANCE_CHECKS)}")
-    game = make_game(args.game, _parse_params(args.param), num_players=args.players)
+    try:
+        game = make_game(args.game, _parse_params(args.param), num_players=args.players)
+    except UnknownGameError:
+        raise ArenaError(_unknown_game(args.game)) from None
     return check_game(game, max_examples=args.max_examples, checks=checks, out=args.out)
 
 

@@ -2,7 +2,12 @@
 
 ``pytest --arena-conformance`` adds one test per registered game and conformance check
 (``arena-conformance::<game>::<check>``): passed, failed with the defect named, or skipped as
-exempt with the game's reason. ``--arena-games=a,b`` narrows the games, ``--arena-max-examples``
+exempt with the game's reason. Each game's first test, ``::registration``, loads it: it fails
+on a broken registration (an entry-point name that is not the game's ``spec.id``, an import
+error inside the plugin, a class that is not a game) and the game's checks are then not run;
+it is skipped, with the game's checks, only when the game's extra is not installed or the
+plugin itself says it cannot work here (it raises ``ImportError("why")`` or
+``PluginUnavailableError`` when imported). ``--arena-games=a,b`` narrows the games, ``--arena-max-examples``
 sets the number of hypothesis examples. Without the option the plugin adds nothing.
 
 Fixtures (session-scoped factories): ``arena_game(game_id, params=None, num_players=None)``
@@ -23,7 +28,6 @@ import pytest
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from ..errors import PluginError
     from ..game import Game
     from . import CheckResult
     from .strategies import Playthrough
@@ -74,30 +78,58 @@ def _need_hypothesis() -> None:
         pytest.fail(HYPOTHESIS_HINT, pytrace=False)
 
 
+#: the first test of every game: loading it through its registration
+REGISTRATION = "registration"
+
+
+def declared_unavailable(exc: BaseException) -> bool:
+    """Whether a plugin's load failure is the plugin saying it cannot work here (it raised
+    ``PluginUnavailableError``, or an ``ImportError`` of its own with a message), rather than a
+    broken plugin (a module that is not installed, a name that does not exist: the import
+    system's errors name the module, and so does Python's error for a missing name)."""
+    from ..errors import PluginUnavailableError
+
+    if not isinstance(exc, PluginUnavailableError):
+        return False
+    cause = exc.__cause__
+    return cause is None or (isinstance(cause, ImportError) and cause.name is None)
+
+
 class _KitRun:
-    """Runs the kit once per game and hands each check's result to its test item."""
+    """Loads each game once, runs the kit on it once, and hands each check's result to its test item."""
 
     def __init__(self, max_examples: int):
         self.max_examples = max_examples
-        self.results: dict[str, dict[str, Any] | PluginError] = {}
+        self.games: dict[str, Game[Any, Any] | tuple[str, str]] = {}  # the game, or ("skip" | "fail", why)
+        self.results: dict[str, dict[str, CheckResult]] = {}
 
-    def result(self, game_id: str, check: str) -> CheckResult:
-        if game_id not in self.results:
-            from ..errors import PluginError
+    def load(self, game_id: str) -> Game[Any, Any]:
+        if game_id not in self.games:
             from ..registry import make_game
-            from . import run_conformance
 
             try:
-                game = make_game(game_id)
-            except PluginError as exc:  # registered, but it cannot be loaded here (a missing extra, a broken import)
-                self.results[game_id] = exc
-            else:
-                self.results[game_id] = {r.name: r for r in run_conformance(game, max_examples=self.max_examples)}
-        found = self.results[game_id]
-        if isinstance(found, Exception):
-            pytest.skip(f"{game_id} is not available here: {found}")
-        result: CheckResult = found[check]
-        return result
+                self.games[game_id] = make_game(game_id)
+            except Exception as exc:  # any failure to load a registered game is reported, none is hidden
+                verdict = "skip" if declared_unavailable(exc) else "fail"
+                self.games[game_id] = (verdict, f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        found = self.games[game_id]
+        if isinstance(found, tuple):
+            verdict, why = found
+            if verdict == "skip":
+                pytest.skip(f"{game_id} is not available here: {why}")
+            raise RegistrationFailure(why)
+        return found
+
+    def result(self, game_id: str, check: str) -> CheckResult:
+        loaded = self.games.get(game_id)
+        if isinstance(loaded, tuple) and loaded[0] == "fail":
+            pytest.skip(f"not run: {game_id}'s registration is broken (see {_ROOT}::{game_id}::{REGISTRATION})")
+        game = self.load(game_id)
+        if game_id not in self.results:
+            from . import run_conformance
+
+            self.results[game_id] = {r.name: r for r in run_conformance(game, max_examples=self.max_examples)}
+        return self.results[game_id][check]
 
 
 class ConformanceItem(pytest.Item):
@@ -111,6 +143,9 @@ class ConformanceItem(pytest.Item):
     def runtest(self) -> None:
         if self.unavailable:
             pytest.skip(f"{self.game_id} is not available here: {self.unavailable}")
+        if self.check == REGISTRATION:
+            self.kit.load(self.game_id)
+            return
         _need_hypothesis()
         result = self.kit.result(self.game_id, self.check)
         if result.status == "exempt":
@@ -122,6 +157,8 @@ class ConformanceItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ConformanceFailure):
             return f"{self.game_id} fails {self.check}: {excinfo.value}\n(reproduce with: arena check {self.game_id})"
+        if isinstance(excinfo.value, RegistrationFailure):
+            return f"{self.game_id}: the registered game cannot be loaded: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -132,6 +169,10 @@ class ConformanceFailure(AssertionError):
     """A conformance check failed (its message names the defect)."""
 
 
+class RegistrationFailure(AssertionError):
+    """A registered game cannot be loaded (a broken registration, not a missing extra)."""
+
+
 class _GameCollector(pytest.Collector):
     def __init__(self, *, game_id: str, kit: _KitRun, unavailable: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -140,7 +181,7 @@ class _GameCollector(pytest.Collector):
     def collect(self) -> Iterator[ConformanceItem]:
         from ..spec import CONFORMANCE_CHECKS
 
-        for check in CONFORMANCE_CHECKS:
+        for check in (REGISTRATION, *CONFORMANCE_CHECKS):
             yield ConformanceItem.from_parent(
                 self, name=check, game_id=self.game_id, check=check, kit=self.kit, unavailable=self.unavailable
             )
