@@ -3,7 +3,8 @@ benchmarks of the study's LLM path (parser, sampling, concurrency, outages).
 
 It reads the labels from the matrix prompt ("The options are: A, B, C."), picks one uniformly
 at random (from its seed, the request's seed and the prompt, so concurrent requests stay
-reproducible; at temperature 0 the request seed is ignored, like greedy decoding), answers in
+reproducible; at temperature 0 the request seed is ignored, like greedy decoding; with
+``pick="first"`` it always answers the option listed first, a position-driven player), answers in
 one of :data:`FORMATS` and logs the pick, the format and the text. It counts requests in
 flight, so a test can assert concurrency without timing anything.
 
@@ -67,7 +68,11 @@ class FakeChatServer:
         formats: tuple[tuple[str, bool, str], ...] = FORMATS,
         fail_status: int | None = None,
         clock: Callable[[float], None] = time.sleep,
+        pick: str = "uniform",
     ):
+        if pick not in ("uniform", "first"):
+            raise ValueError(f"pick must be 'uniform' or 'first', got {pick!r}")
+        self.pick = pick
         self.latency_s = float(latency_s)
         self.seed = int(seed)
         self.formats = formats
@@ -152,7 +157,8 @@ class FakeChatServer:
             with self._lock:
                 self.log.append({"labels": [], "pick": None, "format": "none", "well_formed": False, "text": text})
             return text
-        pick = labels[int(rng.integers(len(labels)))]
+        drawn = int(rng.integers(len(labels)))
+        pick = labels[0] if self.pick == "first" else labels[drawn]  # "first": the option listed first
         others = [x for x in labels if x != pick] or [pick]
         other = others[int(rng.integers(len(others)))]
         name, ok, template = self.formats[int(rng.integers(len(self.formats)))]

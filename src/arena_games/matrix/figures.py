@@ -130,11 +130,13 @@ def load_run(run_dir: str | Path) -> tuple[str, list[dict[str, Any]]]:
         ) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{summary_path} is not valid JSON ({exc.msg}); rerun the study to rewrite it") from None
+    from .merge import entrant_name  # the legend names entrants, not raw specs with base URLs
+
     config = data.get("config", {})
     player = (
-        config.get("player", str(run_dir))
+        entrant_name(str(config.get("player", run_dir)))
         if data.get("self_play", True)
-        else f"{config.get('player')} vs {config.get('opponent')}"
+        else f"{entrant_name(str(config.get('player')))} vs {entrant_name(str(config.get('opponent')))}"
     )
     return player, list(data.get("cells", []))
 

@@ -84,6 +84,10 @@ class CellScore:
     correction: str = "holm"
     flags: tuple[str, ...] = ()
     sensitivity: dict[str, dict[str, float | str | None]] = field(default_factory=dict)
+    #: per copy, how its answers concentrate on listing positions and labels (matrix.behaviour)
+    behaviour: tuple[dict[str, Any], ...] = ()
+    #: per verdict, the fewest scored trials at which it can fire; "planning": see matrix.behaviour
+    limits: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def invalid(self) -> int:
@@ -131,6 +135,8 @@ def score_cell(
     defaulted: int = 0,
     level: float = 0.95,
     flags: Sequence[str] = (),
+    behaviour: Sequence[dict[str, Any]] = (),
+    limits: dict[str, int | None] | None = None,
 ) -> CellScore:
     """Score the per-trial metric ``values`` (scored trials only) of one cell against ``ref``.
 
@@ -198,6 +204,8 @@ def score_cell(
         near_worst=bool(high is not None and ref.normalise(high) <= NEAR_WORST),
         flags=tuple(flags),
         sensitivity=sens,
+        behaviour=tuple(behaviour),
+        limits=dict(limits or {}),
     )
     return replace(cell, verdict=headline(cell))
 

@@ -54,6 +54,7 @@ from arena_core.seeding import derive_seed
 from arena_players.batched import play_batch
 
 from . import MatrixGame  # the registered game: the rules with their text view
+from .behaviour import behaviour_flags, copy_behaviour, detection_limits, limit_flags, shared_listing_flag
 from .equilibria import reference_points
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES
 from .scoring import NEAR_WORST, CellScore, control, score_cell
@@ -209,14 +210,39 @@ def _make_players(config: StudyConfig, factory: Callable[[str, int], Any]) -> tu
     return [factory(spec, seed) for spec, seed in zip(specs, seeds)], seeds
 
 
+#: below these the copies are all but greedy: independent sampling is not claimed
+TEMPERATURE_FLOOR = 0.1
+TOP_P_FLOOR = 0.1
+
+
+def _not_independent(info: SamplingInfo) -> str | None:
+    """Why a copy's sampling is (near) greedy or unknown, or None."""
+    t, top_p = info["temperature"], info["top_p"]
+    if info.get("overrides"):
+        keys = ", ".join(f"{k}={v!r}" for k, v in info["overrides"].items())
+        return f"extra_body sets sampling ({keys}), so the study cannot tell whether its copies sample independently"
+    if isinstance(t, bool) or (t is not None and not isinstance(t, (int, float))):
+        return f"temperature {t!r} is not a number"
+    if t is not None and t < TEMPERATURE_FLOOR:
+        return f"samples at temperature {t:g} (below the floor {TEMPERATURE_FLOOR:g}: all but greedy)"
+    if isinstance(top_p, (int, float)) and not isinstance(top_p, bool) and top_p < TOP_P_FLOOR:
+        return f"samples at top_p {top_p:g} (below the floor {TOP_P_FLOOR:g}: all but greedy)"
+    return None
+
+
 def check_sampling(config: StudyConfig, infos: list[SamplingInfo]) -> dict[str, Any]:
-    """Refuse greedy self-play unless asked for; describe the copies' sampling for the summary."""
-    greedy = [i for i in infos if i["temperature"] == 0]
+    """Refuse greedy self-play unless asked for; describe the copies' sampling for the summary.
+    Greedy here also means a temperature or top_p below its floor, and sampling set through
+    ``extra_body`` (the recorded settings are the ones the requests send)."""
+    reasons = [r for r in map(_not_independent, infos) if r]
+    greedy = [i for i in infos if i["temperature"] == 0] or reasons
     identical = bool(config.self_play and greedy)
     if identical and not config.allow_greedy:
+        why = reasons[0] if reasons else "samples at temperature 0"
         raise ConfigError(
-            f"greedy self-play: {infos[0]['model']} samples at temperature 0, so its two copies answer identically by "
-            "construction; give the player a temperature > 0 (e.g. temperature=1) or pass --allow-greedy to run it anyway"
+            f"greedy self-play: {infos[0]['model']} {why}, so its two copies may answer identically by "
+            "construction; give the player a temperature >= 0.1 (e.g. temperature=1) and top_p >= 0.1 without "
+            "sampling keys in extra_body, or pass --allow-greedy to run it anyway"
         )
     note = (
         (
@@ -233,7 +259,8 @@ def check_sampling(config: StudyConfig, infos: list[SamplingInfo]) -> dict[str, 
     return {
         "copies": infos,
         "identical_by_construction": identical,
-        "independent_sampling": not identical and any(i["temperature"] not in (None, 0) for i in infos),
+        "independent_sampling": not identical and not reasons and any(i["temperature"] not in (None, 0) for i in infos),
+        "not_independent": reasons,
         "note": note,
     }
 
@@ -336,7 +363,7 @@ def _run_cells(
                 todo = []
                 for t in range(n):
                     key = (listing, archetype, k, t)
-                    if log is not None and key in log.done:
+                    if log is not None and key in log.done and log.done[key]["outcome"] != "error":
                         cell_rows[t] = log.done[key]
                         resumed += 1
                     else:
@@ -375,23 +402,37 @@ def _run_cells(
 def score_rows(
     config: StudyConfig, rows: Sequence[TrialRow], infos: list[SamplingInfo], sampling: dict[str, Any]
 ) -> list[CellScore]:
-    """Score every cell present in ``rows`` and apply the study-wide error control."""
-    cells = []
+    """Score every cell present in ``rows`` and apply the study-wide error control. Each cell
+    is flagged for its copies' behaviour (position-driven, deterministic), for the verdicts its
+    scored trials are too few to show, and, once a copy was position-driven under independent
+    listings, every shared-listing cell too (:mod:`.behaviour`)."""
     by_cell: dict[tuple[str, str, int], list[TrialRow]] = {}
     for r in rows:
         by_cell.setdefault((r["listing"], r["archetype"], int(r["k"])), []).append(r)
+    copies = {key: [copy_behaviour(cell_rows, key[2], key[0], c) for c in (0, 1)] for key, cell_rows in by_cell.items()}
+    independent = [key for key in by_cell if key[0] == "independent"]
+    driven = [key for key in independent if any(c.position_driven for c in copies[key])]
+    cells = []
     for (listing, archetype, k), cell_rows in by_cell.items():
         count = {o: sum(r["outcome"] == o for r in cell_rows) for o in OUTCOMES}
         values = [float(r["metric"]) for r in cell_rows if r["outcome"] == "scored"]
         flags = []
         if sampling.get("identical_by_construction"):
             flags.append("greedy copies: identical by construction")
-        if count["unparseable"] + count["illegal"] > 0.2 * len(cell_rows):
+        bad = count["unparseable"] + count["illegal"]
+        if bad > 0.2 * len(cell_rows):
             flags.append(
-                f"{count['unparseable'] + count['illegal']} of {len(cell_rows)} answers unreadable or illegal: verdict rests on the readable rest"
+                f"{bad} of {len(cell_rows)} trials ended on an unreadable or illegal answer (the other copy may not have "
+                "been asked): verdict rests on the readable rest"
             )
         if count["defaulted"]:
             flags.append(f"{count['defaulted']} defaulted trials excluded")
+        behaviour = copies[listing, archetype, k]
+        flags.extend(behaviour_flags(behaviour))
+        if listing == "shared" and driven:
+            flags.append(shared_listing_flag(len(independent), len(driven)))
+        limits = detection_limits(archetype, k, config.level)
+        flags.extend(limit_flags(limits, len(values)))
         cells.append(
             score_cell(
                 config.cell_player,
@@ -405,9 +446,35 @@ def score_rows(
                 defaulted=count["defaulted"],
                 level=config.level,
                 flags=flags,
+                behaviour=[b.to_json() for b in behaviour],
+                limits=limits,
             )
         )
     return control(cells, alpha=config.alpha, correction=config.correction)
+
+
+def behaviour_summary(cells: Sequence[CellScore]) -> dict[str, Any]:
+    """The study-wide reading of the players' behaviour (``summary.json``, the last lines)."""
+    independent = [c for c in cells if c.listing == "independent"]
+    driven = [c for c in independent if any(b["position_driven"] for b in c.behaviour)]
+    deterministic = [c for c in cells if any(b["deterministic"] for b in c.behaviour)]
+    if driven:
+        note = (
+            f"position-driven: in {len(driven)} of {len(independent)} independent-listing cells a copy's answers "
+            "concentrate on one listing position, not one label; its shared-listing verdicts can come from listing "
+            "order alone"
+        )
+    elif not independent:
+        note = "no independent-listing cells: position and label cannot be told apart in this run"
+    else:
+        note = f"no copy concentrated on a listing position in {len(independent)} independent-listing cells"
+    return {
+        "position_driven": bool(driven),
+        "position_driven_cells": len(driven),
+        "independent_cells": len(independent),
+        "deterministic_cells": len(deterministic),
+        "note": note,
+    }
 
 
 # ---------------------------------------------------------------------------- outputs
@@ -502,6 +569,11 @@ def write_outputs(result: StudyResult, rows: Sequence[TrialRow], *, plot: bool =
             "headline": "'above' = above both the Nash baseline and uniform play; 'below' = below both; interval and p-values from arena_core.stats.cluster_mean (one cluster per trial, metric range as bounds)",
         },
         "near_worst_threshold": NEAR_WORST,
+        "behaviour": behaviour_summary(result.cells),
+        "readable": {
+            "scored": sum(c.scored for c in result.cells),
+            "trials": sum(c.trials for c in result.cells),
+        },
         "cells": [c.to_json() for c in result.cells],
         "reference_points": [
             reference_points(a, k).to_json() for a, k in dict.fromkeys((c.archetype, c.k) for c in result.cells)
@@ -615,11 +687,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.merge:
         from .figures import merge_runs
+        from .merge import merge_tables
 
         try:
-            paths = merge_runs(
-                args.merge, args.out or "runs/study/merged", archetypes=_parse_archetypes(args.archetypes)
+            out_merged = args.out or "runs/study/merged"
+            archetypes = _parse_archetypes(args.archetypes)
+            paths = merge_tables(
+                args.merge, out_merged, archetypes=archetypes, alpha=args.alpha, correction=args.correction
             )
+            paths += merge_runs(args.merge, out_merged, archetypes=archetypes)
         except (ValueError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -684,12 +760,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             s = "   n/a" if c.score is None else f"{c.score:6.3f}"
             print(
                 f"{c.listing:11s} {c.archetype:18s} k={c.k:2d} n={c.scored:4d}/{c.trials:<4d} s={s}  nash {c.vs_nash:17s} "
-                f"uniform {c.vs_uniform:17s} => {c.verdict}"
+                f"uniform {c.vs_uniform:17s} => {c.verdict}{f'  ({len(c.flags)} flags)' if c.flags else ''}"
             )
     resumed = f" ({result.resumed} resumed)" if result.resumed else ""
     print(
         f"{len(result.cells)} cells{resumed} in {result.seconds:.1f} s; {result.config.correction} at alpha {config.alpha}; wrote {out}"
     )
+    behaviour = behaviour_summary(result.cells)
+    if behaviour["position_driven"]:
+        print(f"warning: {behaviour['note']}", file=sys.stderr)
+    trials, scored = sum(c.trials for c in result.cells), sum(c.scored for c in result.cells)
+    if trials and not scored:
+        print(
+            f"error: not one of {trials} trials could be scored (answers unreadable, illegal or errors; see "
+            f"{out / 'trials.csv'}): the study has no data",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

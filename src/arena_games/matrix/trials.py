@@ -60,8 +60,30 @@ OUTCOMES = ("scored", "unparseable", "illegal", "error", "defaulted")
 TrialRow = dict[str, Any]
 
 
+#: request-body keys that change sampling besides temperature and top_p (set through ``extra_body``)
+SAMPLING_KEYS = (
+    "top_k",
+    "min_p",
+    "typical_p",
+    "do_sample",
+    "seed",
+    "n",
+    "best_of",
+    "logit_bias",
+    "repetition_penalty",
+    "frequency_penalty",
+    "presence_penalty",
+    "temperature_schedule",
+    "guided_choice",
+    "guided_regex",
+    "use_beam_search",
+)
+
+
 class SamplingInfo(TypedDict):
-    """What a player says about how it samples (:func:`sampling_info`)."""
+    """What a player says about how it samples (:func:`sampling_info`): the values its
+    requests carry (``extra_body`` overrides included), and the other sampling keys
+    ``extra_body`` sets."""
 
     player: str
     model: str
@@ -69,21 +91,28 @@ class SamplingInfo(TypedDict):
     temperature: float | None
     top_p: float | None
     seed: int
+    overrides: dict[str, Any]
 
 
 def sampling_info(player: Any, seed: int) -> SamplingInfo:
     """What a player says about how it samples: model id, mode (constrained/free/scripted),
-    temperature, top-p, and its seed (the per-copy seed)."""
+    temperature and top-p as its requests send them (an ``extra_body`` value replaces the
+    setting, as the request body is merged), the other sampling keys ``extra_body`` sets, and
+    its seed (the per-copy seed)."""
     s = getattr(player, "settings", None)
-    temperature = getattr(s, "temperature", None)
+    extra = getattr(s, "extra_body", None)
+    extra = dict(extra) if isinstance(extra, dict) else {}
+    temperature = extra.get("temperature", getattr(s, "temperature", None))
+    top_p = extra.get("top_p", getattr(s, "top_p", None))
     name = getattr(player, "name", type(player).__name__)
     return {
         "player": name,
         "model": getattr(s, "model", None) or name,
         "mode": getattr(s, "mode", None) or ("free" if temperature is not None else "scripted"),
         "temperature": temperature,
-        "top_p": getattr(s, "top_p", None),
+        "top_p": top_p,
         "seed": int(seed),
+        "overrides": {k: extra[k] for k in sorted(extra) if k in SAMPLING_KEYS},
     }
 
 
