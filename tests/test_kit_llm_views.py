@@ -130,3 +130,8 @@ def test_warnings_go_to_stderr_after_the_table(tmp_path):
     warned = [i for i, line in enumerate(lines) if "deprecated" in line]
     assert warned and min(warned) > table_end, out.stdout
     assert sum("deprecated" in line for line in lines) == 1, out.stdout  # once, not per call
+
+
+def test_a_state_mutation_names_the_field_that_changed():
+    r = _result(LateMutatingTally(), "no_state_mutation")
+    assert r.status == "failed" and "ply 6" in r.detail and "field 'moves'" in r.detail, r.detail

@@ -486,10 +486,27 @@ def check_no_state_mutation(game: Game[Any, Any], pt: Playthrough, rng: np.rando
         if digest(game.observe(pos, player)) != obs or (deep and state_key(game, pos.state) != before):
             raise CheckFailure(
                 f"no_state_mutation: seed {pt.seed} ply {ply}: next_state changed its input state while applying player "
-                f"{player}'s {game.action_to_str(action)!r}; return a new state and leave the old one untouched "
-                "(copy lists, dicts and arrays before changing them)"
+                f"{player}'s {game.action_to_str(action)!r}{_mutated_fields(game, pt.seed, pt.moves[: ply + 1])}; return "
+                "a new state and leave the old one untouched (copy lists, dicts and arrays before changing them)"
             )
         pos = new
+
+
+def _mutated_fields(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> str:
+    """`` (field 'x': ... then ...)``: what the last move changed in the state it was given (the
+    state's JSON form compared with a deep copy taken before the move); empty if it cannot say."""
+    try:
+        pos = game.start(seed)
+        for player, action in moves[:-1]:
+            pos = game.act(pos, player, action)
+        kept = copy.deepcopy(pos.state)
+        game.act(pos, *moves[-1])
+        old, new = game.state_to_json(kept), game.state_to_json(pos.state)
+    except Exception:
+        return ""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return f" ({changed_keys(old, new).replace('key ', 'field ')})"
+    return ""
 
 
 def check_chance(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
