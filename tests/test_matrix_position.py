@@ -56,6 +56,14 @@ def test_an_always_first_server_gets_no_unflagged_verdict(tmp_path):
     assert "listing order" in summary["behaviour"]["note"]
     cell = summary["cells"][0]
     assert {b["copy"] for b in cell["behaviour"]} == {0, 1}
+    contrast = {c["archetype"]: c for c in summary["listing_contrast"]}
+    assert set(contrast) == set(HEADLINE)
+    assert contrast["coordination"]["difference"] > 0.5  # the shared edge is the listing order
+    import csv
+
+    cells_csv = list(csv.DictReader(open(tmp_path / "cells.csv", encoding="utf-8")))
+    assert {r["position_driven"] for r in cells_csv if r["listing"] == "independent"} == {"True"}
+    assert {r["min_trials_near_worst"] for r in cells_csv} == {"35"}
 
 
 def test_the_focal_bot_is_label_driven_not_position_driven():

@@ -38,7 +38,7 @@ from typing import Any
 from arena_core.stats import cluster_mean, deals_needed
 
 from .equilibria import reference_points
-from .scoring import NEAR_WORST
+from .scoring import NEAR_WORST, CellScore
 
 #: a top count at or below this p-value (exact binomial against 1/k, Bonferroni over k) is concentrated
 CONCENTRATION_P = 0.01
@@ -182,3 +182,52 @@ def limit_flags(limits: dict[str, int | None], scored: int) -> list[str]:
         elif scored < need:
             out.append(f"{scored} scored trials: '{kind}' cannot fire below {need}")
     return out
+
+
+def listing_contrast(cells: Sequence[CellScore]) -> list[dict[str, Any]]:
+    """Per (archetype, k) run under both listings: the two scores, their difference and
+    verdicts. A shared-listing edge that vanishes under independent listings is the listing
+    order at work, not the labels."""
+    by = {(c.listing, c.archetype, c.k): c for c in cells}
+    out = []
+    for (listing, archetype, k), shared in by.items():
+        twin = by.get(("independent", archetype, k))
+        if listing != "shared" or twin is None:
+            continue
+        diff = None if shared.score is None or twin.score is None else shared.score - twin.score
+        out.append(
+            {
+                "archetype": archetype,
+                "k": k,
+                "shared_score": shared.score,
+                "independent_score": twin.score,
+                "difference": diff,
+                "shared_verdict": shared.verdict,
+                "independent_verdict": twin.verdict,
+            }
+        )
+    return out
+
+
+def behaviour_summary(cells: Sequence[CellScore]) -> dict[str, Any]:
+    """The study-wide reading of the players' behaviour (``summary.json``, the last lines)."""
+    independent = [c for c in cells if c.listing == "independent"]
+    driven = [c for c in independent if any(b["position_driven"] for b in c.behaviour)]
+    deterministic = [c for c in cells if any(b["deterministic"] for b in c.behaviour)]
+    if driven:
+        note = (
+            f"position-driven: in {len(driven)} of {len(independent)} independent-listing cells a copy's answers "
+            "concentrate on one listing position, not one label; its shared-listing verdicts can come from listing "
+            "order alone"
+        )
+    elif not independent:
+        note = "no independent-listing cells: position and label cannot be told apart in this run"
+    else:
+        note = f"no copy concentrated on a listing position in {len(independent)} independent-listing cells"
+    return {
+        "position_driven": bool(driven),
+        "position_driven_cells": len(driven),
+        "independent_cells": len(independent),
+        "deterministic_cells": len(deterministic),
+        "note": note,
+    }

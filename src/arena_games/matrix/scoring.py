@@ -110,6 +110,10 @@ class CellScore:
         out = asdict(self)
         out["invalid"] = self.invalid
         out["flags"] = list(self.flags)
+        for kind in ("above", "below", "near_worst"):
+            out[f"min_trials_{kind}"] = self.limits.get(kind)
+        out["position_driven"] = any(b.get("position_driven") for b in self.behaviour)
+        out["deterministic"] = any(b.get("deterministic") for b in self.behaviour)
         for name in REFERENCES:
             out[f"vs_{name}"] = self.comparisons[name].verdict if name in self.comparisons else "n/a"
             out[f"p_{name}"] = self.comparisons[name].pvalue if name in self.comparisons else None

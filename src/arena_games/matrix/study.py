@@ -54,7 +54,15 @@ from arena_core.seeding import derive_seed
 from arena_players.batched import play_batch
 
 from . import MatrixGame  # the registered game: the rules with their text view
-from .behaviour import behaviour_flags, copy_behaviour, detection_limits, limit_flags, shared_listing_flag
+from .behaviour import (
+    behaviour_flags,
+    behaviour_summary,
+    copy_behaviour,
+    detection_limits,
+    limit_flags,
+    listing_contrast,
+    shared_listing_flag,
+)
 from .equilibria import reference_points
 from .payoffs import ARCHETYPE_NAMES, ARCHETYPES, K_VALUES
 from .scoring import NEAR_WORST, CellScore, control, score_cell
@@ -453,30 +461,6 @@ def score_rows(
     return control(cells, alpha=config.alpha, correction=config.correction)
 
 
-def behaviour_summary(cells: Sequence[CellScore]) -> dict[str, Any]:
-    """The study-wide reading of the players' behaviour (``summary.json``, the last lines)."""
-    independent = [c for c in cells if c.listing == "independent"]
-    driven = [c for c in independent if any(b["position_driven"] for b in c.behaviour)]
-    deterministic = [c for c in cells if any(b["deterministic"] for b in c.behaviour)]
-    if driven:
-        note = (
-            f"position-driven: in {len(driven)} of {len(independent)} independent-listing cells a copy's answers "
-            "concentrate on one listing position, not one label; its shared-listing verdicts can come from listing "
-            "order alone"
-        )
-    elif not independent:
-        note = "no independent-listing cells: position and label cannot be told apart in this run"
-    else:
-        note = f"no copy concentrated on a listing position in {len(independent)} independent-listing cells"
-    return {
-        "position_driven": bool(driven),
-        "position_driven_cells": len(driven),
-        "independent_cells": len(independent),
-        "deterministic_cells": len(deterministic),
-        "note": note,
-    }
-
-
 # ---------------------------------------------------------------------------- outputs
 CELL_FIELDS = (
     "player",
@@ -509,6 +493,11 @@ CELL_FIELDS = (
     "p_ceiling",
     "verdict",
     "near_worst",
+    "min_trials_above",
+    "min_trials_below",
+    "min_trials_near_worst",
+    "position_driven",
+    "deterministic",
     "flags",
 )
 
@@ -570,6 +559,7 @@ def write_outputs(result: StudyResult, rows: Sequence[TrialRow], *, plot: bool =
         },
         "near_worst_threshold": NEAR_WORST,
         "behaviour": behaviour_summary(result.cells),
+        "listing_contrast": listing_contrast(result.cells),
         "readable": {
             "scored": sum(c.scored for c in result.cells),
             "trials": sum(c.trials for c in result.cells),
