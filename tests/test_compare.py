@@ -287,3 +287,14 @@ def test_the_sign_test_counts_deals_not_games():
     r = analyse(games, "A", "B", resamples=50)
     assert (r["difference"]["sign_positive"], r["difference"]["sign_nonzero"]) == (4, 4)
     assert r["difference"]["sign_p"] == pytest.approx(0.125)
+
+
+def test_a_per_player_variance_reduction_is_shown_only_where_the_reference_tracks_the_luck():
+    """A ignores the luck the reference feels (slope 0): subtracting the reference adds variance,
+    so no reduction is shown for A; B shares it (slope 1): a real reduction is."""
+    r = analyse(_luck_games(40, 0.0, 1.0, seed=7), "A", "B", reference="R", resamples=50)
+    per = r["reference"]["per_player"]
+    assert per["A"]["variance_reduction"] is None and per["A"]["variance_reduction_estimate"] < 0
+    assert per["B"]["variance_reduction"] > 0.5
+    text = format_report(r)
+    assert "no variance reduction shown" in text and "variance reduction -" not in text

@@ -237,10 +237,15 @@ def analyse(
             for name, x, c in ((a, xa, ca), (b, xb, cb)):
                 adj = x - c
                 raw_var, adj_var = float(np.var(x, ddof=1)), float(np.var(adj, ddof=1))
+                estimate = 1.0 - adj_var / raw_var if raw_var > 0 else None
+                # var(x - c) < var(x) exactly when the slope of x on c exceeds 1/2: the reduction
+                # is shown only when the slope's interval lies above 1/2 (real, not chance)
+                _, slope_low, _, _ = regression_slope(x, c, level)
                 per_player[name] = {
                     "raw": _mean_interval(x, level),
                     "controlled": _mean_interval(adj, level),
-                    "variance_reduction": 1.0 - adj_var / raw_var if raw_var > 0 else None,
+                    "variance_reduction": estimate if estimate is not None and slope_low > 0.5 else None,
+                    "variance_reduction_estimate": estimate,
                 }
             c = (ca + cb) / 2
             slope, slope_low, slope_high, slope_p = regression_slope(d, c, level)
@@ -312,27 +317,37 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"luck control ({ref['name']}): not available: {ref['why']}")
     else:
         lines.append("")
-        lines.append(
-            f"luck control: {ref['name']} played the same deals, seats and opponents; its margin is subtracted"
-        )
+        lines.append(f"luck control: {ref['name']} played the same deals, seats and opponents")
         for name, p in ref["per_player"].items():
             raw, ctl = p["raw"], p["controlled"]
-            red = "-" if p["variance_reduction"] is None else f"{p['variance_reduction']:.0%}"
+            red = (
+                "no variance reduction shown: the reference's luck does not track this player's beyond chance"
+                if p["variance_reduction"] is None
+                else f"variance reduction {p['variance_reduction']:.0%}: of that quantity against the own margin's"
+            )
             lines.append(
                 f"  {name}: own margin {raw[0]:+.3f} {_iv(raw[1], raw[2])}; own minus the reference's margin on the same games "
-                f"{ctl[0]:+.3f} {_iv(ctl[1], ctl[2])} (variance reduction {red}: of that quantity against the own margin's)"
+                f"{ctl[0]:+.3f} {_iv(ctl[1], ctl[2])} ({red})"
             )
         diff = ref["difference"]
         if diff is not None:
-            slope = (
-                f"slope of A-B on the reference's margin {diff['beta']:+.2f} {_iv(diff['beta_low'], diff['beta_high'])}, p {diff['beta_p']:.4f}"
-                if math.isfinite(diff["beta"])
-                else "slope of A-B on the reference's margin: none (too few deals or no spread)"
-            )
+            if not math.isfinite(diff["beta"]):
+                slope = "slope of A-B on the reference's margin: none (too few deals or no spread)"
+            else:
+                differ = diff["beta_low"] > 0 or diff["beta_high"] < 0
+                slope = (
+                    f"slope of A-B on the reference's margin {diff['beta']:+.2f} {_iv(diff['beta_low'], diff['beta_high'])}, "
+                    f"p {diff['beta_p']:.4f}: "
+                    + (
+                        "A and B respond differently to the deal's luck"
+                        if differ
+                        else "no sign that A and B respond differently to the deal's luck"
+                    )
+                )
             lines.append(
                 f"  difference A-B: {diff['mean']:+.3f} {_iv(diff['low'], diff['high'])}, p {diff['p']:.4f}, the paired t's: the reference "
                 "cannot narrow it (its own mean is unknown, so a control fitted on these deals leaves the plain mean); "
-                f"{slope} (non-zero: A and B respond differently to the deal's luck)"
+                f"{slope}"
             )
     if r.get("deals_needed"):
         lines.append(
