@@ -17,7 +17,9 @@ One file (over 500 lines) because every table it prints (ratings, differences, h
 - Entrants that never meet (directly or through others) form separate groups: ranks and
   pairs are only given inside a group.
 - Paired head-to-head for every pair: how often A finishes above B where both sit, with a
-  deal-level t interval never narrower than the Wilson interval of its games, and the mean
+  deal-level t interval (and p-value) that counts deals, not games: never narrower than the
+  Wilson interval of its games nor than the t interval of its per-deal shares with a
+  pseudo-deal at each bound (a 12-0 sweep over 4 deals: p 0.058, not resolved), and the mean
   score difference.
 - A TrueSkill-style rating (openskill's Plackett–Luce model), mean score, margin and
   finishing-position tables per player and per seat.
@@ -402,7 +404,8 @@ def head_to_head(
 
     The share of games A finishes above B covers the deal-averaged probability that A finishes
     above B (:func:`arena_core.stats.cluster_mean`: t with m-1 df on cluster-level shares,
-    never narrower than the Wilson score interval of the games); no interval below
+    never narrower than the Wilson score interval of the games nor than what the m deals
+    allow, so p-values count deals, not games); no interval below
     ``min_clusters`` clusters or ``min_games`` games. ``resolved``: Holm over every pair with
     an interval. ``resamples`` and ``seed`` are kept for the call signature (no resampling
     is needed: the cluster-level interval is closed-form)."""
