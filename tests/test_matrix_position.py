@@ -215,3 +215,20 @@ def test_merged_tables_control_errors_across_runs_and_test_the_pattern(tmp_path,
     assert first_shared["matching"]["verdict"] == "above"
     if first_shared["pattern"] == "holds":
         assert "listing order" in first_shared["falsifier"]
+
+
+# ------------------------------------------------------------------------------ point 7 (the study's own options)
+@pytest.mark.parametrize(
+    "option, value, needle",
+    [
+        ("--archetypes", "coordination,,chicken", "empty"),
+        ("--listings", "shared,", "empty"),
+        ("--k", "2,,3", "empty"),
+        ("--k", "2,2", "twice"),
+        ("--archetypes", "coordination,coordination", "twice"),
+    ],
+)
+def test_the_study_refuses_empty_or_repeated_entries(tmp_path, capsys, option, value, needle):
+    code = main(["--player", "matrix_uniform", option, value, "--trials", "2", "--out", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and needle in err[0], err

@@ -140,6 +140,8 @@ class StudyConfig(BaseModel):
             raise ValueError(
                 f"unknown archetypes {unknown}; choose from {', '.join(ARCHETYPE_NAMES)} (or 'paper', 'all')"
             )
+        if len(set(value)) != len(value):
+            raise ValueError(f"archetypes {list(value)} name one twice")
         return tuple(value)
 
     @field_validator("ks")
@@ -148,6 +150,8 @@ class StudyConfig(BaseModel):
         bad = [k for k in value if k not in K_VALUES]
         if bad or not value:
             raise ValueError(f"k values {bad} outside {K_VALUES[0]}..{K_VALUES[-1]}")
+        if len(set(value)) != len(value):
+            raise ValueError(f"k values {list(value)} name a k twice")
         return tuple(value)
 
     @field_validator("listings")
@@ -585,7 +589,7 @@ def write_outputs(result: StudyResult, rows: Sequence[TrialRow], *, plot: bool =
 # ---------------------------------------------------------------------------- CLI
 def _parse_ks(text: str) -> tuple[int, ...]:
     ks: list[int] = []
-    for part in text.split(","):
+    for part in _entries("--k", text):
         lo, dash, hi = part.strip().partition("-")
         try:
             ks.extend(range(int(lo), int(hi) + 1) if dash else [int(lo)])
@@ -600,7 +604,15 @@ def _parse_archetypes(text: str) -> tuple[str, ...]:
         return ARCHETYPE_NAMES
     if t == "paper":
         return PAPER_ARCHETYPES
-    return tuple(a.strip() for a in text.split(",") if a.strip())
+    return _entries("--archetypes", text)
+
+
+def _entries(option: str, text: str) -> tuple[str, ...]:
+    """A comma list's entries; an empty one is refused, never dropped."""
+    parts = tuple(a.strip() for a in text.split(","))
+    if not all(parts):
+        raise ValueError(f"{option} {text!r}: an entry is empty (two commas, or one at an end)")
+    return parts
 
 
 def default_out_dir(config: StudyConfig) -> Path:
@@ -698,11 +710,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.labels if args.labels in ("letters", "numbers") else tuple(x.strip() for x in args.labels.split(","))
     )
     try:
-        listings = (
-            ("independent",)
-            if args.independent_order
-            else tuple(x.strip() for x in args.listings.split(",") if x.strip())
-        )
+        listings = ("independent",) if args.independent_order else _entries("--listings", args.listings)
         config = StudyConfig(
             player=args.player,
             opponent=args.opponent,
