@@ -710,7 +710,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.labels if args.labels in ("letters", "numbers") else tuple(x.strip() for x in args.labels.split(","))
     )
     try:
-        listings = ("independent",) if args.independent_order else _entries("--listings", args.listings)
+        # the entries are strings; StudyConfig checks they are listings (one line, exit 2, otherwise)
+        listings: tuple[Any, ...] = (
+            ("independent",) if args.independent_order else _entries("--listings", args.listings)
+        )
         config = StudyConfig(
             player=args.player,
             opponent=args.opponent,
