@@ -135,18 +135,28 @@ def t_quantile(p: float, df: float) -> float:
         return -t_quantile(1.0 - p, df)
     if p == 0.5:
         return 0.0
-    lo, hi = 0.0, max(1.0, normal_quantile(p))
+    z = normal_quantile(p)
+    lo, hi = 0.0, max(1.0, z)
     while t_cdf(hi, df) < p:
         hi *= 2.0
+    # Newton steps on the distribution function (quadratic: a handful of evaluations), kept
+    # inside the bracket [lo, hi] by bisection whenever a step would leave it
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    x = min(max(z + (z**3 + z) / (4 * df), lo), hi)
     for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
+        f = t_cdf(x, df) - p
+        if f < 0:
+            lo = x
         else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return 0.5 * (lo + hi)
+            hi = x
+        density = math.exp(log_norm - (df + 1) / 2 * math.log1p(x * x / df))
+        nx = x - f / density if density > 0 else 0.5 * (lo + hi)
+        if not lo < nx < hi:
+            nx = 0.5 * (lo + hi)
+        if abs(nx - x) < 1e-12 * max(1.0, abs(nx)) or hi - lo < 1e-12 * max(1.0, hi):
+            return nx
+        x = nx
+    return x
 
 
 def binomial_two_sided(k: int, n: int) -> float:
@@ -527,7 +537,8 @@ def deals_needed(
     ``comparisons``) to detect a true mean difference ``effect`` (> 0: the size of the
     difference) with probability ``power``, when one unit's difference has standard deviation
     ``sd``: the smallest ``n >= 2`` with ``(t_{n-1}(1 - α/2) + t_{n-1}(power)) · sd / sqrt(n)
-    <= effect``, found by bisection (about 40 t quantiles whatever the effect), or
+    <= effect``, bracketed from the normal approximation and found by bisection (a few
+    dozen t quantiles at most, whatever the effect), or
     ``max_deals`` when even that many are not enough. Raises ValueError for an effect that is
     not positive."""
     if not math.isfinite(effect) or effect <= 0:
@@ -543,10 +554,21 @@ def deals_needed(
 
     if enough(2):
         return 2
-    if not enough(max_deals):
-        return max_deals
-    lo, hi = 2, max_deals  # enough(lo) is False, enough(hi) is True
-    while hi - lo > 1:
+    # bracket from the normal approximation (a lower bound: t quantiles exceed normal ones), then bisect
+    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
+    guess = min(max_deals, max(3, math.ceil((z * sd / effect) ** 2)))
+    if enough(guess):
+        lo, hi = 2, guess
+    else:
+        lo, step = guess, max(2, guess // 16)
+        while True:
+            hi = min(max_deals, lo + step)
+            if enough(hi):
+                break
+            if hi == max_deals:
+                return max_deals
+            lo, step = hi, 2 * step
+    while hi - lo > 1:  # enough(lo) is False, enough(hi) is True
         mid = (lo + hi) // 2
         if enough(mid):
             hi = mid
