@@ -6,7 +6,9 @@ answers the first option listed matches its copy every time. Under independent l
 copy sees its own random order, so a copy's listing *position* and its *label* come apart:
 per cell and per copy, :func:`copy_behaviour` counts how its answers concentrate on one
 position and on one label, with an exact binomial test of the top count against chance
-(1/k, Bonferroni over the k options). A copy is
+(1/k, Bonferroni over the k options, and in a study over every copy and independent-listing
+cell it tests, so a uniformly random player is flagged somewhere in at most 1% of studies).
+A copy is
 
 - **position-driven** in an independent-listing cell when its top position is significantly
   above chance and more concentrated than its top label (the always-first player);
@@ -76,8 +78,12 @@ class CopyBehaviour:
         return asdict(self)
 
 
-def copy_behaviour(rows: Sequence[dict[str, Any]], k: int, listing: str, copy: int) -> CopyBehaviour:
-    """How ``copy`` (0: the player; 1: its copy or the opponent) chose over a cell's trial rows."""
+def copy_behaviour(
+    rows: Sequence[dict[str, Any]], k: int, listing: str, copy: int, *, threshold: float = CONCENTRATION_P
+) -> CopyBehaviour:
+    """How ``copy`` (0: the player; 1: its copy or the opponent) chose over a cell's trial rows;
+    ``threshold``: the p-value at or below which its top position counts as concentrated (the
+    study divides :data:`CONCENTRATION_P` by the number of copies and independent cells it tests)."""
     positions: list[int] = []
     labels: list[str] = []
     for r in rows:
@@ -94,7 +100,7 @@ def copy_behaviour(rows: Sequence[dict[str, Any]], k: int, listing: str, copy: i
     top_label, label_count = Counter(labels).most_common(1)[0]
     pos_p = min(1.0, k * binomial_upper(pos_count, n, 1 / k))
     label_p = min(1.0, k * binomial_upper(label_count, n, 1 / k))
-    position_driven = listing == "independent" and pos_p <= CONCENTRATION_P and pos_count > label_count
+    position_driven = listing == "independent" and pos_p <= threshold and pos_count > label_count
     deterministic = n >= DETERMINISTIC_MIN and (pos_count == n or label_count == n)
     return CopyBehaviour(
         copy, n, top_pos, pos_count / n, pos_p, top_label, label_count / n, label_p, position_driven, deterministic

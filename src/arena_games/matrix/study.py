@@ -55,6 +55,7 @@ from arena_players.batched import play_batch
 
 from . import MatrixGame  # the registered game: the rules with their text view
 from .behaviour import (
+    CONCENTRATION_P,
     behaviour_flags,
     behaviour_summary,
     copy_behaviour,
@@ -421,8 +422,12 @@ def score_rows(
     by_cell: dict[tuple[str, str, int], list[TrialRow]] = {}
     for r in rows:
         by_cell.setdefault((r["listing"], r["archetype"], int(r["k"])), []).append(r)
-    copies = {key: [copy_behaviour(cell_rows, key[2], key[0], c) for c in (0, 1)] for key, cell_rows in by_cell.items()}
     independent = [key for key in by_cell if key[0] == "independent"]
+    threshold = CONCENTRATION_P / max(1, 2 * len(independent))  # Bonferroni over the copies and cells tested
+    copies = {
+        key: [copy_behaviour(cell_rows, key[2], key[0], c, threshold=threshold) for c in (0, 1)]
+        for key, cell_rows in by_cell.items()
+    }
     driven = [key for key in independent if any(c.position_driven for c in copies[key])]
     cells = []
     for (listing, archetype, k), cell_rows in by_cell.items():
