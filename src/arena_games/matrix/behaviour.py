@@ -13,7 +13,8 @@ A copy is
 - **position-driven** in an independent-listing cell when its top position is significantly
   above chance and more concentrated than its top label (the always-first player);
 - **deterministic** in any cell when at least :data:`DETERMINISTIC_MIN` answers all name one
-  label, or all sit at one position (a scripted or greedy player; ``matrix_focal`` is
+  label, or all sit at one position, and that many alike has chance at most 1% for a uniform
+  player (k = 2: 8 answers) (a scripted or greedy player; ``matrix_focal`` is
   deterministic but label-driven, never position-driven).
 
 A position-driven copy seen in any independent cell flags every shared-listing cell of the
@@ -101,7 +102,8 @@ def copy_behaviour(
     pos_p = min(1.0, k * binomial_upper(pos_count, n, 1 / k))
     label_p = min(1.0, k * binomial_upper(label_count, n, 1 / k))
     position_driven = listing == "independent" and pos_p <= threshold and pos_count > label_count
-    deterministic = n >= DETERMINISTIC_MIN and (pos_count == n or label_count == n)
+    # all n answers alike, and that unlikely by chance (k^(1-n) for a uniform player)
+    deterministic = n >= DETERMINISTIC_MIN and (pos_count == n or label_count == n) and k ** (1 - n) <= CONCENTRATION_P
     return CopyBehaviour(
         copy, n, top_pos, pos_count / n, pos_p, top_label, label_count / n, label_p, position_driven, deterministic
     )
