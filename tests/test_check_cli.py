@@ -37,7 +37,7 @@ def test_a_conforming_game_passes_with_one_line_per_check(capsys):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["kuhn_pokr"], "no game named 'kuhn_pokr'; did you mean kuhn_poker?"),
+        (["kuhn_pokr"], "no game named 'kuhn_pokr'; did you mean kuhn_poker"),
         (["kuhn_poker", "--players", "3"], "kuhn_poker is played by 2 players, not 3"),
         (["megagem", "--param", "value_chart=Z"], "invalid parameters for megagem"),
         (["kuhn_poker", "--checks", "determinism,speed"], "unknown check(s) speed"),
