@@ -7,7 +7,7 @@ from arena_core.registry import availability, list_plugins, load
 from arena_core.testing import assert_conformance, registered_games
 
 #: families with a dedicated conformance test of their own (same kit, tuned example counts)
-DEDICATED_PREFIXES = ("textarena/",)
+DEDICATED_PREFIXES = ("textarena/", "openspiel/")
 
 
 def _cases():

@@ -310,6 +310,13 @@ class CFR:
                     self._walk(self.game.start(s), player, reach)
             self.iterations += 1
 
+    def current(self) -> PolicyTable:
+        """The last iterate: regret matching on the cumulative regrets."""
+        return {
+            k: {self.game.action_id(a): float(p) for a, p in zip(info.actions, self._current(k))}
+            for k, info in self.infos.items()
+        }
+
     def average(self) -> PolicyTable:
         out: PolicyTable = {}
         for k, info in self.infos.items():
