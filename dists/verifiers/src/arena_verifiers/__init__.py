@@ -1,4 +1,4 @@
-"""Arena games as verifiers environments (issue 33 point 2, partial): taskset id ``arena-verifiers``.
+"""Arena games as verifiers environments (issue 33 point 2): taskset id ``arena-verifiers``.
 
 ``arena_verifiers.seat``: one Arena game in which one seat is played by a model through text
 (the seeded deal, legal moves, retry-then-forfeit for unreadable or illegal answers, counted;

@@ -1,6 +1,6 @@
 """Any Arena game as a ``verifiers.v1`` taskset and env (verifiers 0.4).
 
-    vf-eval arena-verifiers --env.taskset.game kuhn_poker --env.taskset.opponents '["random"]'
+    vf-eval arena-verifiers -m MODEL --env.taskset.game kuhn_poker --env.taskset.opponents random
 
 The taskset id is ``arena-verifiers`` (verifiers imports the package and takes the one ``Taskset`` and the
 one ``Env`` subclass in ``__all__``, as for its own ``tasksets/textarena``). Task ``i`` is deal
@@ -9,7 +9,7 @@ can group by seat). The env steps the game host-side as the run's user: the mode
 read by the game's text view; an unreadable or illegal one is answered with feedback and retried
 (``max_retries``), then forfeited; the other seats are Arena players; the seat's return is the
 reward ``game_reward``, and ``info`` counts the faults. Modelled on verifiers'
-``tasksets/textarena/taskset.py``; not yet run end to end here (docs/ecosystem.md says why).
+``tasksets/textarena/taskset.py``; tests/test_eval_e2e.py runs it through ``vf-eval``.
 """
 
 from __future__ import annotations
