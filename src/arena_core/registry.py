@@ -137,7 +137,7 @@ def _check_unique(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, m
 #: what to install for a name that Arena's own distributions register, so that an unknown name
 #: says where it comes from (tests/test_registry_hints.py checks this table against dists/*/pyproject.toml)
 _PROVIDERS: dict[str, dict[str, tuple[str, ...]]] = {
-    "games": {"turn-arena-games": ("kuhn_poker", "megagem", "matrix")},
+    "games": {"turn-arena-games": ("kuhn_poker", "megagem", "matrix", "leduc_poker")},
     "players": {
         "turn-arena-games": (
             "matrix_first_label",
@@ -158,7 +158,7 @@ _PROVIDERS: dict[str, dict[str, tuple[str, ...]]] = {
     "trainers": {"turn-arena-train": ("policy_gradient",), "turn-arena-train[mlx]": ("grpo", "expert_iteration")},
 }
 #: a namespaced game id ("textarena/Chess-v0") by its namespace
-_NAMESPACE_PROVIDERS = {"textarena/": "turn-arena-games[textarena]"}
+_NAMESPACE_PROVIDERS = {"textarena/": "turn-arena-games[textarena]", "openspiel/": "turn-arena-games[openspiel]"}
 #: what `arena list` suggests when nothing of a kind is installed
 _FIRST_INSTALL = {"games": "turn-arena-games", "players": "turn-arena-players", "trainers": "turn-arena-train"}
 

@@ -77,6 +77,8 @@ class ModelSeatGame:
 
     def reply(self, text: str) -> str | None:
         """Submit the model's answer; the next user message for it, or None once the game ends."""
+        if self.done:
+            raise RuntimeError("the game has ended")
         seat = self.task.seat
         decision = Decision.at(self.game, self.match.position, seat, self.task.seed)
         before = len(self.match.record.events)
