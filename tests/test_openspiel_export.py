@@ -29,7 +29,6 @@ def test_kuhn_uniform_exploitability_equals_openspiels_own_kuhn():
     assert _uniform(ours) == pytest.approx(0.458333333333, abs=1e-9)
 
 
-@pytest.mark.slow
 def test_leduc_uniform_exploitability_equals_openspiels_own_leduc():
     """The native Leduc (written from the rules) against OpenSpiel's C++ leduc_poker."""
     assert _uniform(as_pyspiel_game("leduc_poker")) == pytest.approx(
@@ -100,3 +99,16 @@ def test_a_game_without_chance_starts_at_its_one_deal():
     assert ours.get_type().chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC
     state = ours.new_initial_state()
     assert state.current_player() == 0 and len(state.legal_actions()) == 9
+
+
+def test_the_example_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "openspiel_both_ways.py"
+    out = subprocess.run([sys.executable, str(script), "10"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "uniform policy on Kuhn: Arena game 0.458333333, OpenSpiel's own 0.458333333" in out.stdout
+    assert "always bet on Kuhn: exploitability 0.333333" in out.stdout
+    assert "openspiel/leduc_poker seed 7:" in out.stdout
