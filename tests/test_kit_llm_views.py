@@ -135,3 +135,23 @@ def test_warnings_go_to_stderr_after_the_table(tmp_path):
 def test_a_state_mutation_names_the_field_that_changed():
     r = _result(LateMutatingTally(), "no_state_mutation")
     assert r.status == "failed" and "ply 6" in r.detail and "field 'moves'" in r.detail, r.detail
+
+
+def test_every_per_playthrough_failure_line_carries_the_seed():
+    """The hostile games of tests/broken_games.py, one per check: each failure line names its seed."""
+    import broken_games as b
+
+    for game in (
+        b.AliasedActionIds(),
+        b.IllegalIndexAccepted(),
+        b.ActsAfterTheEnd(),
+        b.LosesHistoryWhenSerialised(),
+        b.TouchesGlobalRandom(),
+        b.PeeksAtCommitments(),
+    ):
+        failed = [r for r in run_conformance(game, max_examples=5) if r.status == "failed"]
+        assert failed, type(game).__name__
+        for r in failed:
+            if r.name in ("cross_process_determinism", "pettingzoo_api", "chance", "turn_structure"):
+                continue  # settled over many playthroughs or processes: no single seed
+            assert re.search(r"seed \d+", r.detail), (type(game).__name__, r.detail)

@@ -235,21 +235,23 @@ def check_mask_matches_legal(game: Game[Any, Any], pt: Playthrough, rng: np.rand
             legal = game.legal(pos, p)
             ids = [game.action_id(a) for a in legal]
             if len(set(ids)) != len(ids):
-                raise CheckFailure(f"mask_matches_legal: ply {pos.ply} player {p}: two legal actions share an index")
+                raise CheckFailure(
+                    f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: two legal actions share an index"
+                )
             strings = [game.action_to_str(a) for a in legal]
             if len(set(strings)) != len(strings):
                 raise CheckFailure(
-                    f"mask_matches_legal: ply {pos.ply} player {p}: two legal actions share a canonical string"
+                    f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: two legal actions share a canonical string"
                 )
             mask = game.mask(pos, p)
             if mask.shape != (game.num_actions,) or set(np.flatnonzero(mask).tolist()) != set(ids):
                 raise CheckFailure(
-                    f"mask_matches_legal: ply {pos.ply} player {p}: the mask does not equal the legal set"
+                    f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: the mask does not equal the legal set"
                 )
             for a, i in zip(legal, ids):
                 if game.action_from_id(i) != a:
                     raise CheckFailure(
-                        f"mask_matches_legal: index {i} decodes to {game.action_from_id(i)!r}, not the legal action {a!r}"
+                        f"mask_matches_legal: seed {pt.seed}: index {i} decodes to {game.action_from_id(i)!r}, not the legal action {a!r}"
                     )
             if p in game.players_to_act(pos):
                 legal_set = set(ids)
@@ -260,7 +262,7 @@ def check_mask_matches_legal(game: Game[Any, Any], pt: Playthrough, rng: np.rand
                         continue
                     if game.is_legal(pos.state, p, decoded) != (i in legal_set):
                         raise CheckFailure(
-                            f"mask_matches_legal: ply {pos.ply} player {p}: is_legal disagrees with legal_actions on index {i}"
+                            f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: is_legal disagrees with legal_actions on index {i}"
                         )
 
 
@@ -277,7 +279,7 @@ def check_illegal_rejected(game: Game[Any, Any], pt: Playthrough, rng: np.random
             except IllegalActionError:
                 continue
             raise CheckFailure(
-                f"illegal_rejected: ply {pos.ply}: player {player}'s illegal action index {int(i)} was accepted"
+                f"illegal_rejected: seed {pt.seed} ply {pos.ply}: player {player}'s illegal action index {int(i)} was accepted"
             )
         others = [p for p in range(game.num_players) if p not in waiting]
         if others:
@@ -287,14 +289,16 @@ def check_illegal_rejected(game: Game[Any, Any], pt: Playthrough, rng: np.random
             except (NotYourTurnError, IllegalActionError):
                 pass
             else:
-                raise CheckFailure(f"illegal_rejected: ply {pos.ply}: player {others[0]} acted out of turn")
+                raise CheckFailure(
+                    f"illegal_rejected: seed {pt.seed} ply {pos.ply}: player {others[0]} acted out of turn"
+                )
 
 
 def check_no_step_after_end(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     end = pt.final
     for p in range(game.num_players):
         if game.legal(end, p):
-            raise CheckFailure(f"no_step_after_end: player {p} has legal actions after the end")
+            raise CheckFailure(f"no_step_after_end: seed {pt.seed}: player {p} has legal actions after the end")
         for i in range(min(game.num_actions, 4)):
             try:
                 game.act_id(end, p, i)
@@ -302,16 +306,18 @@ def check_no_step_after_end(game: Game[Any, Any], pt: Playthrough, rng: np.rando
                 continue
             except (IllegalActionError, NotYourTurnError) as exc:
                 raise CheckFailure(
-                    f"no_step_after_end: acting after the end raised {type(exc).__name__}, not GameOverError"
+                    f"no_step_after_end: seed {pt.seed}: acting after the end raised {type(exc).__name__}, not GameOverError"
                 ) from None
-            raise CheckFailure(f"no_step_after_end: player {p}'s action index {i} was accepted after the end")
+            raise CheckFailure(
+                f"no_step_after_end: seed {pt.seed}: player {p}'s action index {i} was accepted after the end"
+            )
 
 
 def check_returns_bounds(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     lo, hi = game.spec.reward_bounds
     returns = pt.finished_returns
     if len(returns) != game.num_players:
-        raise CheckFailure(f"returns_bounds: {len(returns)} returns for {game.num_players} players")
+        raise CheckFailure(f"returns_bounds: seed {pt.seed}: {len(returns)} returns for {game.num_players} players")
     for p, r in enumerate(returns):
         if not (math.isfinite(r) and lo - 1e-9 <= r <= hi + 1e-9):
             raise CheckFailure(
@@ -341,17 +347,19 @@ def check_serialization(game: Game[Any, Any], pt: Playthrough, rng: np.random.Ge
     text = json.dumps(game.position_to_json(pos))
     restored = game.position_from_json(json.loads(text))
     if observation_digest(game, restored) != pt.obs_digests[k]:
-        raise CheckFailure(f"serialization: ply {k}: observations differ after a JSON round trip")
+        raise CheckFailure(f"serialization: seed {pt.seed} ply {k}: observations differ after a JSON round trip")
     for p in range(game.num_players):
         if [game.action_to_str(a) for a in game.legal(restored, p)] != [
             game.action_to_str(a) for a in game.legal(pos, p)
         ]:
-            raise CheckFailure(f"serialization: ply {k}: player {p}'s legal actions differ after a JSON round trip")
+            raise CheckFailure(
+                f"serialization: seed {pt.seed} ply {k}: player {p}'s legal actions differ after a JSON round trip"
+            )
     for player, action in pt.moves[k:]:
         restored = game.act(restored, player, action)
     if not game.is_over(restored) or game.final_returns(restored) != pt.returns:
         raise CheckFailure(
-            f"serialization: ply {k}: playing on from the restored position does not give returns {pt.returns}"
+            f"serialization: seed {pt.seed} ply {k}: playing on from the restored position does not give returns {pt.returns}"
         )
 
 
@@ -379,7 +387,7 @@ def check_commit_reveal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Ge
         for p in game.players_to_act(after):
             if digest(game.observe(after, p)) != digest(game.observe(before, p)):
                 raise CheckFailure(
-                    f"commit_reveal: ply {after.ply}: player {p} can see another player's commitment before the reveal"
+                    f"commit_reveal: seed {pt.seed} ply {after.ply}: player {p} can see another player's commitment before the reveal"
                 )
 
 
@@ -464,7 +472,7 @@ def check_no_global_rng(game: Game[Any, Any], pt: Playthrough, rng: np.random.Ge
         )
     if moved:
         raise CheckFailure(
-            "no_global_rng: the game changed the state of Python's `random` or numpy's global random state (the global RNG); "
+            f"no_global_rng: seed {pt.seed}: the game changed the state of Python's `random` or numpy's global random state (the global RNG); "
             "draw from the Generator passed in, and never seed the global generators"
         )
 
@@ -566,12 +574,12 @@ def check_turn_structure(game: Game[Any, Any], pt: Playthrough, rng: np.random.G
         acting = list(game.to_move(pos.state))
         if declared is TurnStructure.SEQUENTIAL and len(acting) != 1:
             raise CheckFailure(
-                f"turn_structure: declared sequential, but at ply {pos.ply} players {acting} are to act together; "
+                f"turn_structure: declared sequential, but at seed {pt.seed} ply {pos.ply} players {acting} are to act together; "
                 "declare TurnStructure.SIMULTANEOUS or MIXED"
             )
         if declared is TurnStructure.SIMULTANEOUS and len(acting) < 2:
             raise CheckFailure(
-                f"turn_structure: declared simultaneous (parallel_env relies on it), but at ply {pos.ply} only players "
+                f"turn_structure: declared simultaneous (parallel_env relies on it), but at seed {pt.seed} ply {pos.ply} only players "
                 f"{acting} are to act; declare TurnStructure.MIXED (or SEQUENTIAL)"
             )
 
@@ -634,7 +642,7 @@ def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generat
     shape = np.shape(game.encode_observation(pt.positions[0].state, 0))
     if shape != (game.observation_size,):
         raise CheckFailure(
-            f"encoding: encode_observation gives shape {shape}, not (observation_size,) = ({game.observation_size},)"
+            f"encoding: seed {pt.seed}: encode_observation gives shape {shape}, not (observation_size,) = ({game.observation_size},)"
         )
     for ply, view in enumerate(pt.views(game)):
         for p in range(game.num_players):
