@@ -1,0 +1,155 @@
+"""Leduc poker: exploitability against episodes, one result file per method and seed (issue 31,
+point 4: a resumable skeleton; the long runs are not made yet).
+
+Every method writes ``OUT/<method>/seed_<k>.jsonl`` as it goes: one row per evaluation
+(``episodes``, ``exploitability``, ``wall_s``), then a final ``{"done": true}`` row. A finished
+file is skipped when the same run is asked again, so the bench can be run in parts and each
+file committed as it lands; an unfinished file (a run cut off) is started again from zero.
+Exploitability is exact (``arena_train.exact`` on the native ``leduc_poker``, or OpenSpiel's
+on its own ``leduc_poker`` for OpenSpiel's solvers: the two agree, tests/test_openspiel_export.py).
+
+Methods that run today:
+- ``cfr``: vanilla CFR (``arena_train.exact.CFR``) on the native game; one iteration = 240
+  traversals (2 players x 120 deals), counted as 240 episodes;
+- ``cfrplus``: OpenSpiel's CFR+ (``CFRPlusSolver``, the ``openspiel`` extra) on OpenSpiel's
+  ``leduc_poker``, counted the same way.
+Not yet (they exit 2 and say so): ``lm_selfplay`` (the project's LM self-play), ``nfsp``
+(OpenSpiel's NFSP needs a deep-learning framework the bench extra does not install yet),
+``policy_gradient``. CFR is deterministic: its seeds only name files.
+
+    python bench/leduc_bench.py run --method cfr --seed 0 --episodes 24000 [--out runs/leduc_bench]
+    python bench/leduc_bench.py status [--out runs/leduc_bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "runs" / "leduc_bench"
+TRAVERSALS_PER_ITERATION = 240  # 2 players x 120 deals
+Emit = Callable[[int, float], None]
+
+
+def _cfr(seed: int, episodes: int, evals: int, emit: Emit) -> None:
+    from arena_core.registry import load
+    from arena_train.exact import CFR, exploitability
+
+    game = load("games", "leduc_poker")()
+    solver = CFR(game)
+    for target in _marks(episodes, evals):
+        solver.iterate(target - solver.iterations)
+        emit(solver.iterations * solver.traversals_per_iteration, exploitability(game, solver.average()).exploitability)
+
+
+def _cfrplus(seed: int, episodes: int, evals: int, emit: Emit) -> None:
+    import pyspiel
+    from open_spiel.python.algorithms import cfr, exploitability
+
+    game = pyspiel.load_game("leduc_poker")
+    solver = cfr.CFRPlusSolver(game)
+    done = 0
+    for target in _marks(episodes, evals):
+        for _ in range(target - done):
+            solver.evaluate_and_update_policy()
+        done = target
+        emit(done * TRAVERSALS_PER_ITERATION, exploitability.exploitability(game, solver.average_policy()))
+
+
+def _not_yet(name: str) -> Callable[[int, int, int, Emit], None]:
+    def method(seed: int, episodes: int, evals: int, emit: Emit) -> None:
+        raise NotImplementedError(f"method {name!r} is not written yet (issue 31, point 4)")
+
+    return method
+
+
+METHODS: dict[str, Callable[[int, int, int, Emit], None]] = {
+    "cfr": _cfr,
+    "cfrplus": _cfrplus,
+    "lm_selfplay": _not_yet("lm_selfplay"),
+    "nfsp": _not_yet("nfsp"),
+    "policy_gradient": _not_yet("policy_gradient"),
+}
+
+
+def _marks(episodes: int, evals: int) -> list[int]:
+    """Iteration counts to evaluate at: about ``evals`` points, geometric, ending at the budget."""
+    last = max(1, episodes // TRAVERSALS_PER_ITERATION)
+    marks = {max(1, round(last ** (k / max(1, evals - 1)))) for k in range(evals)}
+    return sorted(marks | {last})
+
+
+def result_path(out: Path, method: str, seed: int) -> Path:
+    return out / method / f"seed_{seed}.jsonl"
+
+
+def finished(path: Path) -> bool:
+    if not path.exists():
+        return False
+    lines = path.read_text().splitlines()
+    return bool(lines) and json.loads(lines[-1]).get("done") is True
+
+
+def run(method: str, seed: int, episodes: int, evals: int, out: Path) -> Path:
+    path = result_path(out, method, seed)
+    if finished(path):
+        print(f"{path}: finished already, skipped")
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with path.open("w") as fh:
+
+        def emit(n: int, value: float) -> None:
+            row = {"episodes": n, "exploitability": value, "wall_s": round(time.perf_counter() - started, 2)}
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            print(f"{method} seed {seed}: {n} episodes, exploitability {value:.6f}")
+
+        METHODS[method](seed, episodes, evals, emit)
+        fh.write(json.dumps({"done": True, "method": method, "seed": seed, "episodes": episodes}) + "\n")
+    return path
+
+
+def status(out: Path) -> list[str]:
+    lines = []
+    for path in sorted(out.glob("*/seed_*.jsonl")):
+        rows = [json.loads(x) for x in path.read_text().splitlines()]
+        evals = [r for r in rows if "exploitability" in r]
+        last = f"{evals[-1]['episodes']} episodes: {evals[-1]['exploitability']:.6f}" if evals else "no evaluation"
+        lines.append(f"{path.parent.name} {path.stem}: {'done' if finished(path) else 'unfinished'}, {last}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--method", choices=sorted(METHODS), required=True)
+    r.add_argument("--seed", type=int, required=True)
+    r.add_argument("--episodes", type=int, default=1_000_000)
+    r.add_argument("--evals", type=int, default=20)
+    r.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    s = sub.add_parser("status")
+    s.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    if args.command == "status":
+        print("\n".join(status(args.out)) or f"no results under {args.out}")
+        return 0
+    if args.episodes < 1 or args.evals < 1:
+        print("leduc_bench: --episodes and --evals must be positive", file=sys.stderr)
+        return 2
+    try:
+        run(args.method, args.seed, args.episodes, args.evals, args.out)
+    except NotImplementedError as exc:
+        print(f"leduc_bench: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
