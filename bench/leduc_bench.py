@@ -17,8 +17,8 @@ Not yet (they exit 2 and say so): ``lm_selfplay`` (the project's LM self-play), 
 (OpenSpiel's NFSP needs a deep-learning framework the bench extra does not install yet),
 ``policy_gradient``. CFR is deterministic: its seeds only name files.
 
-    python bench/leduc_bench.py run --method cfr --seed 0 --episodes 24000 [--out runs/leduc_bench]
-    python bench/leduc_bench.py status [--out runs/leduc_bench]
+    python bench/leduc_bench.py run --method cfr --seed 0 --episodes 24000 [--out bench/results/leduc]
+    python bench/leduc_bench.py status [--out bench/results/leduc]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "runs" / "leduc_bench"
+DEFAULT_OUT = ROOT / "bench" / "results" / "leduc"  # committed as the files land (runs/ is ignored)
 TRAVERSALS_PER_ITERATION = 240  # 2 players x 120 deals
 Emit = Callable[[int, float], None]
 
