@@ -99,8 +99,9 @@ def test_a_saved_failing_episode_is_the_shortest_failing_prefix(tmp_path, capsys
     out = capsys.readouterr().out
     assert "minimal failing episode (7 decisions)" in out, out  # the move at ply 6 mutates; the game has 12
     (saved,) = tmp_path.glob("outsider_late_mutating-*.jsonl")
-    steps = [json.loads(line) for line in saved.read_text().splitlines() if '"step"' in line]
-    assert len(steps) == 7
+    lines = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["header"] + ["step"] * 7 + ["end"]
+    assert lines[-1]["reason"] == "turn_cap" and lines[-1]["returns"] is None  # cut off, never a result
 
 
 def test_warnings_go_to_stderr_after_the_table(tmp_path):

@@ -107,7 +107,12 @@ def _shortest_prefix(game: Game[Any, Any], check: str, fn: Callable[..., None], 
     from .testing.strategies import Playthrough
 
     for n in range(len(pt.moves)):
-        prefix = Playthrough(game, pt.seed, pt.moves[:n], pt.positions[: n + 1])
+        pos = game.start(pt.seed)  # positions replayed afresh: a state-mutating game changed the drawn ones
+        positions = [pos]
+        for seat, action in pt.moves[:n]:
+            pos = game.act(pos, seat, action)
+            positions.append(pos)
+        prefix = Playthrough(game, pt.seed, pt.moves[:n], tuple(positions))
         if _fails(fn, game, prefix, check):
             return prefix
     return pt
