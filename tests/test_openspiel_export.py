@@ -112,3 +112,30 @@ def test_the_example_runs():
     assert "uniform policy on Kuhn: Arena game 0.458333333, OpenSpiel's own 0.458333333" in out.stdout
     assert "always bet on Kuhn: exploitability 0.333333" in out.stdout
     assert "openspiel/leduc_poker seed 7:" in out.stdout
+
+
+def _network_table(game, seed):
+    """A policy of the policy-gradient trainer's network (tanh hidden layer), weights scaled up
+    so that it is far from uniform."""
+    from arena_train.pg import NumericPolicy
+
+    net = NumericPolicy.init(game.observation_size, game.num_actions, hidden=8, seed=seed)
+    net.params["W2"] = net.params["W2"] * 300
+
+    def probs(info):
+        x = game.encode_observation(info.pos.state, info.seat)[None, :]
+        mask = game.mask(info.pos, info.seat)[None, :]
+        p = net.probabilities(x, mask)[0]
+        return [p[game.action_id(a)] for a in info.actions]
+
+    return exact.table_from(game, probs)
+
+
+@pytest.mark.parametrize("game_id", ["kuhn_poker", "leduc_poker"])
+def test_network_policy_exploitability_equals_arena_exact(game_id):
+    game = load("games", game_id)()
+    table = _network_table(game, seed=7)
+    assert max(max(d.values()) for d in table.values()) > 0.9  # not near uniform
+    ours = as_pyspiel_game(game_id)
+    theirs = exploitability.exploitability(ours, ArenaPolicy(ours, table))
+    assert abs(theirs - exact.exploitability(game, table).exploitability) <= 1e-9
