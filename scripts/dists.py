@@ -212,7 +212,41 @@ def drift() -> list[str]:
     return problems
 
 
+PROVIDERS = ROOT / "src" / "arena_core" / "providers.json"
+
+
+def providers() -> dict[str, dict[str, str]]:
+    """What the core says to install for a name one of the distributions registers: {kind: {name:
+    "turn-arena-DIST[extra]"}}, and a namespace ("textarena/") for every name under it when all of
+    them come from the same place (the data of ``registry.provider``; ``sync`` writes it)."""
+    out: dict[str, dict[str, str]] = {"games": {}, "players": {}, "trainers": {}, "namespaces": {}}
+    for dist in DISTS:
+        for group, eps in entry_points(project(dist)).items():
+            kind = group.removeprefix("arena.")
+            if kind not in ("games", "players", "trainers"):
+                continue
+            for name, value in eps.items():
+                extra = re.search(r"\[([^\]]*)\]\s*$", value)
+                out[kind][name] = f"turn-arena-{dist}" + (f"[{extra.group(1).strip()}]" if extra else "")
+    spaces: dict[str, set[str]] = {}
+    for name, dist in out["games"].items():
+        if "/" in name:
+            spaces.setdefault(name.split("/", 1)[0] + "/", set()).add(dist)
+    out["namespaces"] = {space: dists.pop() for space, dists in sorted(spaces.items()) if len(dists) == 1}
+    out["games"] = {
+        n: d for n, d in out["games"].items() if "/" not in n or n.split("/", 1)[0] + "/" not in out["namespaces"]
+    }
+    return {kind: dict(sorted(names.items())) for kind, names in out.items()}
+
+
+def _providers_text() -> str:
+    import json
+
+    return json.dumps(providers(), indent=1) + "\n"
+
+
 def sync() -> int:
+    PROVIDERS.write_text(_providers_text())
     head, _, tail = _split_root()
     only_root = [p for p in drift() if "in the root pyproject.toml only" in p]
     if only_root:  # never drop a declaration someone added to the root: it must move first
@@ -225,6 +259,8 @@ def sync() -> int:
 
 def check() -> int:
     problems = drift()
+    if not PROVIDERS.exists() or PROVIDERS.read_text() != _providers_text():
+        problems.append(f"{PROVIDERS.relative_to(ROOT)} is stale; run `python scripts/dists.py sync`")
     for p in problems:
         print(p, file=sys.stderr)
     return 1 if problems else 0

@@ -26,12 +26,11 @@ def _declared() -> dict[tuple[str, str], str]:
     return out
 
 
-def test_the_providers_table_agrees_with_the_distributions():
+def test_the_providers_data_is_generated_from_the_distributions():
     declared = _declared()
     wrong = {k: (registry.provider(*k), v) for k, v in declared.items() if registry.provider(*k) != v}
-    assert not wrong, f"add these to registry._PROVIDERS (kind, name): (found, declared) {wrong}"
-    table = {(kind, n) for kind, by in registry._PROVIDERS.items() for names in by.values() for n in names}
-    assert table <= set(declared), f"registry._PROVIDERS names what no distribution declares: {table - set(declared)}"
+    assert not wrong, f"run `python scripts/dists.py sync` (kind, name): (found, declared) {wrong}"
+    assert dists.PROVIDERS.read_text() == dists._providers_text(), "run `python scripts/dists.py sync`"
 
 
 @pytest.fixture

@@ -134,43 +134,29 @@ def _check_unique(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, m
         )
 
 
-#: what to install for a name that Arena's own distributions register, so that an unknown name
-#: says where it comes from (tests/test_registry_hints.py checks this table against dists/*/pyproject.toml)
-_PROVIDERS: dict[str, dict[str, tuple[str, ...]]] = {
-    "games": {"turn-arena-games": ("kuhn_poker", "megagem", "matrix", "leduc_poker")},
-    "players": {
-        "turn-arena-games": (
-            "matrix_first_label",
-            "matrix_uniform",
-            "matrix_focal",
-            "matrix_max_payoff",
-            "megagem_heuristic",
-            "megagem_fair_value",
-            "megagem_market",
-            "megagem_expert",
-        ),
-        "turn-arena-games[textarena]": ("textarena_kuhn_equilibrium",),
-        "turn-arena-players": ("random", "first_legal", "openai", "human", "kuhn_king_only", "search"),
-        "turn-arena-players[mlx]": ("mlx",),
-        "turn-arena-train": ("numeric_policy",),
-        "turn-arena-train[mlx]": ("checkpoint",),
-    },
-    "trainers": {"turn-arena-train": ("policy_gradient",), "turn-arena-train[mlx]": ("grpo", "expert_iteration")},
-}
-#: a namespaced game id ("textarena/Chess-v0") by its namespace
-_NAMESPACE_PROVIDERS = {"textarena/": "turn-arena-games[textarena]", "openspiel/": "turn-arena-games[openspiel]"}
+@cache
+def _providers() -> dict[str, dict[str, str]]:
+    """What to install for a name one of Arena's own distributions registers, so an unknown name
+    says where it comes from: data generated from dists/*/pyproject.toml by ``scripts/dists.py
+    sync`` (no table of names is kept by hand here)."""
+    import json
+    from importlib.resources import files
+
+    data: dict[str, dict[str, str]] = json.loads(files(__package__).joinpath("providers.json").read_text())
+    return data
+
+
 #: what `arena list` suggests when nothing of a kind is installed
 _FIRST_INSTALL = {"games": "turn-arena-games", "players": "turn-arena-players", "trainers": "turn-arena-train"}
 
 
 def provider(kind: str, name: str) -> str | None:
     """The distribution (with its extra) of Arena's that registers ``name``, or None."""
-    for dist, names in _PROVIDERS.get(kind, {}).items():
-        if name in names:
-            return dist
-    if kind == "games":
-        return next((d for prefix, d in _NAMESPACE_PROVIDERS.items() if name.startswith(prefix)), None)
-    return None
+    table = _providers()
+    found = table.get(kind, {}).get(name)
+    if found is None and kind == "games" and "/" in name:
+        found = table["namespaces"].get(name.split("/", 1)[0] + "/")
+    return found
 
 
 def _unknown_message(kind: str, name: str, index: dict[str, Any]) -> str:
