@@ -147,3 +147,18 @@ def test_the_text_view_shows_openspiel_strings_and_reads_openspiel_action_names(
     lpos = leduc.start(0)
     assert set(view.prompt(leduc, lpos, 0).legal) == {"Call", "Raise"}
     assert "[Private: " in view.prompt(leduc, lpos, 0).user
+
+
+def test_a_game_decided_on_the_last_allowed_move_keeps_its_result():
+    """Only a draw at the engine's cap is a truncation: oshi_zumo scored at its horizon (a rule),
+    read as if the horizon were a cap, still gives its winners their result."""
+    from arena_games.openspiel import Title
+    from arena_games.openspiel.bridge import title_class
+
+    capped = title_class("capped_oshi_zumo", Title("oshi_zumo", {"coins": 10, "horizon": 3}, engine_cap=True))()
+    at_cap = [e for e in (_random_play(capped, seed).end for seed in range(12)) if e.ply == 6]  # 3 moves x 2 players
+    decided = [e for e in at_cap if e.reason is EndReason.NATURAL]
+    cut = [e for e in at_cap if e.reason is EndReason.TURN_CAP]
+    assert decided and all(len(set(e.returns)) == 2 for e in decided)  # a winner at the cap keeps the win
+    assert cut and all(e.returns is None for e in cut)  # a draw at the cap is no result
+    assert openspiel_game("oshi_zumo", coins=10, horizon=3)().os_title.engine_cap is False

@@ -7,8 +7,9 @@
   exploitability run on it (docs/openspiel.md).
 """
 
-from .bridge import OpenSpielGame, OpenSpielState, Title, openspiel_game
+from .bridge import OpenSpielGame, OpenSpielState, openspiel_game
 from .export import ArenaPolicy, as_pyspiel_game
+from .table import TITLES, Title
 from .text import OpenSpielTextView
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "OpenSpielGame",
     "OpenSpielState",
     "OpenSpielTextView",
+    "TITLES",
     "Title",
     "as_pyspiel_game",
     "openspiel_game",

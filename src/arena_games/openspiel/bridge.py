@@ -10,14 +10,14 @@ Chance: every chance node is resolved inside the rules, never shown to a player,
 chance seed and the chance node's index (:func:`arena_core.seeding.derive_seed`), so an
 episode is (spec, deal seed, actions) and replays exactly. Termination is OpenSpiel's
 ``is_terminal``; a title whose engine ends a game by its own move cap (``engine_cap``)
-reports that ending as a ``turn_cap`` truncation (no result), never as the draw OpenSpiel
-scores it. Text views read OpenSpiel's observation and information-state strings.
+reports a draw at that cap as a ``turn_cap`` truncation (no result), never as the draw
+OpenSpiel scores it (a game decided on the last allowed move keeps its result). Text views read OpenSpiel's observation and information-state strings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,8 +29,8 @@ from arena_core.game import Game
 from arena_core.seeding import derive_seed
 from arena_core.spec import GameSpec, Information, TurnStructure, Utility
 
-#: OpenSpiel parameter values (what ``pyspiel.load_game`` accepts)
-OptionValue = bool | int | float | str
+from .table import TITLES, OptionValue, Title
+
 Move = tuple[int, ...]
 
 
@@ -40,21 +40,6 @@ class OpenSpielState:
 
     chance_seed: int
     history: tuple[Move, ...] = ()
-
-
-@dataclass(frozen=True)
-class Title:
-    """How one OpenSpiel game is offered: its name, options and what the table knows of it."""
-
-    name: str
-    options: Mapping[str, OptionValue] = field(default_factory=dict)
-    #: the player counts offered (OpenSpiel's ``players`` parameter); None: the game's default only
-    players: tuple[int, int] | None = None
-    #: the engine ends a game at ``max_game_length`` by its own cap (scored as a draw there):
-    #: such an ending is a truncation here
-    engine_cap: bool = False
-    #: OpenSpiel implements ``ResampleFromInfostate`` for this game (the hidden-state sampler)
-    resample: bool = False
 
 
 def _load(name: str, options: Mapping[str, OptionValue], players: int | None) -> Any:
@@ -256,7 +241,13 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         return [float(r) for r in self.live(state).returns()]
 
     def end_reason(self, state: OpenSpielState) -> EndReason:
-        if self.os_title.engine_cap and self.decisions(state) >= self.os_game.max_game_length():
+        """A game the engine stopped at its move cap and scored as a draw is a truncation; a
+        game decided on the last allowed move keeps its result."""
+        if (
+            self.os_title.engine_cap
+            and self.decisions(state) >= self.os_game.max_game_length()
+            and len(set(self.returns(state))) == 1
+        ):
             return EndReason.TURN_CAP
         return EndReason.NATURAL
 
@@ -331,8 +322,21 @@ class ResamplingOpenSpielGame(OpenSpielGame):
         return out
 
 
+#: every class made, by (class name, title): unpickling finds the same class object
+_CLASSES: dict[tuple[object, ...], type[OpenSpielGame]] = {}
+
+
+def _class_key(name: str, title: Title) -> tuple[object, ...]:
+    options = tuple(sorted(title.options.items()))
+    return (name, title.name, options, title.players, title.engine_cap, title.resample)
+
+
 def title_class(name: str, title: Title) -> type[OpenSpielGame]:
-    """The Arena game class of one OpenSpiel title (what the entry points name)."""
+    """The Arena game class of one OpenSpiel title (what the entry points name); the same
+    arguments give the same class."""
+    made = _CLASSES.get(_class_key(name, title))
+    if made is not None:
+        return made
     spec, num_actions, size = spec_of(title)
     attrs = {
         "os_title": title,
@@ -344,7 +348,9 @@ def title_class(name: str, title: Title) -> type[OpenSpielGame]:
         "__doc__": spec.description,
     }
     perfect = spec.information is Information.PERFECT
-    return type(name, (ResamplingOpenSpielGame if title.resample and not perfect else OpenSpielGame,), attrs)
+    made = type(name, (ResamplingOpenSpielGame if title.resample and not perfect else OpenSpielGame,), attrs)
+    _CLASSES[_class_key(name, title)] = made
+    return made
 
 
 _MADE: dict[tuple[str, tuple[tuple[str, OptionValue], ...]], type[OpenSpielGame]] = {}
@@ -360,8 +366,6 @@ def openspiel_game(name: str, **options: OptionValue) -> type[OpenSpielGame]:
     key = (name, tuple(sorted(options.items())))
     made = _MADE.get(key)
     if made is None:
-        from .titles import TITLES
-
         known = TITLES.get(name)
         players = None
         if known is not None and "players" not in options:
@@ -378,10 +382,4 @@ def openspiel_game(name: str, **options: OptionValue) -> type[OpenSpielGame]:
 
 
 def _rebuild(qualname: str, title: Title, num_players: int) -> OpenSpielGame:
-    from . import titles
-
-    cls = getattr(titles, qualname, None)
-    if not (isinstance(cls, type) and issubclass(cls, OpenSpielGame) and cls.os_title == title):
-        cls = openspiel_game(title.name, **title.options)
-    return cls(None, num_players=num_players)
-
+    return title_class(qualname, title)(None, num_players=num_players)

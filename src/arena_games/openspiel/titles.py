@@ -1,47 +1,14 @@
 """The OpenSpiel titles registered as Arena games (``openspiel/<name>``), one class each.
 
-Each class is made from the :class:`~.bridge.Title` below by :func:`~.bridge.title_class`
+Each class is made from its :class:`~.table.Title` in :data:`~.table.TITLES` by :func:`~.bridge.title_class`
 (its spec read from OpenSpiel: player counts, chance, information, utility, bounds, length).
 Any other ``pyspiel`` name plays through :func:`~.bridge.openspiel_game`.
 """
 
 from __future__ import annotations
 
-from .bridge import Title, title_class
-
-#: name -> how it is offered (player counts, engine cap, whether OpenSpiel can resample hidden state)
-TITLES: dict[str, Title] = {
-    t.name: t
-    for t in (
-        Title("kuhn_poker", players=(2, 3), resample=True),
-        Title("leduc_poker", resample=True),
-        Title("liars_dice"),
-        Title("goofspiel", {"num_cards": 5}),
-        Title("tic_tac_toe"),
-        Title("connect_four"),
-        Title("breakthrough", {"rows": 6, "columns": 6}),
-        Title("hex", {"board_size": 5}),
-        Title("phantom_ttt"),
-        Title("dark_hex", {"board_size": 3}),
-        Title("pig", {"winscore": 30}, players=(2, 3), engine_cap=True),
-        Title("backgammon", engine_cap=True),
-        Title("blotto"),
-        Title("first_sealed_auction"),
-        Title("oshi_zumo", {"coins": 10, "horizon": 20}, engine_cap=True),
-        Title("dots_and_boxes"),
-        Title("nim"),
-        Title("mancala", engine_cap=True),
-        Title("clobber", {"rows": 4, "columns": 4}),
-        Title("othello"),
-        Title("checkers", engine_cap=True),
-        Title("chess", engine_cap=True),
-        Title("tiny_hanabi"),
-        Title("matrix_rps"),
-        Title("matrix_pd"),
-        Title("euchre", resample=True),
-        Title("amazons"),
-    )
-}
+from .bridge import title_class
+from .table import TITLES
 
 kuhn_poker = title_class("kuhn_poker", TITLES["kuhn_poker"])
 leduc_poker = title_class("leduc_poker", TITLES["leduc_poker"])
