@@ -139,3 +139,33 @@ def test_network_policy_exploitability_equals_arena_exact(game_id):
     ours = as_pyspiel_game(game_id)
     theirs = exploitability.exploitability(ours, ArenaPolicy(ours, table))
     assert abs(theirs - exact.exploitability(game, table).exploitability) <= 1e-9
+
+
+def test_perfect_recall_holds_for_kuhn_and_leduc_and_a_forgetful_game_is_caught():
+    from arena_games.kuhn import KuhnPoker
+    from arena_games.openspiel import perfect_recall_violation
+    from arena_games.openspiel.export import ArenaGame
+
+    assert perfect_recall_violation(as_pyspiel_game("kuhn_poker")) is None
+    assert perfect_recall_violation(as_pyspiel_game("leduc_poker")) is None
+    forgetful = ArenaGame(ForgetfulKuhn())  # sees its card only, not the betting
+    assert isinstance(forgetful.arena, KuhnPoker)
+    problem = perfect_recall_violation(forgetful)
+    assert problem is not None and "reached after two different own histories of seat 0" in problem
+    with pytest.raises(ConfigError, match="more than 3 decision nodes"):
+        perfect_recall_violation(as_pyspiel_game("kuhn_poker"), max_nodes=3)
+
+
+def _forgetful_class():
+    from arena_games.kuhn import KuhnPoker
+
+    class Forgetful(KuhnPoker):
+        def observation(self, state, player):
+            obs = super().observation(state, player)
+            del obs["history"], obs["pot"]  # the pot alone would tell the betting apart
+            return obs
+
+    return Forgetful
+
+
+ForgetfulKuhn = _forgetful_class()

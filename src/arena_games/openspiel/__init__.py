@@ -8,7 +8,7 @@
 """
 
 from .bridge import OpenSpielGame, OpenSpielState, openspiel_game
-from .export import ArenaPolicy, as_pyspiel_game
+from .export import ArenaPolicy, as_pyspiel_game, perfect_recall_violation
 from .table import TITLES, Title
 from .text import OpenSpielTextView
 
@@ -21,4 +21,5 @@ __all__ = [
     "Title",
     "as_pyspiel_game",
     "openspiel_game",
+    "perfect_recall_violation",
 ]

@@ -212,6 +212,46 @@ def as_pyspiel_game(game_id: str, *, num_players: int | None = None, **params: A
     return ArenaGame(cls(params or None, num_players=num_players))
 
 
+def perfect_recall_violation(game: ArenaGame, *, max_nodes: int = 1_000_000) -> str | None:
+    """Walk the exported tree (at most ``max_nodes`` decision nodes) and say where an
+    information-state string is reached by two different sequences of its owner's own earlier
+    information states and actions (not perfect recall: OpenSpiel's solvers would be wrong
+    there); None when none is. Raises ``ConfigError`` past ``max_nodes``."""
+    seen: dict[str, tuple[tuple[str, int], ...]] = {}
+    nodes = 0
+
+    def walk(state: ArenaState, own: tuple[tuple[tuple[str, int], ...], ...]) -> str | None:
+        nonlocal nodes
+        if state.is_terminal():
+            return None
+        if state.is_chance_node():
+            for action, _ in state.chance_outcomes():
+                found = walk(state.child(action), own)
+                if found:
+                    return found
+            return None
+        nodes += 1
+        if nodes > max_nodes:
+            raise ConfigError(f"perfect_recall_violation: the tree has more than {max_nodes} decision nodes")
+        seat = state.current_player()
+        key = state.information_state_string(seat)
+        earlier = seen.setdefault(key, own[seat])
+        if earlier != own[seat]:
+            return (
+                f"{state.arena.spec.id}: information state {key} is reached after two different own histories "
+                f"of seat {seat}: {list(earlier)} and {list(own[seat])}"
+            )
+        for action in state.legal_actions(seat):
+            mine = list(own)
+            mine[seat] = own[seat] + ((key, action),)
+            found = walk(state.child(action), tuple(mine))
+            if found:
+                return found
+        return None
+
+    return walk(game.new_initial_state(), ((),) * game.num_players())
+
+
 class ArenaPolicy:
     """An Arena policy table (``arena_train.exact``'s keys -> ``{action id: probability}``) as an
     OpenSpiel policy on ``as_pyspiel_game(...)``'s game (the interface of
