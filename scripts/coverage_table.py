@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-PACKAGES = ("arena_core", "arena_games", "arena_players", "arena_train")
+PACKAGES = ("arena_core", "arena_games", "arena_players", "arena_train", "arena_tournament")
 
 
 def package_of(filename: str) -> str | None:
