@@ -140,7 +140,7 @@ def test_only_the_first_fenced_block_is_tried(game):
         ('{"bid": 7.0}', Bid(0), False, True),
         ('{"bid": "7"}', Bid(0), False, True),
         ('{"bid": true}', Bid(0), False, True),
-        ("My bid is 5. {\"bid\": 2}", Bid(0), False, True),
+        ('My bid is 5. {"bid": 2}', Bid(0), False, True),
         ('{"reveal": "Red"}', Bid(0), False, True),
         ('{"bid": NaN}', Bid(0), False, True),
         ("", Bid(0), False, True),
