@@ -103,4 +103,21 @@ def test_a_third_party_game_runs_the_whole_kit_from_pytest(tmp_path):
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert f"{len(CONFORMANCE_CHECKS)} passed" in out.stdout, out.stdout
+    # every check, plus the game's ::registration item (a broken registration fails there)
+    assert f"{len(CONFORMANCE_CHECKS) + 1} passed" in out.stdout, out.stdout
+    assert (
+        "::registration"
+        in run(
+            "-m",
+            "pytest",
+            "-q",
+            "--collect-only",
+            "-p",
+            "no:cacheprovider",
+            *PLUGIN,
+            "--arena-conformance",
+            "--arena-games=example_nim",
+            env=env,
+            cwd=tmp_path,
+        ).stdout
+    )
