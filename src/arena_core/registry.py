@@ -112,18 +112,31 @@ def refresh() -> None:
     """Forget cached metadata (after installing or removing a plugin in this process)."""
     _index.cache_clear()
     _load_cached.cache_clear()
+    _MISSING.clear()
     importlib.invalidate_caches()
+
+
+def _info(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, md.Distribution]]) -> PluginInfo:
+    _check_unique(kind, name, entries)
+    ep, dist = entries[0]
+    extras = _extras_of(ep)
+    return PluginInfo(kind, name, ep.value, dist.metadata["Name"], extras, _missing_cached(dist, extras))
+
+
+_MISSING: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _missing_cached(dist: md.Distribution, extras: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`_missing_requirements`, once per distribution and extras (``refresh`` forgets)."""
+    key = (str(dist.metadata["Name"]), extras)
+    if key not in _MISSING:
+        _MISSING[key] = _missing_requirements(dist, extras)
+    return _MISSING[key]
 
 
 def list_plugins(kind: str) -> list[PluginInfo]:
     """Every plugin of ``kind`` from package metadata, sorted by name; duplicates raise."""
-    out = []
-    for name, entries in sorted(_index(kind).items()):
-        _check_unique(kind, name, entries)
-        ep, dist = entries[0]
-        extras = _extras_of(ep)
-        out.append(PluginInfo(kind, name, ep.value, dist.metadata["Name"], extras, _missing_requirements(dist, extras)))
-    return out
+    return [_info(kind, name, entries) for name, entries in sorted(_index(kind).items())]
 
 
 def _check_unique(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, md.Distribution]]) -> None:
@@ -177,8 +190,7 @@ def plugin_info(kind: str, name: str) -> PluginInfo:
     index = _index(kind)
     if name not in index:
         raise _UNKNOWN[kind](_unknown_message(kind, name, index))
-    _check_unique(kind, name, index[name])
-    return next(p for p in list_plugins(kind) if p.name == name)
+    return _info(kind, name, index[name])
 
 
 @cache
