@@ -78,7 +78,8 @@ def _supported_games() -> tuple[str, ...]:
             continue
         if game.spec.chance and type(game).sample_hidden_state is Game.sample_hidden_state:
             continue
-        if info.name.startswith(("textarena/", "openspiel/")) and game.spec.max_length > 60:  # long titles: the bench plays those
+        # long titles: the bench plays those
+        if info.name.startswith(("textarena/", "openspiel/")) and game.spec.max_length > 60:
             continue
         out.append(info.name)
     return tuple(out)
