@@ -81,6 +81,25 @@ def _turn_cap(turn_cap: int | None, max_cycles: int | None, game: Game[Any, Any]
     return cycles if turn_cap is None else min(turn_cap, cycles)
 
 
+def _env(
+    builder_name: str,
+    game_id: str,
+    params: Mapping[str, Any] | None,
+    num_players: int | None,
+    policy: IllegalActionPolicy | str | None,
+    turn_cap: int | None,
+    max_cycles: int | None,
+    render_mode: str | None,
+    game_params: dict[str, Any],
+) -> Any:
+    from . import env
+    from .policy import RAISE
+
+    game = _game(game_id, params, num_players, game_params)
+    cap = _turn_cap(turn_cap, max_cycles, game)
+    return getattr(env, builder_name)(game, policy=_policy(policy, RAISE), turn_cap=cap, render_mode=render_mode)
+
+
 def make_aec(
     game_id: str,
     *,
@@ -93,12 +112,10 @@ def make_aec(
     **game_params: Any,
 ) -> ArenaAECEnv:
     """The AEC env of a registered game (PettingZoo's order-enforcing wrapper around it)."""
-    from .env import aec_env
-    from .policy import RAISE
-
-    game = _game(game_id, params, num_players, game_params)
-    cap = _turn_cap(turn_cap, max_cycles, game)
-    return aec_env(game, policy=_policy(policy, RAISE), turn_cap=cap, render_mode=render_mode)
+    made: ArenaAECEnv = _env(
+        "aec_env", game_id, params, num_players, policy, turn_cap, max_cycles, render_mode, game_params
+    )
+    return made
 
 
 def make_parallel(
@@ -113,12 +130,10 @@ def make_parallel(
     **game_params: Any,
 ) -> ArenaParallelEnv:
     """The parallel env of a registered game whose every decision is simultaneous."""
-    from .env import parallel_env
-    from .policy import RAISE
-
-    game = _game(game_id, params, num_players, game_params)
-    cap = _turn_cap(turn_cap, max_cycles, game)
-    return parallel_env(game, policy=_policy(policy, RAISE), turn_cap=cap, render_mode=render_mode)
+    made: ArenaParallelEnv = _env(
+        "parallel_env", game_id, params, num_players, policy, turn_cap, max_cycles, render_mode, game_params
+    )
+    return made
 
 
 def make_gym(

@@ -4,7 +4,6 @@ chosen. Each takes plain cell dicts (``CellScore.to_json()`` / ``summary.json["c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -121,16 +120,9 @@ def _save(fig: Figure, path: str | Path) -> Path:
 
 def load_run(run_dir: str | Path) -> tuple[str, list[dict[str, Any]]]:
     """(player, cells) from a finished run's ``summary.json``."""
-    summary_path = Path(run_dir) / "summary.json"
-    try:
-        data = json.loads(summary_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(
-            f"{run_dir} has no summary.json; give the output directory of a finished `arena study` run"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{summary_path} is not valid JSON ({exc.msg}); rerun the study to rewrite it") from None
-    from .merge import entrant_name  # the legend names entrants, not raw specs with base URLs
+    from .merge import entrant_name, read_summary  # the legend names entrants, not raw specs with base URLs
+
+    data = read_summary(run_dir)
 
     config = data.get("config", {})
     player = (

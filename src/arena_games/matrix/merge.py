@@ -75,8 +75,9 @@ def entrant_name(spec: str) -> str:
     return str(parsed)
 
 
-def _load(run_dir: Path) -> tuple[str, list[dict[str, Any]]]:
-    summary_path = run_dir / "summary.json"
+def read_summary(run_dir: str | Path) -> dict[str, Any]:
+    """A finished run's ``summary.json``; one clear ValueError when it is missing or not a study summary."""
+    summary_path = Path(run_dir) / "summary.json"
     try:
         data = json.loads(summary_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -87,6 +88,11 @@ def _load(run_dir: Path) -> tuple[str, list[dict[str, Any]]]:
         raise ValueError(f"{summary_path} is not valid JSON ({exc.msg}); rerun the study to rewrite it") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise ValueError(f"{summary_path} is not a study summary (no cells list)")
+    return data
+
+
+def _load(run_dir: Path) -> tuple[str, list[dict[str, Any]]]:
+    data = read_summary(run_dir)
     config = data.get("config") or {}
     name = entrant_name(str(config.get("player", run_dir.name)))
     if not data.get("self_play", True):
