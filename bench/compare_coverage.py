@@ -32,10 +32,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, write_section  # noqa: E402
-from arena_core.seeding import make_rng  # noqa: E402
 from arena_core.stats import clustered_mean, deals_needed, t_quantile  # noqa: E402
 from arena_tournament.compare import analyse, per_deal_margins, reference_margins  # noqa: E402
 from arena_tournament.results import GameResult  # noqa: E402
+from arena_tournament.synthetic import luck_slope_games  # noqa: E402
 
 CASES = [
     ("alike (slopes 1, 1)", 1.0, 1.0, 40),
@@ -45,31 +45,7 @@ CASES = [
 
 
 def games(deals: int, slope_a: float, slope_b: float, seed: int) -> list[GameResult]:
-    rng = make_rng(seed, "compare-coverage")
-    out = []
-    for d in range(deals):
-        luck = rng.standard_normal(2)
-        for who, slope in (("A", slope_a), ("B", slope_b), ("R", 1.0)):
-            for seat in range(2):
-                x = slope * luck[seat] + 0.3 * rng.standard_normal()
-                seats = [who, "O"] if seat == 0 else ["O", who]
-                out.append(
-                    GameResult.model_construct(
-                        key=f"{d}/{'|'.join(seats)}",
-                        cluster=f"{d}",
-                        table=0,
-                        deal=d,
-                        seed=d,
-                        rotation=seat,
-                        seats=seats,
-                        reason="natural",
-                        returns=[x, -x] if seat == 0 else [-x, x],
-                        plies=1,
-                        faults=[],
-                        unplayed=False,
-                    )
-                )
-    return out
+    return luck_slope_games(deals, slope_a, slope_b, seed, stream="compare-coverage")
 
 
 def in_sample(d: np.ndarray, c: np.ndarray) -> tuple[float, float, float]:

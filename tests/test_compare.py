@@ -20,6 +20,7 @@ from arena_tournament.compare import (
     reference_margins,
 )
 from arena_tournament.results import GameResult
+from arena_tournament.synthetic import luck_slope_games
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -180,33 +181,7 @@ def test_bad_option_value_is_one_line(capsys):
 
 # ---------------------------------------------------------------------- issue 28: claims that cannot overclaim
 def _luck_games(deals: int, slope_a: float, slope_b: float, seed: int, skill_a: float = 0.0) -> list[GameResult]:
-    """A, B and the reference R on the same deals and seats against O; the deal-and-seat luck is
-    shared, but A and B respond to it with their own slopes (R with slope 1)."""
-    rng = make_rng(seed, "luck-slopes")
-    out = []
-    for d in range(deals):
-        luck = rng.standard_normal(2)
-        for who, slope, skill in (("A", slope_a, skill_a), ("B", slope_b, 0.0), ("R", 1.0, 0.0)):
-            for seat in range(2):
-                x = skill + slope * luck[seat] + 0.3 * rng.standard_normal()
-                seats = [who, "O"] if seat == 0 else ["O", who]
-                out.append(
-                    GameResult.model_construct(
-                        key=f"{d}/{'|'.join(seats)}",
-                        cluster=f"{d}",
-                        table=0,
-                        deal=d,
-                        seed=d,
-                        rotation=seat,
-                        seats=seats,
-                        reason="natural",
-                        returns=[x, -x] if seat == 0 else [-x, x],
-                        plies=1,
-                        faults=[],
-                        unplayed=False,
-                    )
-                )
-    return out
+    return luck_slope_games(deals, slope_a, slope_b, seed, skill_a=skill_a)
 
 
 def test_luck_controlled_difference_covers_when_a_and_b_respond_differently_to_luck():

@@ -18,6 +18,7 @@ from arena_core.seeding import make_rng
 from arena_core.stats import Floats
 
 from .ratings import Outcome, StageData, fit_plackett_luce
+from .results import GameResult
 
 
 def simulate(
@@ -169,4 +170,37 @@ def coverage(
     out["zero_width"] = int(zero_width)
     out["counts"] = {k: n for k, (h, n) in hit.items()}
     out["trials"] = trials
+    return out
+
+
+def luck_slope_games(
+    deals: int, slope_a: float, slope_b: float, seed: int, *, skill_a: float = 0.0, stream: str = "luck-slopes"
+) -> list[GameResult]:
+    """Two-player results of A, B and a reference R, each playing both seats of every deal against
+    one opponent O: the deal-and-seat luck (sd 1) is shared, A and B respond to it with their own
+    slopes (R with slope 1), each game adds noise (sd 0.3); A's true edge is ``skill_a``, B's 0."""
+    rng = make_rng(seed, stream)
+    out = []
+    for d in range(deals):
+        luck = rng.standard_normal(2)
+        for who, slope, skill in (("A", slope_a, skill_a), ("B", slope_b, 0.0), ("R", 1.0, 0.0)):
+            for seat in range(2):
+                x = skill + slope * luck[seat] + 0.3 * rng.standard_normal()
+                seats = [who, "O"] if seat == 0 else ["O", who]
+                out.append(
+                    GameResult.model_construct(
+                        key=f"{d}/{'|'.join(seats)}",
+                        cluster=f"{d}",
+                        table=0,
+                        deal=d,
+                        seed=d,
+                        rotation=seat,
+                        seats=seats,
+                        reason="natural",
+                        returns=[x, -x] if seat == 0 else [-x, x],
+                        plies=1,
+                        faults=[],
+                        unplayed=False,
+                    )
+                )
     return out
