@@ -45,10 +45,6 @@ class PlayerCountError(ConfigError):
     """The number of players is outside the game's declared range."""
 
 
-class SpecError(ConfigError):
-    """A game's declared properties are inconsistent."""
-
-
 class PlayerOptionsError(ConfigError, TypeError):
     """A player was given options it does not take (a TypeError too, for older callers)."""
 

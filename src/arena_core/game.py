@@ -8,7 +8,6 @@ legality checks, commit-then-reveal for simultaneous moves, masks, "no step afte
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from abc import ABC, abstractmethod
@@ -34,7 +33,6 @@ from .spec import GameParams, GameSpec, Information, NoParams
 
 S = TypeVar("S")
 A = TypeVar("A")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -397,8 +395,3 @@ class Game(ABC, Generic[S, A]):
     def __repr__(self) -> str:
         params = self.params.model_dump()
         return f"{type(self).__name__}({params or ''}{', ' if params else ''}num_players={self.num_players})"
-
-
-def frozen_state(cls: type[T]) -> type[T]:
-    """Decorator: a frozen, slotted dataclass for game states."""
-    return dataclasses.dataclass(frozen=True, slots=True)(cls)

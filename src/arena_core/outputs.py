@@ -214,27 +214,17 @@ def _new_file_mode() -> int:
 
 def append_jsonl(fh: IO[str], obj: Any) -> None:
     """Append ``obj`` (a pydantic model or JSON-able data) as one line; flush and fsync."""
-    if hasattr(obj, "model_dump_json"):
-        line = obj.model_dump_json()
-    else:
-        line = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-    fh.write(line + "\n")
-    fh.flush()
-    os.fsync(fh.fileno())
+    append_jsonl_many(fh, (obj,))
 
 
 def append_jsonl_many(fh: IO[str], objs: Iterable[Any]) -> None:
     """:func:`append_jsonl` for several objects at once: one line each, one flush and fsync
     (durable batch appends: the matrix study writes a batch of trials per fsync)."""
     for obj in objs:
-        fh.write(
-            (
-                obj.model_dump_json()
-                if hasattr(obj, "model_dump_json")
-                else json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-            )
-            + "\n"
-        )
+        if hasattr(obj, "model_dump_json"):
+            fh.write(obj.model_dump_json() + "\n")
+        else:
+            fh.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
     fh.flush()
     os.fsync(fh.fileno())
 

@@ -18,18 +18,6 @@ search player's rollout option); everything downstream takes the typed :class:`P
 entrant names, preflight, identities and secrets scrubbing see every spelling alike. Nothing
 else splits spec text (``tests/test_playerspec.py`` scans the source for hand-splitting).
 
-Functions other commands reuse (tournament entrants, ``arena compare``, checkpoints):
-
-- :func:`parse_player_spec` one seat from one string (any spelling above);
-- :func:`parse_player_words` one seat from ``["NAME", "key=value", ...]``;
-- :func:`parse_player_list` the seats of a ``--players`` string;
-- :func:`parse_value` one option value;
-- :func:`as_player_spec` / :data:`PlayerSpecField` a spec read from a config (a string in any
-  spelling, or a ``{name, options}`` table), parsed once where it enters;
-- :func:`add_player_arguments` / :func:`players_from_args` the ``--players`` and repeatable
-  ``--player`` options of an argparse command, and the seats they give;
-- :func:`make_player_from_spec` the player object (through the registry).
-
 Every malformed spec raises :class:`~arena_core.errors.ConfigError` with one line that shows the
 offending text and the fix. Nothing here imports a player.
 """
@@ -289,6 +277,4 @@ def make_player_from_spec(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any
     """The player for ``spec`` (a :class:`PlayerSpec` or any string spelling) from the registry."""
     from .registry import make_player
 
-    if isinstance(spec, str):
-        spec = parse_player_spec(spec)
-    return make_player(spec.name, seed=seed, **{**spec.options, **extra})
+    return make_player(spec, seed=seed, **extra)

@@ -7,24 +7,9 @@ After ``import arena_core``::
     gymnasium.make("arena/kuhn_poker-v0")                         # one seat against uniform random players
     gymnasium.make("arena_core:arena/kuhn_poker-v0")              # the same, without importing arena_core first
 
-**The name rule** (:func:`registry_id`): ``/`` inside a game id becomes ``.``; an id that already
-ends in ``-vN`` keeps it, any other gets ``-v0``; the namespace is ``arena``. So ``kuhn_poker`` is
-``arena/kuhn_poker-v0`` and ``textarena/TicTacToe-v0`` is ``arena/textarena.TicTacToe-v0``.
-
-**Lazy.** Importing ``arena_core`` imports neither PettingZoo, Gymnasium nor any game: it installs
-a finder that waits for ``pettingzoo`` or ``gymnasium`` to be imported (or registers at once when
-they already are), and the names are read from the ``arena.games`` entry points' metadata. A game
-plugin is imported only when one of its environments is made. Every registered game is listed,
-available or not: making one whose extra is missing raises
-:class:`~arena_core.errors.PluginUnavailableError` with the ``pip install`` line.
-
-**Keywords** the factories take (the registries pass theirs through): game parameters by name
-(or ``params={...}``), ``num_players``, ``policy`` (an ``IllegalActionPolicy`` or its mode),
-``turn_cap`` (decisions), ``max_cycles`` (PettingZoo's: ``max_cycles * num_players`` decisions,
-one cycle being one decision per player), ``render_mode`` (``None`` or ``"ansi"``); Gymnasium's
-adds ``seat`` and ``opponents`` (player specs such as ``"random"``, one per other seat).
-``"parallel"`` is registered for every game too; making it for a game that is not simultaneous
-raises :class:`~arena_core.errors.ConfigError` naming the ``"aec"`` form.
+Lazy: importing ``arena_core`` imports neither library nor any game; a finder waits for
+``pettingzoo`` or ``gymnasium`` to be imported, and the names come from the ``arena.games``
+entry points' metadata. Names and the keywords the factories take: docs/ecosystem.md.
 """
 
 from __future__ import annotations
@@ -50,7 +35,8 @@ _VERSIONED = re.compile(r"-v\d+$")
 
 
 def registry_id(game_id: str) -> str:
-    """The name both registries accept for ``game_id`` (the module docstring's rule)."""
+    """The name both registries accept for ``game_id``: ``/`` becomes ``.``, ``-v0`` is added
+    unless the id ends in ``-vN``, in the ``arena`` namespace (``arena/kuhn_poker-v0``)."""
     name = game_id.replace("/", ".")
     return f"{NAMESPACE}/{name if _VERSIONED.search(name) else name + '-v0'}"
 

@@ -11,6 +11,7 @@ import enum
 import functools
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import SerializationError
@@ -85,7 +86,7 @@ def from_jsonable(tp: Any, data: Any) -> Any:
     if origin is list:
         (arg,) = typing.get_args(tp) or (Any,)
         return [from_jsonable(arg, x) for x in data]
-    if origin in (dict, typing.Mapping, collections_abc_mapping()):
+    if origin in (dict, typing.Mapping, Mapping):
         k_t, v_t = typing.get_args(tp) or (Any, Any)
         return {from_jsonable(k_t, k): from_jsonable(v_t, v) for k, v in data}
     if isinstance(tp, type):
@@ -108,10 +109,3 @@ def from_jsonable(tp: Any, data: Any) -> Any:
                 raise SerializationError(f"expected null, got {data!r}")
             return None
     raise SerializationError(f"unsupported type in state: {tp!r}")
-
-
-@functools.lru_cache(maxsize=1)
-def collections_abc_mapping() -> type:
-    import collections.abc
-
-    return collections.abc.Mapping

@@ -1,40 +1,14 @@
 """Transcript views: one growing conversation per seat, so each prompt extends the last one.
 
-A snapshot text view (:mod:`arena_core.text`) rebuilds the whole prompt from the position every
-turn. A *transcript view* (view name ``"transcript"``, found with
-:func:`arena_core.views.get_view`) instead adds to one conversation per seat and episode: the
-seat's first turn is the snapshot prompt (system rules and the full state); every later turn is
-one user message with what happened since this seat's last turn (the moves it may see, the
-state that changed) and its new legal moves. A server that caches a prompt prefix (or a local
-model that keeps its KV cache) then reads only the new tokens.
-
-The pieces:
-
-- :class:`TranscriptView` (protocol): ``turn(game, pos, player, since) -> TranscriptTurn`` and
-  ``parse(game, pos, player, text) -> ParseResult``. ``since`` is the ``marker`` the same view
-  returned at this seat's previous turn of the episode (``None`` on its first turn), so a turn
-  is a pure function of ``(game, pos, player, since)``. Like every view it reads the position
-  only through the game's per-seat hooks (``observe``, ``legal``, its text view): the position
-  also holds what the seat may not see, and a marker is built from what the seat saw.
-- :class:`TranscriptTurn`: the messages a turn adds (``(system, user)`` on the first turn, one
-  ``user`` message after it), the legal strings, and the marker for the next turn.
-- :class:`GenericTranscriptView`: every game's default (``default_views``): the game's own text
-  view on the first turn, then the changes of the seat's observation (a list that grew shows
-  only its new entries, e.g. a ``history`` of moves) and the legal strings.
-- :class:`Conversation`: the per-seat, per-episode state a player keeps (the message list, the
-  view's marker, the ply of the last turn, whether it was answered). ``ask`` appends the turn's
-  messages and returns the list to send; ``answer`` appends the model's reply; ``feedback``
-  appends a retry's reply and feedback (retries are extra turns, so each request still extends
-  the one before it). Turn k's list is turn k-1's list, the answer of turn k-1, and the new
-  user message.
-- :class:`SeatConversations`: the conversations of one player, keyed by ``(episode seed,
-  seat)``, least recently used dropped beyond ``max_conversations`` (bounded memory).
-
-A conversation grows by appending only; it never edits a sent message. When a turn could not
-be answered (the request failed), the next turn first appends the assistant message
-:data:`NO_ANSWER`, so roles keep alternating. When the same decision is asked again after an
-answer (an illegal-action policy of ``retry``), the new user message starts with
-:data:`NOT_ACCEPTED`.
+A snapshot text view (:mod:`arena_core.text`) rebuilds the whole prompt every turn; a
+transcript view (view name ``"transcript"``) adds to one conversation per seat and episode:
+the seat's first turn is the snapshot prompt, every later turn one user message with what
+changed since its last turn and its new legal moves, so a server's prompt cache (or a kept KV
+cache) reads only the new tokens. A turn is a pure function of ``(game, pos, player, since)``,
+``since`` being the marker the view returned at the seat's previous turn, and reads the
+position only through the game's per-seat hooks. Messages are only appended: a turn that got
+no answer is followed by :data:`NO_ANSWER`, a decision asked again after an answer starts with
+:data:`NOT_ACCEPTED`. docs/players.md ("The transcript view") describes it for users.
 """
 
 from __future__ import annotations

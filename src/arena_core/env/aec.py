@@ -17,12 +17,11 @@ from ..episode import EpisodeRecord
 from ..game import Game
 from ..match import Match
 from ..policy import RAISE, IllegalActionPolicy
-from ..seeding import derive_seed
 from . import spaces as sp
 from .spaces import agent_name
 
 
-class ArenaAECEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type information
+class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ships no type information
     """Agent-environment-cycle view of ``game``."""
 
     def __init__(
@@ -46,8 +45,6 @@ class ArenaAECEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
         self.possible_agents, self._index, self._obs_spaces, self._act_spaces = sp.agent_spaces(game)
-        self._last_seed: int | None = None
-        self.match: Match | None = None
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -58,10 +55,7 @@ class ArenaAECEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
 
     # ------------------------------------------------------------ protocol
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is None:  # continue the stream of the last seeded reset
-            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
-        self.episode_seed = int(seed)
-        self._last_seed = self.episode_seed
+        self.episode_seed = self._reset_seed(seed)
         self.match = Match(
             self.game,
             self.episode_seed,
@@ -154,13 +148,6 @@ class ArenaAECEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
     @property
     def episode_record(self) -> EpisodeRecord:
         return self._live.record
-
-    @property
-    def _live(self) -> Match:
-        """The running episode's match (after ``reset()``)."""
-        if self.match is None:
-            raise RuntimeError(f"{type(self).__name__}: call reset() first")
-        return self.match
 
 
 def aec_env(game: Game[Any, Any], **kwargs: Any) -> ArenaAECEnv:

@@ -23,7 +23,6 @@ from ..match import Match
 from ..players import Decision, Player, begin_episodes, end_episodes
 from ..policy import IllegalActionPolicy
 from ..runner import step_player
-from ..seeding import derive_seed
 from . import spaces as sp
 
 #: the Gym view's default illegal-action policy: play the game's default action instead
@@ -40,7 +39,7 @@ class UniformRandomOpponent:
         return legal[int(decision.rng("uniform_random").integers(len(legal)))]
 
 
-class ArenaGymEnv(gym.Env):
+class ArenaGymEnv(sp.MatchEnv, gym.Env):
     """Seat ``seat`` is the learner; ``opponents`` fill the other seats in order (by default
     :class:`UniformRandomOpponent` in each).
 
@@ -78,18 +77,14 @@ class ArenaGymEnv(gym.Env):
         self._seats: list[Player | None] = list(opponents[:seat]) + [None] + list(opponents[seat:])
         self.observation_space = sp.observation_space(game)
         self.action_space = sp.action_space(game)
-        self._last_seed: int | None = None
-        self.match: Match | None = None
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
-        if seed is None:  # continue the stream of the last seeded reset
-            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
-        self._last_seed = int(seed)
-        self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
-        begin_episodes(self._seats, self.game, int(seed))
+        seed = self._reset_seed(seed)
+        self.match = Match(self.game, seed, policy=self.policy, turn_cap=self.turn_cap)
+        begin_episodes(self._seats, self.game, seed)
         self._advance()
         if self.match.done:  # the others ended it before the learner's first turn
             end_episodes(self._seats, self.match)
@@ -132,13 +127,6 @@ class ArenaGymEnv(gym.Env):
         return f"{self.game.spec.id} ply {self.match.ply} ({status})\nplayer_{self.seat}: " + str(
             self.game.observe(self.match.position, self.seat)
         )
-
-    @property
-    def _live(self) -> Match:
-        """The running episode's match (after ``reset()``)."""
-        if self.match is None:
-            raise RuntimeError(f"{type(self).__name__}: call reset() first")
-        return self.match
 
     def _advance(self) -> None:
         match = self._live

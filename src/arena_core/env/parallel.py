@@ -11,13 +11,12 @@ from ..errors import ConfigError
 from ..game import Game
 from ..match import Match
 from ..policy import RAISE, IllegalActionPolicy
-from ..seeding import derive_seed
 from ..spec import TurnStructure
 from . import spaces as sp
 from .spaces import agent_name
 
 
-class ArenaParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo ships no type information
+class ArenaParallelEnv(sp.MatchEnv, ParallelEnv):  # type: ignore[misc]  # pettingzoo ships no type information
     """All live players act at once each step; moves are applied through commit-then-reveal."""
 
     def __init__(
@@ -43,8 +42,6 @@ class ArenaParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo ships n
         self.render_mode = render_mode
         self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": [], "is_parallelizable": True}
         self.possible_agents, self._index, self._obs_spaces, self._act_spaces = sp.agent_spaces(game)
-        self._last_seed: int | None = None
-        self.match: Match | None = None
         self.agents: list[str] = []
 
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -56,19 +53,9 @@ class ArenaParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo ships n
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        if seed is None:  # continue the stream of the last seeded reset
-            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
-        self._last_seed = int(seed)
-        self.match = Match(self.game, int(seed), policy=self.policy, turn_cap=self.turn_cap)
+        self.match = Match(self.game, self._reset_seed(seed), policy=self.policy, turn_cap=self.turn_cap)
         self.agents = self.possible_agents[:] if not self.match.done else []
         return self._observations(), {a: {} for a in self.agents}
-
-    @property
-    def _live(self) -> Match:
-        """The running episode's match (after ``reset()``)."""
-        if self.match is None:
-            raise RuntimeError(f"{type(self).__name__}: call reset() first")
-        return self.match
 
     def _observations(self) -> dict[str, Any]:
         live = not self._live.done

@@ -1,4 +1,4 @@
-"""Observation and action spaces shared by the adapters (one mask location: obs["action_mask"])."""
+"""What the adapters share: spaces (one mask location: obs["action_mask"]) and the running match."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ..game import Game, Position
+from ..match import Match
+from ..seeding import derive_seed
 
 
 def agent_name(player: int) -> str:
@@ -43,3 +45,24 @@ def observe(game: Game[Any, Any], pos: Position[Any], player: int, *, live: bool
     obs = np.asarray(game.encode_observation(pos.state, player), dtype=np.float32)
     mask = game.mask(pos, player) if live else np.zeros(game.num_actions, dtype=np.int8)
     return {"observation": obs, "action_mask": mask}
+
+
+class MatchEnv:
+    """An adapter's running episode: ``match`` (after ``reset()``) and the stream of reset seeds."""
+
+    match: Match | None = None
+    _last_seed: int | None = None
+
+    def _reset_seed(self, seed: int | None) -> int:
+        """``seed``; None continues the stream of the last seeded reset (0 at first)."""
+        if seed is None:
+            seed = 0 if self._last_seed is None else derive_seed(self._last_seed, "next-reset")
+        self._last_seed = int(seed)
+        return self._last_seed
+
+    @property
+    def _live(self) -> Match:
+        """The running episode's match (after ``reset()``)."""
+        if self.match is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() first")
+        return self.match
