@@ -118,21 +118,6 @@ def one_line(text: Any) -> str:
     return flat if len(flat) <= MAX_LINE else flat[: MAX_LINE - 1] + "…"
 
 
-def explain_validation(exc: Exception) -> str:
-    """A pydantic ValidationError as ``field: message; field: message``."""
-    from pydantic import ValidationError
-
-    if not isinstance(exc, ValidationError):  # not pydantic after all
-        return str(exc)
-    errors = exc.errors(include_url=False)
-    items = []
-    for err in errors:
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
-        items.append(f"{loc}: {err.get('msg', 'invalid')}")
-    title = getattr(exc, "title", "") or "input"
-    return f"invalid {title}: " + "; ".join(items)
-
-
 def is_user_error(exc: BaseException) -> bool:
     """Errors that describe bad input (arguments, configs, files), not a bug of ours."""
     from pydantic import ValidationError
@@ -152,8 +137,12 @@ def is_user_error(exc: BaseException) -> bool:
 def describe_user_error(exc: BaseException) -> str:
     from pydantic import ValidationError
 
-    if isinstance(exc, ValidationError):
-        return explain_validation(exc)
+    if isinstance(exc, ValidationError):  # as ``invalid <title>: field: message; field: message``
+        items = [
+            f"{'.'.join(str(x) for x in err.get('loc', ())) or 'value'}: {err.get('msg', 'invalid')}"
+            for err in exc.errors(include_url=False)
+        ]
+        return f"invalid {getattr(exc, 'title', '') or 'input'}: " + "; ".join(items)
     if isinstance(exc, UnicodeDecodeError):
         return f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
     if isinstance(exc, OSError) and exc.filename is not None:

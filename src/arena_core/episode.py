@@ -151,15 +151,14 @@ def digest(obj: Any) -> str:
 class EpisodeWriter:
     """Appends each line as it happens, flushed, so a killed run loses nothing written."""
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False):
+    def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self._fh = open(self.path, "a", encoding="utf-8")
-        self._fsync = fsync
 
     def __call__(self, line: _Line) -> None:
         self._fh.write(line.model_dump_json() + "\n")
         self._fh.flush()
-        if self._fsync or isinstance(line, End):
+        if isinstance(line, End):
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:

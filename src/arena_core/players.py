@@ -54,12 +54,10 @@ class Decision:
         return view.parse(self.game, self._position, self.seat, text)
 
     def prompt(self) -> Prompt:
-        view: TextView = self.game.text_view()
-        return view.prompt(self.game, self._position, self.seat)
+        return self.render(self.game.text_view())
 
     def parse(self, text: str) -> ParseResult:
-        view: TextView = self.game.text_view()
-        return view.parse(self.game, self._position, self.seat, text)
+        return self.parse_with(self.game.text_view(), text)
 
     def encoded_observation(self) -> np.ndarray:
         return self.game.encode_observation(self._position.state, self.seat)

@@ -83,7 +83,10 @@ def _missing_requirements(dist: md.Distribution, extras: tuple[str, ...]) -> tup
     return tuple(sorted(set(missing)))
 
 
-def _scan(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
+@cache
+def _index(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
+    if kind not in GROUPS:
+        raise ValueError(f"unknown plugin kind {kind!r}; use one of {sorted(GROUPS)}")
     group = GROUPS[kind]
     found: dict[str, list[tuple[md.EntryPoint, md.Distribution]]] = {}
     names: set[str] = set()
@@ -99,13 +102,6 @@ def _scan(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
             if ep.group == group:
                 found.setdefault(ep.name, []).append((ep, dist))
     return found
-
-
-@cache
-def _index(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
-    if kind not in GROUPS:
-        raise ValueError(f"unknown plugin kind {kind!r}; use one of {sorted(GROUPS)}")
-    return _scan(kind)
 
 
 def refresh() -> None:

@@ -139,15 +139,11 @@ def _records_from_readers(path: str | os.PathLike[str], key: str | None) -> list
 
 
 def replay_file(
-    path: str | os.PathLike[str],
-    game: Game[Any, Any] | None = None,
-    *,
-    allow_incomplete: bool = False,
-    game_key: str | None = None,
+    path: str | os.PathLike[str], game: Game[Any, Any] | None = None, *, game_key: str | None = None
 ) -> list[EpisodeRecord]:
     """Replay every episode in a JSON-lines file. An episode without its end line (what a run
-    killed mid-game leaves) is refused with :class:`EpisodeError` unless ``allow_incomplete``:
-    there is no recorded result to verify."""
+    killed mid-game leaves) is refused with :class:`EpisodeError`: there is no recorded result
+    to verify."""
     try:
         records = _records_from_readers(path, game_key)
     except IncompleteRecordsError as exc:
@@ -168,12 +164,11 @@ def replay_file(
                 "episode file, or a tournament's output directory with turn-arena-tournament installed"
             )
         records = read_episodes(path)
-    if not allow_incomplete:
-        for n, record in enumerate(records, 1):
-            if record.end is None:
-                where = f"episode {n} of {len(records)}" if len(records) > 1 else "the episode"
-                raise EpisodeError(
-                    f"{path}: {where} ({record.header.game}, seed {record.header.seed}) is incomplete: "
-                    f"{len(record.events)} events and no end line (the run was cut off mid-game); nothing to verify"
-                )
+    for n, record in enumerate(records, 1):
+        if record.end is None:
+            where = f"episode {n} of {len(records)}" if len(records) > 1 else "the episode"
+            raise EpisodeError(
+                f"{path}: {where} ({record.header.game}, seed {record.header.seed}) is incomplete: "
+                f"{len(record.events)} events and no end line (the run was cut off mid-game); nothing to verify"
+            )
     return [replay(record, game) for record in records]

@@ -1,7 +1,5 @@
 """The statistics module: intervals, paired tests, multiple-comparison control, sample sizes.
 
-One file (over 500 lines) because it is the one statistics module: every interval the library prints comes from here.
-
 Tournaments, ``arena compare``, the matrix study and the trainers' evaluations all take their
 intervals from here. Conventions:
 
@@ -169,19 +167,16 @@ def binomial_two_sided(k: int, n: int) -> float:
 
 
 # ---------------------------------------------------------------------- shares and corrections
-def wilson_interval(
-    successes: float, n: float, level: float = 0.95, *, quantile: float | None = None
-) -> tuple[float, float]:
+def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a success probability from ``successes`` of ``n`` independent
     trials (fractional counts allowed, e.g. ties as halves). Covers the trials' success
-    probability; never zero width for ``n > 0``; ``(0, 1)`` for ``n == 0``. ``quantile``
-    replaces the normal quantile (e.g. a t quantile when the trials come in few clusters)."""
+    probability; never zero width for ``n > 0``; ``(0, 1)`` for ``n == 0``."""
     if n <= 0:
         return (0.0, 1.0)
     if not -1e-9 <= successes <= n + 1e-9:
         raise ValueError(f"wilson_interval needs 0 <= successes <= n, got {successes} of {n}")
     successes = min(max(successes, 0.0), n)
-    z = normal_quantile(0.5 + level / 2.0) if quantile is None else quantile
+    z = normal_quantile(0.5 + level / 2.0)
     p = successes / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

@@ -321,23 +321,14 @@ def read_answer(
     return Reading(key, method, note.strip())
 
 
-def json_fields(text: str, keys: tuple[str, ...]) -> list[tuple[str, Any]]:
-    """Every ``(key, value)`` from the JSON objects in ``text`` that have one of ``keys``
-    (per object, the first of ``keys`` it has), in order of appearance (outer objects first)."""
-    out: list[tuple[str, Any]] = []
+def json_field(text: str, keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    """``(key, value)`` from the first JSON object in ``text`` (outer objects first) that has one
+    of ``keys`` (the first of ``keys`` it has), or None."""
     for obj in balanced_objects(text):
         for key in keys:
             if key in obj:
-                out.append((key, obj[key]))
-                break
-    return out
-
-
-def json_field(text: str, keys: tuple[str, ...]) -> tuple[str, Any] | None:
-    """``(key, value)`` from the first JSON object in ``text`` that has one of ``keys``
-    (the first of ``keys`` it has), or None."""
-    found = json_fields(text, keys)
-    return found[0] if found else None
+                return key, obj[key]
+    return None
 
 
 def unparseable(default: Callable[[], Any], detail: str) -> ParseResult:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -97,15 +97,13 @@ class GenericTranscriptView:
     observation keeps a ``history`` list shows the new moves) and the legal strings. The marker
     is the seat's last observation. Answers are read by the game's text view."""
 
-    header: str = SINCE_HEADER
-
     def turn(self, game: Game[Any, Any], pos: Position[Any], player: int, since: Any) -> TranscriptTurn:
         prompt = game.text_view().prompt(game, pos, player)
         obs = game.observe(pos, player)
         if since is None:
             return TranscriptTurn(tuple(prompt.messages()), tuple(prompt.legal), obs)
         changes = observation_changes(since, obs) or ["nothing you can see has changed"]
-        user = "\n".join([self.header, *changes, "Legal actions: " + ", ".join(prompt.legal)])
+        user = "\n".join([SINCE_HEADER, *changes, "Legal actions: " + ", ".join(prompt.legal)])
         return TranscriptTurn(({"role": "user", "content": user},), tuple(prompt.legal), obs)
 
     def parse(self, game: Game[Any, Any], pos: Position[Any], player: int, text: str) -> ParseResult:
@@ -206,11 +204,10 @@ class SeatConversations:
     ``max_conversations`` kept (least recently used dropped first). Thread-safe map; one
     conversation is used by one seat's decisions, which come one at a time."""
 
-    def __init__(self, max_conversations: int = 256, factory: Callable[[], Conversation] = Conversation):
+    def __init__(self, max_conversations: int = 256):
         if max_conversations < 1:
             raise ConfigError(f"max_conversations must be at least 1, got {max_conversations}")
         self.max_conversations = int(max_conversations)
-        self._factory = factory
         self._items: OrderedDict[tuple[int, int], Conversation] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -225,7 +222,7 @@ class SeatConversations:
         with self._lock:
             conv = self._items.get(key)
             if conv is None:
-                conv = self._items[key] = self._factory()
+                conv = self._items[key] = Conversation()
                 while len(self._items) > self.max_conversations:
                     self._items.popitem(last=False)
             else:
