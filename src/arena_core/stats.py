@@ -80,17 +80,13 @@ def _betacf(a: float, b: float, x: float) -> float:
     h = d
     for m in range(1, 400):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        delta = d * c
-        h *= delta
+        # the even then the odd step of the fraction; the odd step's factor says when to stop
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+            delta = d * c
+            h *= delta
         if abs(delta - 1.0) < 1e-15:
             break
     return h
@@ -454,20 +450,10 @@ def wilcoxon_signed_rank(diffs: Floats) -> tuple[float, float]:
     n = d.size
     if n == 0:
         return 0.0, 1.0
-    a = np.abs(d)
-    order = np.argsort(a, kind="stable")
-    ranks = np.empty(n)
-    sorted_a = a[order]
-    i = 0
-    tie_term = 0.0
-    while i < n:
-        j = i
-        while j + 1 < n and sorted_a[j + 1] == sorted_a[i]:
-            j += 1
-        ranks[order[i : j + 1]] = 0.5 * (i + j) + 1.0
-        t = j - i + 1
-        tie_term += t**3 - t
-        i = j + 1
+    # mid-ranks of |d|: a group of t equal values ending at (1-based) rank e shares e - (t - 1) / 2
+    _, group, sizes = np.unique(np.abs(d), return_inverse=True, return_counts=True, equal_nan=False)
+    ranks = (np.cumsum(sizes) - (sizes - 1) / 2.0)[group]
+    tie_term = float(np.sum(sizes**3 - sizes))
     w_plus = float(ranks[d > 0].sum())
     total = n * (n + 1) / 2.0
     if n <= 50 and tie_term == 0:

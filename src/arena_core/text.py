@@ -348,21 +348,11 @@ def parse_choice(
     max_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult:
     """Read one of ``legal`` (legal string -> action) from an answer by the answer contract
-    (:func:`read_answer`, tabled in docs/answers.md).
-
-    Only unambiguous answers count: the last non-empty line is exactly a label (markdown,
-    quotes, brackets and trailing punctuation aside); a JSON object with one of ``json_keys``
-    whose value is a string; a line ``Answer: X`` (also ``Final answer:``/``My answer:``) with
-    nothing but punctuation after X; a label in square brackets; a committed statement ("I'll
-    go with X"). Every such answer found must name the same label; two different labels, a
-    hedge ("B or C"), a JSON value of another type or a label only inside a ``<think>`` block
-    read as unparseable (method ``"unparseable"``, ``default_used`` True) -- never as a guess.
-    Letters in prose ("a", "I") are never labels. Only the last ``max_chars`` characters of the
-    visible answer are read.
-
-    ``extra``: a game's own formats, each ``text -> [(method, value)]``; their values join the
-    candidates (a game adds formats; it cannot loosen these rules). ``lenient=True`` is the
-    opt-in benchmark-compatible mode: the rightmost mention of a legal string anywhere wins.
+    (:func:`read_answer`, tabled in docs/answers.md): only unambiguous answers count; anything
+    else reads as unparseable (method ``"unparseable"``, ``default_used`` True), never as a
+    guess. ``extra``: a game's own formats, each ``text -> [(method, value)]`` (a game adds
+    formats; it cannot loosen the rules). ``lenient=True`` is the opt-in benchmark-compatible
+    mode: the rightmost mention of a legal string anywhere wins.
     """
     if not isinstance(text, str):
         return unparseable(default, f"not text: {type(text).__name__}")

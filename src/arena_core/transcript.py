@@ -173,13 +173,8 @@ class Conversation:
         else:
             self.turns += 1
         self.messages.extend(added)
-        self.marker, self.ply, self.pending, self.legal, self._added = (
-            turn.marker,
-            decision.ply,
-            True,
-            turn.legal,
-            len(added),
-        )
+        self.marker, self.ply, self.legal = turn.marker, decision.ply, turn.legal
+        self.pending, self._added = True, len(added)
         return self._prompt()
 
     def answer(self, text: str) -> None:

@@ -1,21 +1,9 @@
 """Views: how a game is shown to a player, by name, supplied by the game itself.
 
-``Game.views()`` maps a view name to a zero-argument factory. Every game has
-
-- ``"text"``: its language-model view (prompt and answer parser; ``Game.text_view()``);
-- ``"menu"``: :class:`MenuView`, its own prompt plus a lettered menu of its legal actions;
-
-- ``"transcript"``: a :class:`~arena_core.transcript.TranscriptView` that extends one
-  conversation per seat (the generic one reports the changes of the seat's observation; a
-  game may bring its own, e.g. MegaGem and the TextArena titles);
-
-and a game may add more, e.g. ``"compact"``: a short prompt whose action labels are single
-characters (a small trainable model reads it in one forward pass). Players and trainers
-look views up through :func:`get_view`, so a third-party game brings its own views by
-overriding ``views()`` (``{**super().views(), "compact": MyCompactView}``); no table of game
-ids lives anywhere else.
-
-A menu view's ``menu(game, pos, player, include_illegal=False)`` returns a :class:`Menu`.
+``Game.views()`` maps a view name to a zero-argument factory (:func:`default_views`: ``text``,
+``menu``, ``transcript``); a game adds more, e.g. ``"compact"`` (single-character action labels
+for a small trainable model), by overriding ``views()``. Players and trainers look views up
+through :func:`get_view`, so no table of game ids lives anywhere else.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """A Gymnasium single-agent view: one seat plays against fixed players.
 
-Legality is exposed three ways: ``observation["action_mask"]``, ``info["action_mask"]`` (with
-the typed ``info["legal_actions"]``), and :meth:`ArenaGymEnv.action_masks` (the method
-sb3-contrib's ``MaskablePPO`` calls). An illegal action index does not raise by default: the
-policy is :data:`GYM_POLICY` (``default``), so the game's default action is played in its place
-and the step's ``info`` says so (``illegal_action: True``, ``policy_verdict: "default"``); the
-episode record keeps the policy event. Pass ``policy=`` to choose another (``penalize`` ends the
-episode with the learner's forfeit, ``raise`` raises :class:`~arena_core.errors.IllegalActionError`).
+Legality: ``observation["action_mask"]``, ``info["action_mask"]`` (with the typed
+``info["legal_actions"]``) and :meth:`ArenaGymEnv.action_masks` (what sb3-contrib's
+``MaskablePPO`` calls). An illegal index plays the game's default action under
+:data:`GYM_POLICY` and says so in ``info`` (``illegal_action``, ``policy_verdict``); pass
+``policy=`` for another (docs/ecosystem.md).
 """
 
 from __future__ import annotations
