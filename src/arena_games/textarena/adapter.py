@@ -293,7 +293,7 @@ def make_title_class(name: str, title: TitleSpec, base: type[TextArenaGame] = Te
     ``base`` (:class:`TextArenaGame`, or a subclass of it that declares the title's own views)."""
     lo, hi = title.players
     exempt = dict(title.exempt_checks)
-    if title.information is Information.IMPERFECT:
+    if title.information is Information.IMPERFECT and base.sample_hidden_state is Game.sample_hidden_state:
         exempt.setdefault(
             "hidden_state_sampling",
             "TextArena keeps the hidden state inside its env; there is no sampler of consistent deals",

@@ -22,6 +22,7 @@ from . import legal as L
 from .adapter import MAX_ACTION_CHARS, LegalMethod, TextArenaGame, TitleSpec, make_title_class
 from .bridge import _ta
 from .kuhn_v0 import KuhnV0CompactView
+from .liars_dice import LiarsDiceV0Game
 
 P, D, F = LegalMethod.PRINTED, LegalMethod.DERIVED, LegalMethod.FREE_TEXT
 GEN = Utility.GENERAL_SUM
@@ -526,7 +527,7 @@ class KuhnPokerV0Game(TextArenaGame):
 
 
 #: titles whose class has a base of its own (views they add), by env id; the others' base is TextArenaGame
-BASES: dict[str, type[TextArenaGame]] = {"KuhnPoker-v0": KuhnPokerV0Game}
+BASES: dict[str, type[TextArenaGame]] = {"KuhnPoker-v0": KuhnPokerV0Game, "LiarsDice-v0": LiarsDiceV0Game}
 
 
 def _build() -> dict[str, type[TextArenaGame]]:

@@ -1,0 +1,175 @@
+"""The zero-shot generalist on TextArena LiarsDice-v0 (issue 32, point 2): the generic ``search``
+player (determinized Monte Carlo over worlds drawn by ``LiarsDiceV0Game.sample_hidden_state``)
+with settings chosen on named tuning deals, then measured on held-out deals.
+
+    python bench/textarena_loop_liars.py tune  [--out bench/results/textarena-liars]
+    python bench/textarena_loop_liars.py eval  [--out bench/results/textarena-liars]
+    python bench/textarena_loop_liars.py report [--out bench/results/textarena-liars]
+
+Each pairing is played head to head on shared deals, both seatings of every deal, and written to
+its own JSON file as soon as it is done (a finished pairing is skipped on a rerun, so a run cut
+by the team's 20-minute CPU slot resumes). Win rates come with a Wilson interval (games taken as
+independent) and a deal-clustered one (:func:`arena_core.stats.cluster_mean`; a deal's two
+seatings share its dice).
+
+Seeds: tuning deals ``TUNE_SEED + k`` (910000...), held-out deals ``EVAL_SEED + k`` (920000...);
+the two ranges do not overlap, and the settings are fixed before ``eval`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+GAME = "textarena/LiarsDice-v0"
+OUT = ROOT / "bench" / "results" / "textarena-liars"
+TUNE_SEED = 910_000
+EVAL_SEED = 920_000
+#: the generalist fixed by ``tune`` (docs/benchmarks.md, issue 32): the budget that beat a
+#: quarter of it on the tuning deals; nothing about Liar's dice is in it
+GENERALIST = 'search{simulations = 100, rollout = "random"}'
+#: the stock tiny model as anyone seats it: random weights, the full transcript, constrained decoding
+STOCK = 'mlx{model = "tiny"}'
+
+TUNING = {  # name: (player A, player B, deals)
+    "s25_vs_random": ('search{simulations = 25, rollout = "random"}', "random", 12),
+    "s100_vs_s25": (
+        'search{simulations = 100, rollout = "random"}',
+        'search{simulations = 25, rollout = "random"}',
+        12,
+    ),
+    "s100_x05_vs_s100": (
+        'search{simulations = 100, rollout = "random", exploration = 0.5}',
+        'search{simulations = 100, rollout = "random"}',
+        12,
+    ),
+}
+EVALS = {
+    "generalist_vs_random": (GENERALIST, "random", 50),
+    "generalist_vs_stock": (GENERALIST, STOCK, 20),
+}
+
+
+def head_to_head(a: str, b: str, deals: int, first_seed: int, log: Any = print) -> dict[str, Any]:
+    """``a`` against ``b`` on deals ``first_seed ..``, both seatings; per-deal wins of ``a``."""
+    from arena_core import play_episode
+    from arena_core.registry import make_game, make_player
+    from arena_core.seeding import derive_seed
+
+    game = make_game(GAME)
+    pa = make_player(a, seed=derive_seed(first_seed, "a"))
+    pb = make_player(b, seed=derive_seed(first_seed, "b"))
+    per_deal: dict[str, list[float]] = {}
+    faults = {"a": 0, "b": 0}
+    started = time.perf_counter()
+    for k in range(deals):
+        seed = first_seed + k
+        for seat_a in (0, 1):
+            seats = [pa, pb] if seat_a == 0 else [pb, pa]
+            rec = play_episode(game, seats, seed=seed)
+            returns = rec.end.returns
+            win = 0.5 if returns is None or returns[0] == returns[1] else float(returns[seat_a] > returns[1 - seat_a])
+            per_deal.setdefault(str(seed), []).append(win)
+        if (k + 1) % 5 == 0:
+            log(f"  {k + 1}/{deals} deals, {time.perf_counter() - started:.0f} s")
+    stats_a = dict(getattr(pa, "stats", {}) or {})
+    return {
+        "a": a,
+        "b": b,
+        "deals": deals,
+        "first_seed": first_seed,
+        "per_deal": per_deal,
+        "faults": faults,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "a_stats": {k: v for k, v in stats_a.items() if isinstance(v, (int, float))},
+    }
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    from arena_core.stats import cluster_mean, wilson_interval
+
+    sums = [sum(v) for v in result["per_deal"].values()]
+    counts = [len(v) for v in result["per_deal"].values()]
+    wins, n = sum(sums), sum(counts)
+    lo, hi = wilson_interval(wins, n)
+    cm = cluster_mean(sums, counts, bounds=(0.0, 1.0), null=0.5)
+    return {"win_rate": wins / n, "games": n, "wilson": [lo, hi], "clustered": [cm.low, cm.high], "p": cm.p}
+
+
+def _run(table: dict[str, tuple[str, str, int]], first_seed: int, out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (a, b, deals) in table.items():
+        path = out / f"{name}.json"
+        if path.exists():
+            print(f"{name}: done already ({path})")
+            continue
+        print(f"{name}: {a} vs {b}, {deals} deals x 2 seatings from seed {first_seed}", flush=True)
+        result = head_to_head(a, b, deals, first_seed, log=lambda s: print(s, flush=True))
+        path.write_text(json.dumps(result, indent=1))
+        s = summary(result)
+        print(f"{name}: A wins {100 * s['win_rate']:.1f}% of {s['games']} {s['clustered']} in {result['wall_s']} s")
+    return 0
+
+
+def tune(args: argparse.Namespace) -> int:
+    return _run(TUNING, TUNE_SEED, Path(args.out) / "tune")
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    return _run(EVALS, EVAL_SEED, Path(args.out) / "eval")
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def table(out: Path, names: dict[str, tuple[str, str, int]], sub: str) -> str:
+    lines = [
+        "| pairing | A | B | deals x seatings | A's win rate | Wilson 95% | deal-clustered 95% | wall s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in names:
+        path = out / sub / f"{name}.json"
+        if not path.exists():
+            lines.append(f"| {name} | not run | | | | | | |")
+            continue
+        r = json.loads(path.read_text())
+        s = summary(r)
+        lines.append(
+            f"| {name} | `{r['a']}` | `{r['b']}` | {r['deals']} x 2 (seeds {r['first_seed']}..{r['first_seed'] + r['deals'] - 1}) "
+            f"| {_pct(s['win_rate'])} | [{_pct(s['wilson'][0])}, {_pct(s['wilson'][1])}] "
+            f"| [{_pct(s['clustered'][0])}, {_pct(s['clustered'][1])}] | {r['wall_s']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def report(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    print("Tuning (deals 910000..):\n")
+    print(table(out, TUNING, "tune"))
+    print("Held-out (deals 920000..):\n")
+    print(table(out, EVALS, "eval"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    for name, fn in (("tune", tune), ("eval", evaluate), ("report", report)):
+        p = sub.add_parser(name)
+        p.add_argument("--out", default=str(OUT))
+        p.set_defaults(fn=fn)
+    args = parser.parse_args(argv)
+    code: int = args.fn(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
