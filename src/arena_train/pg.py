@@ -92,11 +92,17 @@ class NumericPolicy:
         if entropy:
             dlogits += entropy * (-p * (logp + ent[:, None]))  # d H / d logits
         dlogits /= len(actions)
+        return self.logit_gradients(x, dlogits, h), float(ent.mean())
+
+    def logit_gradients(self, x: Array, dlogits: Array, h: Array | None = None) -> dict[str, Array]:
+        """The parameters' gradient of ``sum(dlogits * logits(x))`` (backpropagate a gradient
+        with respect to the logits of the rows ``x``; ``h``: their hidden layer if known)."""
+        h = self._hidden(x) if h is None else h
         grads = {"W2": h.T @ dlogits, "b2": dlogits.sum(axis=0)}
         if "W1" in self.params:
             dh = (dlogits @ self.params["W2"].T) * (1.0 - h**2)
             grads.update({"W1": x.T @ dh, "b1": dh.sum(axis=0)})
-        return grads, float(ent.mean())
+        return grads
 
     def save(self, path: str | Path) -> None:
         arrays: dict[str, Any] = dict(self.params)  # numpy's stub would read a key as savez's allow_pickle
