@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -183,10 +184,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     try:  # make the rename itself durable (best effort: not every platform opens directories)
         dfd = os.open(path.parent, os.O_RDONLY)
@@ -202,13 +201,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 def _new_file_mode() -> int:
     """0o666 less this process's umask (read without changing it, where /proc tells it)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
     return 0o644
 
 

@@ -16,7 +16,7 @@ commas outside braces and quotes, so inline tables may appear in it.
 A spec is parsed once, where it enters (the command line, a TOML/YAML config, the study, a
 search player's rollout option); everything downstream takes the typed :class:`PlayerSpec`, so
 entrant names, preflight, identities and secrets scrubbing see every spelling alike. Nothing
-else splits spec text (``tests/test_playerspec.py`` scans the source for hand-splitting).
+else splits spec text (``tests/test_playerspec_typed.py`` scans the source for hand-splitting).
 
 Every malformed spec raises :class:`~arena_core.errors.ConfigError` with one line that shows the
 offending text and the fix. Nothing here imports a player.
@@ -31,9 +31,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
-
-from pydantic import BeforeValidator, PlainSerializer
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 
@@ -257,20 +255,6 @@ def as_player_spec(value: PlayerSpec | str | Mapping[str, Any]) -> PlayerSpec:
             raise ConfigError(f"player spec {dict(value)!r}: options must be a table of key = value")
         return PlayerSpec(_check_name(value["name"], str(value["name"])), dict(options))
     raise ConfigError(f"{value!r} is not a player spec; write NAME or NAME{{key=value, ...}}, e.g. {EXAMPLE}")
-
-
-def _validate_spec(value: Any) -> PlayerSpec:
-    try:
-        return as_player_spec(value)
-    except ConfigError as exc:  # pydantic reports ValueErrors with the field's location
-        raise ValueError(str(exc)) from None
-
-
-#: a :class:`PlayerSpec` field of a pydantic config: any spelling is parsed on validation, and it
-#: is written back as its inline-table spelling (``str(spec)``), which parses to an equal spec
-PlayerSpecField = Annotated[
-    PlayerSpec, BeforeValidator(_validate_spec), PlainSerializer(str, return_type=str, when_used="always")
-]
 
 
 def make_player_from_spec(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any) -> Player:

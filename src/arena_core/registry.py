@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     DuplicatePluginError,
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .players import Player
     from .playerspec import PlayerSpec
 
-Kind = Literal["games", "players", "trainers"]
 GROUPS: dict[str, str] = {"games": "arena.games", "players": "arena.players", "trainers": "arena.trainers"}
 _UNKNOWN = {"games": UnknownGameError, "players": UnknownPlayerError, "trainers": UnknownPluginError}
 
