@@ -71,12 +71,10 @@ def cmd_play(args: argparse.Namespace) -> int:
         )
         for event in record.events:
             if event.type == "step":
-                tag = " (substituted by the policy)" if event.substituted else ""
-                print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): {event.action}{tag}")
+                what = event.action + (" (substituted by the policy)" if event.substituted else "")
             else:
-                print(
-                    f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): policy {event.verdict}: {event.detail}"
-                )
+                what = f"policy {event.verdict}: {event.detail}"
+            print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): {what}")
     end = record.end
     assert end is not None  # play_episode plays to the end
     if end.returns is None:

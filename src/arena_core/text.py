@@ -404,12 +404,8 @@ def _parse_lenient(text: str, legal: dict[str, Any], default: Callable[[], Any])
 
 @dataclass(frozen=True)
 class GenericTextView:
-    """Works for any game: the structured observation as JSON and the legal action strings.
-
-    Answers are read strictly by :func:`parse_choice` (a final line that is exactly a legal
-    string, a JSON ``"action"``, or ``Answer: X``; ambiguity is unparseable). ``lenient=True``
-    is the opt-in benchmark-compatible reading (rightmost mention of a legal string).
-    """
+    """Works for any game: the structured observation as JSON and the legal action strings;
+    answers are read by :func:`parse_choice` (strict unless ``lenient``)."""
 
     answer_instruction: str = (
         "Think briefly, then end your answer with one line holding exactly one of the legal actions."
