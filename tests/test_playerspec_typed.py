@@ -118,7 +118,7 @@ def hand_splits(path: Path) -> list[str]:
 
 def test_no_module_splits_player_specs_by_hand():
     found = [hit for path in sorted(SRC.rglob("*.py")) if path not in _ALLOWED for hit in hand_splits(path)]
-    assert not found, "parse specs with arena_core.playerspec (as_player_spec / PlayerSpecField): " + "; ".join(found)
+    assert not found, "parse specs with arena_core.playerspec (as_player_spec): " + "; ".join(found)
 
 
 @pytest.mark.parametrize(
