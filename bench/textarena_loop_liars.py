@@ -100,7 +100,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     wins, n = sum(sums), sum(counts)
     lo, hi = wilson_interval(wins, n)
     cm = cluster_mean(sums, counts, bounds=(0.0, 1.0), null=0.5)
-    return {"win_rate": wins / n, "games": n, "wilson": [lo, hi], "clustered": [cm.low, cm.high], "p": cm.p}
+    return {"win_rate": wins / n, "games": n, "wilson": [lo, hi], "clustered": [cm.low, cm.high], "p": cm.pvalue}
 
 
 def _run(table: dict[str, tuple[str, str, int]], first_seed: int, out: Path) -> int:

@@ -150,3 +150,4 @@ def test_the_compact_view_shows_own_dice_and_the_standing_bid():
     bid = game._live_at(pos.state, take=False).env.state.game_state["current_bid"]
     assert menu.text == f"tld {own} | 10 | {bid['quantity']} {bid['face_value']}"
     assert menu.labels[0] == "c" and len(set(menu.labels)) == len(menu.labels)
+    assert all(len(label) == 1 for label in menu.labels)  # one token each for the tiny model

@@ -27,6 +27,7 @@ caches every live env, so forward play from a world costs one TextArena step per
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -245,18 +246,31 @@ def compact_text(view: RoundView) -> str:
     return f"tld {''.join(map(str, sorted(view.dice)))} | {sum(view.remaining)} | {bid}"
 
 
+#: the compact view's answer to a call
+CALL_LABEL = "c"
+#: one printable character per bid (one token of any byte-level BPE): bid (q, f) is
+#: ``BID_LABELS[6 * (q - 1) + f - 1]``; 93 labels cover quantities up to 15 (three players' dice)
+BID_LABELS = "".join(ch for ch in string.digits + string.ascii_letters + string.punctuation if ch != CALL_LABEL)
+_BID_ACTION = re.compile(r"\[Bid: (\d+), (\d)\]")
+
+
 def action_label(action: str) -> str:
-    """A short answer label per move: ``c`` for a call, ``qf`` (two digits: quantity, face) for a bid."""
+    """The one-character answer label of a move (:data:`CALL_LABEL`, or the bid's :data:`BID_LABELS` entry)."""
     if action == "[Call]":
-        return "c"
-    m = re.fullmatch(r"\[Bid: (\d+), (\d)\]", action)
-    return f"{m.group(1)}{m.group(2)}" if m else action
+        return CALL_LABEL
+    m = _BID_ACTION.fullmatch(action)
+    index = 6 * (int(m.group(1)) - 1) + int(m.group(2)) - 1 if m else -1
+    if not 0 <= index < len(BID_LABELS):
+        raise ValueError(
+            f"{TITLE} compact view: no label for {action!r} (bids of up to {len(BID_LABELS) // 6} dice: at most 3 players)"
+        )
+    return BID_LABELS[index]
 
 
 @dataclass(frozen=True)
 class LiarsDiceCompactView:
     """The ``"compact"`` view of ``textarena/LiarsDice-v0``: own dice, dice in play and the
-    standing bid, in a few tokens; answers ``c`` (call) or ``qf`` (a bid of q dice of face f)."""
+    standing bid, in a few tokens; one character per answer (:func:`action_label`). Up to 3 players."""
 
     def menu(self, game: Game[Any, Any], pos: Position[Any], player: int, *, include_illegal: bool = False) -> Menu:
         view = read_observation(game.observe(pos, player), game.num_players)
