@@ -1,13 +1,6 @@
-"""Safe output files: one writer per directory, atomic rewrites, durable appends, no secrets.
-
-- :class:`RunLock` makes a directory single-writer (``.arena.lock``: pid, host, start time).
-  On POSIX the lock is an ``flock`` the kernel drops when its holder dies, so a lock left by a
-  killed run is taken over at once; elsewhere a lock whose pid is dead on this host is.
-- :func:`atomic_write_text` replaces a file whole or not at all (readers never see half).
-- :func:`append_jsonl` writes one JSON line, flushed and fsynced.
-- :func:`scrub_secrets` removes API keys from text; apply it BEFORE any truncation, so that a
-  cut never leaves a fragment of a key that the scrubber no longer recognises.
-"""
+"""Safe output files: one writer per directory (:class:`RunLock`), atomic rewrites, durable
+appends, no secrets (:func:`scrub_secrets`, applied BEFORE any truncation, so that a cut never
+leaves a fragment of a key the scrubber no longer recognises)."""
 
 from __future__ import annotations
 
@@ -64,7 +57,9 @@ class RunLock:
     """``with RunLock(directory):`` -- this process is the only writer of ``directory``.
 
     A second live run raises :class:`~arena_core.errors.ConfigError` with one line naming the
-    holder; a stale lock (its run was killed) is taken over."""
+    holder. The lock (``.arena.lock``: pid, host, start time) is an ``flock`` on POSIX, which the
+    kernel drops when its holder dies, so a lock left by a killed run is taken over at once;
+    elsewhere a lock whose pid is dead on this host is."""
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.directory = Path(directory)
