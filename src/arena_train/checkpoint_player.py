@@ -7,6 +7,11 @@ answers through the game's own compact view (``Game.views()``; the menu view for
 trained with ``view = "menu"``). ``temperature`` 0 (the default) plays the most likely
 answer; ``temperature=train`` samples at the run's training temperature (the policy GRPO
 optimised), from the decision's seeded generator.
+
+A directory whose ``config.json`` names ``"kind": "megagem_residual"`` holds a numpy MegaGem
+student over the expert's bid instead (:mod:`arena_train.megagem_residual`, issue 30); it plays
+greedily (``temperature`` > 0 samples its menu from the decision's seeded generator) and needs no
+MLX: ``checkpoint:run=models/megagem-student``.
 """
 
 from __future__ import annotations
@@ -59,6 +64,24 @@ class CheckpointPlayer(BasePlayer):
             raise ConfigError(
                 "checkpoint player needs run=RUN_DIR (a training run directory or a checkpoint directory)"
             )
+        from arena_train.megagem_residual import ResidualPolicy, ResidualStudent, is_residual_checkpoint
+
+        self._residual: ResidualStudent | None = None
+        if is_residual_checkpoint(run):
+            if step is not None:
+                raise ConfigError(f"checkpoint player: {str(run)!r} is a single megagem_residual policy; drop step=")
+            self.path = Path(run)
+            self.checkpoint = str(self.path)
+            self.state = json.loads((self.path / "config.json").read_text(encoding="utf-8"))
+            self.game_id, self.step, self.view_name = "megagem", int(self.state.get("step", 0)), "residual"
+            try:
+                self.temperature = 1.0 if temperature == "train" else float(temperature)
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"checkpoint player: temperature={temperature!r} must be a number or 'train'"
+                ) from None
+            self._residual = ResidualStudent(ResidualPolicy.load(self.path))
+            return
         self.path = find_checkpoint(run, step)
         self.checkpoint = str(self.path)  # recorded in a tournament's player identity
         state = json.loads((self.path / "state.json").read_text())
@@ -103,6 +126,13 @@ class CheckpointPlayer(BasePlayer):
         return pol
 
     def act(self, decision: Decision) -> Any:
+        if self._residual is not None:
+            if decision.game.spec.id != self.game_id:
+                raise PlayerError(
+                    f"checkpoint {self.path} was trained on {self.game_id!r}, not {decision.game.spec.id!r}"
+                )
+            rng = decision.rng("checkpoint", self.seed) if self.temperature > 0 else None
+            return self._residual.act(decision, rng)[0]
         from arena_train.rollout import Request
 
         policy = self.policy_for(decision.game)

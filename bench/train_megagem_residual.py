@@ -1,0 +1,198 @@
+"""MegaGem: a student that starts at the expert and learns deviations (issue 30).
+
+Numpy policy gradient over a residual menu on ``megagem_expert``'s bid
+(:mod:`arena_train.megagem_residual`), luck-controlled reward, three training seeds, evaluated
+with ``arena compare`` on held-out deals. Every stage is resumable and writes its results as it
+goes under ``--out`` (default ``runs/megagem-residual``):
+
+    python bench/train_megagem_residual.py constant            # best constant deviation, tuning deals
+    python bench/train_megagem_residual.py train --seed 0 --steps 150 [--minutes 18]
+    python bench/train_megagem_residual.py evaluate --seed 0   # arena compare, held-out deals
+    python bench/train_megagem_residual.py transfer --seed 0   # same, against another field
+    python bench/train_megagem_residual.py report              # docs section, PNG, models/megagem-student
+
+Deal seeds (disjoint, named): training 30,000,000 + seed x 1,000,000 + ...; the constant
+deviation's tuning deals 31,000,000...; held-out evaluation 32,000,000..32,000,099; each seed's
+curve (validation) deals 33,000,000 + seed x 1,000...; transfer 34,000,000...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from arena_core.registry import make_game
+from arena_core.stats import paired_t
+from arena_train.megagem_residual import (
+    MENU,
+    ExpertCache,
+    ResidualPolicy,
+    TrainConfig,
+    greedy_margins,
+    load_state,
+    new_state,
+    save_state,
+    train_step,
+)
+
+TUNING_FIRST, HELDOUT_FIRST, CURVE_FIRST, TRANSFER_FIRST = 31_000_000, 32_000_000, 33_000_000, 34_000_000
+SECTION = "megagem-residual"
+TRANSFER_FIELD = ["megagem_heuristic", "megagem_market"]
+
+
+def _interval(x: list[float]) -> dict[str, float]:
+    mean, lo, hi, p = paired_t(np.asarray(x, dtype=float), 0.95)
+    return {"mean": mean, "low": lo, "high": hi, "p": p, "n": len(x)}
+
+
+def constant(out: Path, deals: int) -> dict:
+    """Every menu entry played at every decision, on the tuning deals, against two experts."""
+    path = out / "constant.json"
+    done = json.loads(path.read_text()) if path.exists() else {"deals": deals, "first": TUNING_FIRST, "rows": {}}
+    game = make_game("megagem")
+    cache = ExpertCache(game)
+    ds = list(range(TUNING_FIRST, TUNING_FIRST + deals))
+    for a, (label, _, _) in enumerate(MENU):
+        if label in done["rows"] or label == "x1.0":
+            continue
+        t = time.perf_counter()
+        m = greedy_margins(game, ResidualPolicy.constant(a), ds, cache)
+        done["rows"][label] = {**_interval(m), "action": a, "wall_s": round(time.perf_counter() - t, 1)}
+        path.write_text(json.dumps(done, indent=2) + "\n")
+        print(label, done["rows"][label], flush=True)
+    best = max(done["rows"], key=lambda k: done["rows"][k]["mean"])
+    done["best"] = best
+    path.write_text(json.dumps(done, indent=2) + "\n")
+    ResidualPolicy.constant(done["rows"][best]["action"]).save(
+        out / "constant_policy", {"constant": best, "tuning_deals": [TUNING_FIRST, TUNING_FIRST + deals - 1]}
+    )
+    return done
+
+
+def train(
+    out: Path, seed: int, steps: int, minutes: float, curve_every: int, curve_deals: int, cfg: TrainConfig
+) -> None:
+    run = out / f"seed_{seed}"
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "train_config.json").write_text(json.dumps(cfg.__dict__, indent=2) + "\n")
+    game = make_game("megagem")
+    cache = ExpertCache(game)
+    st = load_state(cfg, run / "state.npz") if (run / "state.npz").exists() else new_state(cfg)
+    curve_ds = list(range(CURVE_FIRST + seed * 1000, CURVE_FIRST + seed * 1000 + curve_deals))
+    stop = time.perf_counter() + minutes * 60
+    log, curve = (run / "log.jsonl").open("a"), (run / "curve.jsonl").open("a")
+
+    const_path = run / "constant_curve.json"
+    if not const_path.exists():  # the best constant deviation on this seed's curve deals
+        best = json.loads((out / "constant.json").read_text())
+        action = best["rows"][best["best"]]["action"]
+        const_path.write_text(json.dumps(greedy_margins(game, ResidualPolicy.constant(action), curve_ds, cache)))
+    const = np.array(json.loads(const_path.read_text()))
+
+    def add_curve() -> None:
+        m = greedy_margins(game, st.policy, curve_ds, cache)
+        row = {
+            "step": st.step,
+            "episodes": st.episodes,
+            **_interval(m),
+            "over_constant": _interval(list(np.array(m) - const)),
+        }
+        curve.write(json.dumps(row) + "\n")
+        curve.flush()
+        print("curve", row, flush=True)
+
+    if st.step == 0:
+        add_curve()
+    while st.step < steps and time.perf_counter() < stop:
+        t = time.perf_counter()
+        row = train_step(game, cfg, st, cache)
+        row["wall_s"] = round(time.perf_counter() - t, 2)
+        log.write(json.dumps(row) + "\n")
+        log.flush()
+        if st.step % curve_every == 0 or st.step == steps:
+            add_curve()
+        save_state(st, run / "state.npz")
+        st.policy.save(run / "policy", {"seed": seed, "step": st.step, "episodes": st.episodes})
+        if st.step % 10 == 0:
+            print(json.dumps(row), flush=True)
+    print(f"seed {seed}: step {st.step} of {steps}", flush=True)
+
+
+def compare(student: str, deals: list[int], opponents: list[str], where: Path) -> dict:
+    """``arena compare STUDENT megagem_expert --opponents ...`` on ``deals`` (Python API)."""
+    from arena_tournament.compare import analyse, compare_schedule, play
+    from arena_tournament.results import Settings
+    from arena_tournament.runner import check_entrants
+
+    cached = where / "compare.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    schedule = compare_schedule("megagem", student, "megagem_expert", opponents, deals, num_players=3, seed=deals[0])
+    check_entrants(schedule)
+    t = time.perf_counter()
+    games = play(schedule, Settings(policy="default"), quiet=True, out=where)
+    names = [e.name for e in schedule.entrants]
+    result = analyse(games, names[0], names[1], seed=deals[0])
+    result["wall_s"] = round(time.perf_counter() - t, 1)
+    result["student"] = student
+    cached.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def evaluate(out: Path, which: str, transfer: bool, deals: int) -> dict:
+    policy = out / ("constant_policy" if which == "constant" else f"seed_{which}/policy")
+    first = TRANSFER_FIRST if transfer else HELDOUT_FIRST
+    opponents = TRANSFER_FIELD if transfer else ["megagem_expert", "megagem_expert"]
+    tag = ("transfer_" if transfer else "heldout_") + which
+    r = compare(f"checkpoint:run={policy.as_posix()}", list(range(first, first + deals)), opponents, out / tag)
+    d = r["difference"]
+    print(f"{tag}: {d['mean']:+.2f} [{d['t_low']:+.2f}, {d['t_high']:+.2f}] p {d['t_p']:.3g}", flush=True)
+    return r
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("stage", choices=["constant", "train", "evaluate", "transfer", "report"])
+    p.add_argument("--out", default="runs/megagem-residual")
+    p.add_argument("--seed", default="0", help="training seed (evaluate/transfer: a seed or 'constant')")
+    p.add_argument("--steps", type=int, default=150)
+    p.add_argument("--minutes", type=float, default=18.0, help="stop (resumably) after this long")
+    p.add_argument("--deals", type=int, default=None, help="constant: tuning deals (60); evaluate: held-out (100)")
+    p.add_argument("--deals-per-step", type=int, default=16)
+    p.add_argument("--curve-every", type=int, default=25)
+    p.add_argument("--curve-deals", type=int, default=16)
+    p.add_argument("--lr", type=float, default=0.02)
+    p.add_argument("--init-bias", type=float, default=3.0)
+    p.add_argument("--control", choices=["greedy", "expert"], default="greedy")
+    p.add_argument("--entropy", type=float, default=0.0)
+    a = p.parse_args(argv)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if a.stage == "constant":
+        constant(out, a.deals or 60)
+    elif a.stage == "train":
+        cfg = TrainConfig(
+            seed=int(a.seed),
+            deals_per_step=a.deals_per_step,
+            init_bias=a.init_bias,
+            lr=a.lr,
+            control=a.control,
+            entropy=a.entropy,
+        )
+        train(out, int(a.seed), a.steps, a.minutes, a.curve_every, a.curve_deals, cfg)
+    elif a.stage in ("evaluate", "transfer"):
+        evaluate(out, a.seed, a.stage == "transfer", a.deals or 100)
+    else:
+        from train_megagem_residual_report import report
+
+        report(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,467 @@
+"""A MegaGem student that starts at the expert and learns deviations from its bid (issue 30).
+
+The action space is a residual menu over ``megagem_expert``'s own bid (:data:`MENU`: x0.8, x0.9,
+x1.0, x1.1, x1.25, +1 coin, +2 coins, each rounded and clipped to the legal range). The policy is a linear
+softmax (numpy) over features of the expert's own inputs, all computed from the seat's
+observation (the view the student is given): the expert's bid, its ungated best bid, the lot's
+value, the liquidity premium, the win probability of the bid, coins, tiebreak position. The
+logit of x1.0 starts at ``init_bias`` and every weight at 0, so the greedy policy at
+initialisation *is* the expert, bid for bid (margin 0 by construction; a test checks it), and
+every learned deviation has to earn its place. Reveals are the expert's.
+
+Training (:func:`train_step`): REINFORCE with Adam (:class:`arena_train.pg.Adam`) and an entropy
+bonus against two deterministic experts. The reward is luck-controlled: the student's margin
+minus a reference's margin in the same seat on the same deal, replayed exactly. The reference is
+``control = "expert"`` (the all-expert game on that deal, played once and cached) or
+``"greedy"`` (the current greedy student replayed on the deal: the expert at initialisation, and
+still a close twin of the sampled student once it has moved away from the expert); both are
+fixed before any action is sampled, so the gradient stays unbiased. Each step measures the
+gradient noise (the variance of the batch-mean gradient estimate) without a control and with
+each of the two.
+
+A trained student is a directory with ``config.json`` (``"kind": "megagem_residual"``) and
+``policy.npz``; it plays as ``checkpoint:run=DIR`` (:mod:`arena_train.checkpoint_player`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from arena_core.errors import ConfigError
+from arena_core.game import Game
+from arena_core.players import Decision
+from arena_core.seeding import make_rng
+from arena_games.megagem.bots import (
+    ExpertBidder,
+    _counts,
+    expected_final_values,
+    lot_colours,
+    mission_bonus,
+)
+from arena_games.megagem.rules import Action, Bid
+
+from .pg import Adam
+
+Array = npt.NDArray[np.float64]
+KIND = "megagem_residual"
+
+#: the residual menu: (label, multiplier of the expert's bid, coins added)
+MENU: tuple[tuple[str, float, int], ...] = (
+    ("x0.8", 0.8, 0),
+    ("x0.9", 0.9, 0),
+    ("x1.0", 1.0, 0),
+    ("x1.1", 1.1, 0),
+    ("x1.25", 1.25, 0),
+    ("+1", 1.0, 1),
+    ("+2", 1.0, 2),
+)
+EXPERT_ACTION = 2  # x1.0
+FEATURES = (
+    "bias",
+    "treasure_1",
+    "treasure_2",
+    "loan",
+    "investment",
+    "expert_bid/20",
+    "expert_bid/limit",
+    "best_bid/20",
+    "gated",
+    "value/20",
+    "liquidity",
+    "p_win(bid)",
+    "p_win(bid+1)-p_win(bid)",
+    "gain(bid)/10",
+    "coins/50",
+    "max_opponent_coins/50",
+    "gems_left",
+    "last_in_tiebreak",
+    "first_in_tiebreak",
+    "bid_is_0",
+    "mission_bonus/10",
+)
+NUM_FEATURES = len(FEATURES)
+
+
+# ---------------------------------------------------------------------- the expert's inputs
+@dataclass(frozen=True)
+class ExpertRead:
+    """The expert's decision at a bid, read from the observation alone."""
+
+    bid: int  # the expert's bid
+    limit: int
+    features: Array
+
+
+def expert_read(expert: ExpertBidder, obs: dict[str, Any]) -> ExpertRead:
+    """The expert's bid and its inputs as features, from ``obs`` only (the seat's view).
+
+    The same arithmetic as :meth:`ExpertBidder.choose_bid` (a test checks they agree on every bid
+    of many games): this is the view oracle, the expert's bid computed from what the student sees."""
+    limit: int = obs["bid_limit"]
+    card = obs["current_card"]
+    me = obs["player"]
+    values = expected_final_values(obs)
+    lam = expert._liquidity_now(obs)
+    coins: int = obs["players"][me]["coins"]
+    laws = expert._price_laws(obs, values)
+    pwin = expert.win_probabilities(obs, laws, limit)
+    kind = card["type"]
+    bonus = 0
+    if kind == "treasure":
+        v = expert.lot_value(obs, values)
+        lot = lot_colours(obs)
+        bonus = mission_bonus(obs, _counts(obs["players"][me]["collection"]), lot)
+        gain = [(v - (1.0 + lam) * b) * pwin[b] for b in range(limit + 1)]
+    elif kind == "loan":
+        if expert.settings.loan_rule == "liquidity":
+            v = lam * card["amount"]
+        else:
+            shortfall = max(0.0, expert._budget_need(obs, values) - coins)
+            v = lam * min(card["amount"], shortfall)
+        gain = [(v - b) * pwin[b] for b in range(limit + 1)]
+    else:
+        v = float(card["bonus"])
+        gain = [(v - lam * b) * pwin[b] for b in range(limit + 1)]
+    best = max(range(limit + 1), key=lambda b: (gain[b], -b))
+    chosen = best
+    if expert.settings.gate > 0:
+        base = expert._base_bid(obs, limit)
+        if gain[best] - gain[base] < expert.settings.gate:
+            chosen = base
+    order = obs["tiebreak"]
+    opp_coins = max(pl["coins"] for j, pl in enumerate(obs["players"]) if j != me)
+    gems_left = (obs["gem_deck_size"] + len(obs["pool"])) / 30.0
+    x = np.array(
+        [
+            1.0,
+            float(kind == "treasure" and card["gems"] == 1),
+            float(kind == "treasure" and card["gems"] == 2),
+            float(kind == "loan"),
+            float(kind == "investment"),
+            chosen / 20.0,
+            chosen / max(limit, 1),
+            best / 20.0,
+            float(chosen != best),
+            v / 20.0,
+            lam,
+            pwin[chosen],
+            (pwin[chosen + 1] - pwin[chosen]) if chosen < limit else 0.0,
+            gain[chosen] / 10.0,
+            coins / 50.0,
+            opp_coins / 50.0,
+            gems_left,
+            float(order[-1] == me),
+            float(order[0] == me),
+            float(chosen == 0),
+            bonus / 10.0,
+        ],
+        dtype=np.float64,
+    )
+    return ExpertRead(chosen, limit, x)
+
+
+def menu_bids(bid: int, limit: int) -> list[int]:
+    """The bid each menu entry makes from the expert's ``bid`` (rounded, clipped to 0..limit)."""
+    return [max(0, min(limit, int(round(bid * m)) + add)) for _, m, add in MENU]
+
+
+# ---------------------------------------------------------------------- the policy
+@dataclass
+class ResidualPolicy:
+    """Linear softmax over :data:`MENU`: logits ``x @ W + b``."""
+
+    W: Array
+    b: Array
+
+    @classmethod
+    def init(cls, init_bias: float) -> ResidualPolicy:
+        b = np.zeros(len(MENU))
+        b[EXPERT_ACTION] = init_bias
+        return cls(np.zeros((NUM_FEATURES, len(MENU))), b)
+
+    @classmethod
+    def constant(cls, action: int, strength: float = 20.0) -> ResidualPolicy:
+        """The policy that always picks menu entry ``action`` (a constant deviation)."""
+        b = np.zeros(len(MENU))
+        b[action] = strength
+        return cls(np.zeros((NUM_FEATURES, len(MENU))), b)
+
+    @property
+    def params(self) -> dict[str, Array]:
+        return {"W": self.W, "b": self.b}
+
+    def probabilities(self, x: Array) -> Array:
+        """(B, len(MENU)) menu probabilities of feature rows ``x`` (B, NUM_FEATURES)."""
+        z = x @ self.W + self.b
+        z = z - z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        out: Array = p / p.sum(axis=1, keepdims=True)
+        return out
+
+    def greedy(self, x: Array) -> int:
+        """The most likely entry; ties go to x1.0 (the expert), then to the lowest index."""
+        z = x @ self.W + self.b
+        top = float(z.max())
+        return EXPERT_ACTION if z[EXPERT_ACTION] >= top else int(np.argmax(z))
+
+    def episode_gradient(self, x: Array, actions: npt.NDArray[np.int_]) -> Array:
+        """d/d(W, b) of sum_t log p(a_t | x_t), flattened (W then b)."""
+        p = self.probabilities(x)
+        d = -p
+        d[np.arange(len(actions)), actions] += 1.0
+        return np.concatenate([(x.T @ d).ravel(), d.sum(axis=0)])
+
+    def unflatten(self, g: Array) -> dict[str, Array]:
+        n = self.W.size
+        return {"W": g[:n].reshape(self.W.shape), "b": g[n:]}
+
+    def save(self, directory: str | Path, extra: dict[str, Any] | None = None) -> None:
+        """``directory/policy.npz`` and ``directory/config.json`` (kind, menu, features)."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(out / "policy.npz", W=self.W, b=self.b)
+        cfg = {
+            "kind": KIND,
+            "game": "megagem",
+            "menu": [list(m) for m in MENU],
+            "features": list(FEATURES),
+            "expert": "megagem_expert (shipped defaults)",
+            **(extra or {}),
+        }
+        (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ResidualPolicy:
+        d = Path(directory)
+        cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+        if cfg.get("kind") != KIND:
+            raise ConfigError(f"{d}: config.json kind is {cfg.get('kind')!r}, not {KIND!r}")
+        if [list(m) for m in MENU] != cfg.get("menu") or list(FEATURES) != cfg.get("features"):
+            raise ConfigError(f"{d}: the checkpoint's menu or features differ from this code's (retrain it)")
+        with np.load(d / "policy.npz") as data:
+            return cls(data["W"].copy(), data["b"].copy())
+
+
+def is_residual_checkpoint(directory: str | Path) -> bool:
+    path = Path(directory) / "config.json"
+    if not path.is_file():
+        return False
+    try:
+        return bool(json.loads(path.read_text(encoding="utf-8")).get("kind") == KIND)
+    except (OSError, ValueError):
+        return False
+
+
+class ResidualStudent:
+    """Plays a :class:`ResidualPolicy` (greedy, or sampled from ``rng``) on MegaGem decisions."""
+
+    def __init__(self, policy: ResidualPolicy, expert: ExpertBidder | None = None):
+        self.policy = policy
+        self.expert = expert or ExpertBidder()
+
+    def act(self, decision: Decision, rng: np.random.Generator | None = None) -> tuple[Action, ExpertRead | None, int]:
+        """The action, the expert's read (None at reveals) and the menu entry played."""
+        if decision.observation["phase"] == "reveal":
+            return self.expert.reveal(decision), None, -1
+        read = expert_read(self.expert, decision.observation)
+        if rng is None:
+            a = self.policy.greedy(read.features)
+        else:
+            p = self.policy.probabilities(read.features[None, :])[0]
+            a = int(rng.choice(len(MENU), p=p))
+        amount = menu_bids(read.bid, read.limit)[a]
+        legal: tuple[Bid, ...] = decision.legal_actions
+        return legal[amount], read, a
+
+
+# ---------------------------------------------------------------------- episodes
+Chooser = Callable[[Decision], Action]
+
+
+def play_deal(game: Game[Any, Any], deal: int, players: Sequence[Chooser]) -> tuple[float, ...]:
+    """Play deal ``deal`` with one chooser per seat; the final returns."""
+    pos = game.start(deal)
+    while not game.is_over(pos):
+        p = game.current_player(pos)
+        assert p is not None
+        pos = game.act(pos, p, players[p](Decision.at(game, pos, p, deal)))
+    return game.final_returns(pos)
+
+
+def margins(returns: Sequence[float]) -> list[float]:
+    """Each seat's score minus the mean of the others'."""
+    k, total = len(returns), sum(returns)
+    return [r - (total - r) / (k - 1) for r in returns]
+
+
+@dataclass
+class ExpertCache:
+    """The all-expert game's margins per deal (the luck control), played once per deal."""
+
+    game: Game[Any, Any]
+    expert: ExpertBidder = field(default_factory=ExpertBidder)
+    margins: dict[int, list[float]] = field(default_factory=dict)
+
+    def __call__(self, deal: int) -> list[float]:
+        if deal not in self.margins:
+            bot = self.expert.act
+            self.margins[deal] = margins(play_deal(self.game, deal, [bot] * self.game.num_players))
+        return self.margins[deal]
+
+
+@dataclass
+class Episode:
+    deal: int
+    seat: int
+    margin: float  # the student's
+    control: float  # the expert's margin in the same seat on the same deal
+    x: Array  # (T, NUM_FEATURES) the student's bid decisions
+    actions: npt.NDArray[np.int_]
+
+
+def student_episode(
+    game: Game[Any, Any], student: ResidualStudent, deal: int, seat: int, rng: np.random.Generator | None
+) -> tuple[float, list[Array], list[int]]:
+    """The student in ``seat`` (sampled from ``rng``, greedy if None) against experts: its margin and
+    its bid decisions (features, menu entries)."""
+    xs: list[Array] = []
+    acts: list[int] = []
+    bot = student.expert.act
+
+    def mine(decision: Decision) -> Action:
+        action, read, a = student.act(decision, rng)
+        if read is not None:
+            xs.append(read.features)
+            acts.append(a)
+        return action
+
+    players: list[Chooser] = [bot] * game.num_players
+    players[seat] = mine
+    return margins(play_deal(game, deal, players))[seat], xs, acts
+
+
+def greedy_margins(
+    game: Game[Any, Any], policy: ResidualPolicy, deals: Sequence[int], cache: ExpertCache
+) -> list[float]:
+    """Per deal: the greedy student's margin minus the expert's, averaged over the seats."""
+    student = ResidualStudent(policy, cache.expert)
+    out = []
+    for d in deals:
+        ctl = cache(d)
+        diffs = [student_episode(game, student, d, s, None)[0] - ctl[s] for s in range(game.num_players)]
+        out.append(float(np.mean(diffs)))
+    return out
+
+
+# ---------------------------------------------------------------------- training
+@dataclass
+class TrainConfig:
+    seed: int = 0
+    deals_per_step: int = 16  # x every seat = episodes per step
+    init_bias: float = 3.0  # logit of x1.0 at the start (the others 0)
+    lr: float = 0.02
+    deal_base: int = 30_000_000  # training deals: deal_base + seed * 1_000_000 + step * deals_per_step + i
+    reward_scale: float = 10.0  # advantages are divided by this (Adam is nearly scale-free)
+    control: str = "greedy"  # the reward's reference: "greedy" (the current greedy student) or "expert"
+    entropy: float = 0.0  # entropy bonus per decision (in reward_scale units)
+
+
+@dataclass
+class TrainState:
+    policy: ResidualPolicy
+    adam: Adam
+    step: int = 0
+    episodes: int = 0
+
+
+def new_state(cfg: TrainConfig) -> TrainState:
+    return TrainState(ResidualPolicy.init(cfg.init_bias), Adam(cfg.lr))
+
+
+def gradient_noise(g: Array) -> float:
+    """Variance of the batch-mean gradient estimate: trace of the per-episode covariance / N."""
+    n = len(g)
+    return float(g.var(axis=0, ddof=1).sum() / n) if n > 1 else float("nan")
+
+
+def train_step(game: Game[Any, Any], cfg: TrainConfig, st: TrainState, cache: ExpertCache) -> dict[str, Any]:
+    """One REINFORCE step on fresh deals, every seat; returns the step's log row."""
+    student = ResidualStudent(st.policy, cache.expert)
+    eps: list[Episode] = []
+    greedy: list[float] = []
+    first = cfg.deal_base + cfg.seed * 1_000_000 + st.step * cfg.deals_per_step
+    for i in range(cfg.deals_per_step):
+        d = first + i
+        ctl = cache(d)
+        for s in range(game.num_players):
+            rng = make_rng(cfg.seed, "residual", st.step, d, s)
+            m, xs, acts = student_episode(game, student, d, s, rng)
+            x = np.stack(xs) if xs else np.zeros((0, NUM_FEATURES))
+            eps.append(Episode(d, s, m, ctl[s], x, np.array(acts, dtype=np.int_)))
+            greedy.append(student_episode(game, student, d, s, None)[0] if cfg.control == "greedy" else ctl[s])
+    raw = np.array([e.margin for e in eps])
+    over_expert = raw - np.array([e.control for e in eps])
+    over_greedy = raw - np.array(greedy)
+    scores = np.stack([st.policy.episode_gradient(e.x, e.actions) for e in eps])
+
+    def grads(r: Array) -> Array:
+        out: Array = scores * ((r - r.mean()) / cfg.reward_scale)[:, None]
+        return out
+
+    g = {"raw": grads(raw), "expert": grads(over_expert), "greedy": grads(over_greedy)}
+    mean_g = g[cfg.control].mean(axis=0)
+    xs_all = np.concatenate([e.x for e in eps if len(e.x)])
+    p = st.policy.probabilities(xs_all)
+    logp = np.log(np.maximum(p, 1e-300))
+    ent = -(p * logp).sum(axis=1)
+    if cfg.entropy:
+        dz = -p * (logp + ent[:, None]) * cfg.entropy / len(eps)  # d(sum of H) / d logits, per episode
+        mean_g = mean_g + np.concatenate([(xs_all.T @ dz).ravel(), dz.sum(axis=0)])
+    params = st.policy.params
+    st.adam.ascend(params, st.policy.unflatten(mean_g))  # replaces the dict's arrays
+    st.policy.W, st.policy.b = params["W"], params["b"]
+    st.step += 1
+    st.episodes += len(eps)
+    played = np.concatenate([e.actions for e in eps])
+    return {
+        "step": st.step,
+        "episodes": st.episodes,
+        "margin_over_expert": float(over_expert.mean()),
+        "margin_over_expert_sd": float(over_expert.std(ddof=1)),
+        "margin_over_greedy": float(over_greedy.mean()),
+        "raw_margin_sd": float(raw.std(ddof=1)),
+        "noise_raw": gradient_noise(g["raw"]),
+        "noise_expert_control": gradient_noise(g["expert"]),
+        "noise_greedy_control": gradient_noise(g["greedy"]) if cfg.control == "greedy" else float("nan"),
+        "signal": float(mean_g @ mean_g),
+        "entropy": float(ent.mean()),
+        "menu_share": [float(np.mean(played == a)) for a in range(len(MENU))],
+    }
+
+
+def save_state(st: TrainState, path: str | Path) -> None:
+    """The resumable training state: policy, Adam moments, step counters."""
+    arrays: dict[str, Any] = {"W": st.policy.W, "b": st.policy.b}
+    if st.adam.m is not None and st.adam.v is not None:
+        arrays.update({f"m_{k}": v for k, v in st.adam.m.items()})
+        arrays.update({f"v_{k}": v for k, v in st.adam.v.items()})
+    arrays["counters"] = np.array([st.step, st.episodes, st.adam.t])
+    np.savez(path, **arrays)
+
+
+def load_state(cfg: TrainConfig, path: str | Path) -> TrainState:
+    with np.load(path) as z:
+        pol = ResidualPolicy(z["W"].copy(), z["b"].copy())
+        step, episodes, t = (int(v) for v in z["counters"])
+        adam = Adam(cfg.lr, t=t)
+        if t:
+            adam.m = {k: z[f"m_{k}"].copy() for k in ("W", "b")}
+            adam.v = {k: z[f"v_{k}"].copy() for k in ("W", "b")}
+    return TrainState(pol, adam, step, episodes)
