@@ -155,9 +155,64 @@ def evaluate(out: Path, which: str, transfer: bool, deals: int) -> dict:
     return r
 
 
+def deviations(out: Path, seed: str, deals: int, points: int) -> dict:
+    """One-step deviations from a trained greedy student: on fresh deals (35,000,000...), at
+    ``points`` random bid decisions of each game, play each other menu entry there only (the
+    student's greedy choice everywhere else) and record the change in its margin. A positive cell
+    is a state-dependent gain the student could still learn; none means its policy is a local
+    optimum decision by decision against this field."""
+    from arena_core.players import Decision
+    from arena_core.seeding import make_rng
+    from arena_games.megagem.bots import ExpertBidder
+    from arena_train.megagem_residual import expert_read, margins, menu_bids, play_deal
+
+    path = out / f"deviations_{seed}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    policy = ResidualPolicy.load(out / ("constant_policy" if seed == "constant" else f"seed_{seed}/policy"))
+    game = make_game("megagem")
+    expert = ExpertBidder()
+    kinds = ("treasure_1", "treasure_2", "loan", "investment")
+    cells: dict[str, list[float]] = {}
+
+    def run(deal: int, seat: int, at: int, alt: int) -> tuple[float, list[str]]:
+        seen: list[str] = []
+
+        def mine(d: Decision):
+            if d.observation["phase"] == "reveal":
+                return expert.reveal(d)
+            r = expert_read(expert, d.observation)
+            a = alt if len(seen) == at else policy.greedy(r.features)
+            seen.append(kinds[int(np.argmax(r.features[1:5]))])
+            return d.legal_actions[menu_bids(r.bid, r.limit)[a]]
+
+        players = [expert.act] * 3
+        players[seat] = mine
+        return margins(play_deal(game, deal, players))[seat], seen
+
+    t0 = time.perf_counter()
+    for deal in range(35_000_000, 35_000_000 + deals):
+        for seat in range(3):
+            base, seen = run(deal, seat, -1, 0)
+            rng = make_rng(deal, seat, "deviation points")
+            for at in sorted(rng.choice(len(seen), size=min(points, len(seen)), replace=False)):
+                for alt in range(len(MENU)):
+                    m, seen2 = run(deal, seat, int(at), alt)
+                    cells.setdefault(f"{seen[at]} {MENU[alt][0]}", []).append(m - base)
+    result = {
+        "student": seed,
+        "deals": [35_000_000, 35_000_000 + deals - 1],
+        "points_per_game": points,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "cells": {k: _interval(v) for k, v in sorted(cells.items())},
+    }
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["constant", "train", "evaluate", "transfer", "report"])
+    p.add_argument("stage", choices=["constant", "train", "evaluate", "transfer", "deviations", "report"])
     p.add_argument("--out", default="runs/megagem-residual")
     p.add_argument("--seed", default="0", help="training seed (evaluate/transfer: a seed or 'constant')")
     p.add_argument("--steps", type=int, default=150)
@@ -187,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         train(out, int(a.seed), a.steps, a.minutes, a.curve_every, a.curve_deals, cfg)
     elif a.stage in ("evaluate", "transfer"):
         evaluate(out, a.seed, a.stage == "transfer", a.deals or 100)
+    elif a.stage == "deviations":
+        deviations(out, a.seed, a.deals or 20, 3)
     else:
         from train_megagem_residual_report import report
 

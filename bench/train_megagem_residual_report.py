@@ -1,0 +1,251 @@
+"""The report of bench/train_megagem_residual.py: the docs section, the PNG, and the shipped
+checkpoint (models/megagem-student: the seed whose last curve-deal margin is best; the
+held-out deals play no part in the choice)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from arena_core.stats import paired_t
+
+SECTION = "megagem-residual"
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = (0, 1, 2)
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _iv(mean: float, lo: float, hi: float) -> str:
+    return f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+
+
+def _per_deal(where: Path) -> dict[int, float]:
+    """Deal -> A's mean margin in a compare run's results (A = the student)."""
+    from arena_tournament.compare import per_deal_margins
+    from arena_tournament.results import load_results
+
+    header, games = load_results(where / "results.jsonl")
+    return per_deal_margins(games, header.schedule.entrants[0].name)
+
+
+def plot(out: Path, png: Path, constant_tuning: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for seed in SEEDS:
+        run = out / f"seed_{seed}"
+        curve, log = _rows(run / "curve.jsonl"), _rows(run / "log.jsonl")
+        if curve:
+            x = [r["episodes"] for r in curve]
+            axes[0].plot(x, [r["mean"] for r in curve], marker="o", label=f"seed {seed}")
+            lo = [r["low"] if np.isfinite(r["low"]) else r["mean"] for r in curve]
+            hi = [r["high"] if np.isfinite(r["high"]) else r["mean"] for r in curve]
+            axes[0].fill_between(x, lo, hi, alpha=0.15)
+            const = run / "constant_curve.json"
+            if const.exists():
+                axes[0].axhline(float(np.mean(json.loads(const.read_text()))), ls=":", lw=1, color=f"C{seed}")
+        if log:
+            steps = [r["step"] for r in log]
+            for key, ls in (("noise_raw", "-"), ("noise_expert_control", "--"), ("noise_greedy_control", ":")):
+                axes[1].plot(steps, [r[key] for r in log], ls=ls, color=f"C{seed}", lw=1)
+    axes[0].axhline(0.0, color="k", lw=0.8)
+    axes[0].set_xlabel("training episodes")
+    axes[0].set_ylabel("greedy student - expert\n(own 16 curve deals x 3 seats)")
+    axes[0].set_title(f"dotted: constant deviation on the same deals (tuning: {constant_tuning:+.1f})", fontsize=9)
+    axes[0].legend(fontsize=8)
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("step")
+    axes[1].set_ylabel("variance of the batch-mean gradient")
+    axes[1].set_title("solid: no control; dashed: expert's margin; dotted: greedy student's", fontsize=9)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png, dpi=80)
+    plt.close(fig)
+
+
+def _noise(log: list[dict], lo: int, hi: int) -> str:
+    rows = [r for r in log if lo <= r["step"] <= hi]
+    if not rows:
+        return "-"
+    return " / ".join(
+        f"{np.mean([r[k] for r in rows]):.2f}" for k in ("noise_raw", "noise_expert_control", "noise_greedy_control")
+    )
+
+
+def report(out: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _report import DOC, machine, write_section
+
+    const = json.loads((out / "constant.json").read_text())
+    best = const["best"]
+    cbest = const["rows"][best]
+    lines = [
+        "## MegaGem: a student that starts at the expert (issue 30)",
+        "",
+        f"Machine: {machine()}; numpy only, 2 cores shared with other jobs. Written by "
+        "`python bench/train_megagem_residual.py report` from the stages it lists "
+        "(`constant`, `train --seed S`, `evaluate --seed S|constant`, `transfer`). Policy kind: the numpy "
+        "policy-gradient form the issue allows (not the tiny LM).",
+        "",
+        "**Student** (`arena_train.megagem_residual`): at every bid, a linear softmax over a residual menu on "
+        "`megagem_expert`'s own bid (x0.8, x0.9, x1.0, x1.1, x1.25, +1 coin, +2 coins; rounded, clipped to the "
+        "legal range), features = the expert's own inputs read from the seat's observation (its bid, ungated "
+        "best bid, lot value, liquidity premium, win probability of the bid and of one coin more, coins, "
+        "tiebreak position, ...; 21 numbers); reveals are the expert's. All weights start at 0 and the x1.0 "
+        "logit at 3, so the greedy student at initialisation is the expert bid for bid: margin 0 exactly "
+        "(tests/test_megagem_residual.py checks it on whole games, and that a deviation is not 0).",
+        "",
+        "**View oracle**: the expert's bid computed from a JSON copy of the seat's observation alone "
+        "(`expert_read`) equals the bid the expert plays at every bid decision of whole games, every seat, "
+        "treasures, loans and investments (the test). The structured view therefore holds all the expert "
+        "uses. The flat `encode_observation` does not: it keeps only the last auction's bids, while the "
+        "expert's price law is fitted on each opponent's past bids on the same kind of card (with their coins "
+        "and the display at the time); missions, collections, loans, hand sizes and the tiebreak order are in "
+        "it. That is why the student's features are the expert's inputs, not the flat encoding.",
+        "",
+        "### The best constant deviation (the bar to beat)",
+        "",
+        f"One menu entry at every decision, against two experts, on the tuning deals {const['first']:,}.."
+        f"{const['first'] + const['deals'] - 1:,} ({const['deals']} deals x 3 seats; these deals appear in no "
+        "verdict). Greedy margin minus the expert's in the same seat, per deal, paired t 95%:",
+        "",
+        "| constant deviation | student - expert | p |",
+        "|---|---|---:|",
+    ]
+    for label, r in const["rows"].items():
+        lines.append(f"| {label} | {_iv(r['mean'], r['low'], r['high'])} | {r['p']:.2g} |")
+    lines += [
+        "",
+        f"Best: **{best}** ({cbest['mean']:+.1f} on the tuning deals). One coin over the expert's own bid breaks "
+        "the ties the experts' similar valuations create (and wins 0-bid loans and investments for a coin); "
+        "+2 and the multipliers give more away.",
+        "",
+    ]
+    # training
+    cfg_path = out / "seed_0" / "train_config.json"
+    cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
+    lines += [
+        "### Training",
+        "",
+        f"REINFORCE + Adam (lr {cfg.get('lr')}), entropy bonus {cfg.get('entropy')}, "
+        f"{cfg.get('deals_per_step')} fresh deals x 3 seats = {3 * int(cfg.get('deals_per_step', 0))} episodes a "
+        "step against two experts. Reward = the student's margin minus a reference's margin in the same seat on "
+        f"the same deal, replayed exactly; reference (`control`) = **{cfg.get('control')}**: the current greedy "
+        "student (the expert itself at step 0). Training deals 30,000,000 + seed x 1,000,000 + ...; curve deals "
+        "33,000,000 + seed x 1,000 (16 deals x 3 seats, greedy). Gradient noise = trace of the per-episode "
+        "gradient covariance / episodes (the variance of the step's gradient estimate), each with the "
+        "batch-mean baseline; columns: no control / the expert's margin / the greedy student's margin.",
+        "",
+        "| seed | steps | episodes | wall s | curve: step 0 -> last (paired t 95%) | last minus the constant, same deals "
+        "| noise steps 1-5 | noise last 20 steps |",
+        "|---|---:|---:|---:|---|---|---|---|",
+    ]
+    for seed in SEEDS:
+        run = out / f"seed_{seed}"
+        log, curve = _rows(run / "log.jsonl"), _rows(run / "curve.jsonl")
+        if not log:
+            lines.append(f"| {seed} | not run | | | | | | |")
+            continue
+        last = curve[-1]
+        oc = last["over_constant"]
+        n = log[-1]["step"]
+        over = _iv(oc["mean"], oc["low"], oc["high"]) if np.isfinite(oc["low"]) else f"{oc['mean']:+.1f} (identical)"
+        lines.append(
+            f"| {seed} | {n} | {log[-1]['episodes']} | {sum(r['wall_s'] for r in log):.0f} | "
+            f"{curve[0]['mean']:+.1f} -> {_iv(last['mean'], last['low'], last['high'])} | "
+            f"{over} | "
+            f"{_noise(log, 1, 5)} | {_noise(log, n - 19, n)} |"
+        )
+    png = DOC.parent / "train_megagem_residual.png"
+    plot(out, png, cbest["mean"])
+    lines += ["", f"Curves (margin vs episodes; gradient noise per step): [{png.name}]({png.name}).", ""]
+    # evaluation
+    lines += [
+        "### Evaluation: `arena compare` on held-out deals",
+        "",
+        "`arena compare checkpoint:run=DIR megagem_expert --game megagem --opponents megagem_expert "
+        "megagem_expert --deals 100 --seed 32000000` (the Python API of it): deals 32,000,000..32,000,099, "
+        "used nowhere else, x 3 seat rotations; unit = deal; the expert's margin at a table of three experts is "
+        "0 by symmetry, so A - B is the student's margin over the expert. Last column: the student minus the "
+        f"constant {best} on the same deals and seats (per-deal paired t).",
+        "",
+        "| student | A - B (student - expert), paired t 95% | p | deal bootstrap 95% | deals won | minus the constant |",
+        "|---|---|---:|---|---:|---|",
+    ]
+    const_deals = _per_deal(out / "heldout_constant") if (out / "heldout_constant" / "results.jsonl").exists() else None
+    verdict_above, verdict_const = 0, 0
+    for which in ["constant", *[str(s) for s in SEEDS]]:
+        c = out / f"heldout_{which}" / "compare.json"
+        if not c.exists():
+            lines.append(f"| {which} | not run | | | | |")
+            continue
+        d = json.loads(c.read_text())["difference"]
+        vs = ""
+        if which != "constant" and const_deals is not None:
+            mine = _per_deal(out / f"heldout_{which}")
+            ds = sorted(set(mine) & set(const_deals))
+            diff = np.array([mine[k] - const_deals[k] for k in ds])
+            if np.any(diff != 0):
+                m, lo, hi, p = paired_t(diff, 0.95)
+                vs = f"{_iv(m, lo, hi)}, p {p:.2g}"
+                verdict_const += lo > 0
+            else:
+                vs = "+0.0 (identical on every deal)"
+        if which != "constant":
+            verdict_above += d["t_low"] > 0
+        name = f"constant {best}" if which == "constant" else f"seed {which}"
+        lines.append(
+            f"| {name} | **{_iv(d['mean'], d['t_low'], d['t_high'])}** | {d['t_p']:.2g} | "
+            f"[{d['bootstrap_low']:+.1f}, {d['bootstrap_high']:+.1f}] | {d['win_share']:.0%} | {vs} |"
+        )
+    transfer = sorted(out.glob("transfer_*/compare.json"))
+    if transfer:
+        lines += [
+            "",
+            "Transfer: the same players against another field (`--opponents megagem_heuristic megagem_market`, "
+            "deals 34,000,000..34,000,099); A - B = the player's margin minus the expert's at the same tables:",
+            "",
+            "| player | A - B vs `megagem_expert`, paired t 95% | p |",
+            "|---|---|---:|",
+        ]
+        for t in transfer:
+            d = json.loads(t.read_text())["difference"]
+            lines.append(f"| {t.parent.name[9:]} | {_iv(d['mean'], d['t_low'], d['t_high'])} | {d['t_p']:.2g} |")
+    # ship the checkpoint chosen on curve deals
+    finals = {
+        s: _rows(out / f"seed_{s}" / "curve.jsonl")[-1]["mean"]
+        for s in SEEDS
+        if (out / f"seed_{s}" / "curve.jsonl").exists()
+    }
+    if finals:
+        pick = max(finals, key=lambda s: finals[s])
+        dest = ROOT / "models" / "megagem-student"
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in ("policy.npz", "config.json"):
+            shutil.copy(out / f"seed_{pick}" / "policy" / f, dest / f)
+        lines += [
+            "",
+            f"Shipped: `models/megagem-student` = seed {pick} (the best last curve-deal margin; chosen without the "
+            "held-out deals), `config.json` + `policy.npz` (a few kB), playable as "
+            "`checkpoint:run=models/megagem-student`.",
+        ]
+    lines += [
+        "",
+        f"**Verdict** (measured): student - expert interval above 0 in **{verdict_above} of 3** seeds; above the "
+        f"best constant deviation ({best}) in **{verdict_const} of 3**.",
+    ]
+    body = "\n".join(lines)
+    write_section(SECTION, body)
+    (out / "report.md").write_text(body + "\n")
