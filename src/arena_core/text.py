@@ -190,13 +190,13 @@ class Reading:
     detail: str = ""
 
 
-def balanced_objects(text: str, *, attempts: int = JSON_ATTEMPTS) -> list[dict[str, Any]]:
+def balanced_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text`` whose braces balance (nested ones too, outer first), at most
-    ``attempts`` starts tried."""
-    return [obj for _, _, obj in _objects(text, attempts)]
+    :data:`JSON_ATTEMPTS` starts tried."""
+    return [obj for _, _, obj in _objects(text)]
 
 
-def _objects(text: str, attempts: int = JSON_ATTEMPTS) -> list[tuple[int, int, dict[str, Any]]]:
+def _objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
     """``(start, end, object)`` for every balanced JSON object (see :func:`balanced_objects`)."""
     if "{" not in text:
         return []
@@ -208,7 +208,7 @@ def _objects(text: str, attempts: int = JSON_ATTEMPTS) -> list[tuple[int, int, d
         elif stack:
             spans.append((stack.pop(), m.start() + 1))
     out: list[tuple[int, int, dict[str, Any]]] = []
-    for start, end in sorted(spans)[:attempts]:
+    for start, end in sorted(spans)[:JSON_ATTEMPTS]:
         try:
             obj = json.loads(text[start:end])
         except ValueError:
@@ -249,7 +249,6 @@ def read_answer(
     json_keys: tuple[str, ...],
     json_kind: JsonKind = "label",
     extra: Sequence[Callable[[str], list[tuple[str, str]]]] = (),
-    max_chars: int = MAX_ANSWER_CHARS,
 ) -> Reading:
     """Read one answer by the contract (docs/answers.md); ``resolve(raw) -> key or None`` maps a
     raw value to the game's canonical key.
@@ -267,9 +266,9 @@ def read_answer(
         return Reading(None, UNPARSEABLE, "a think block is never closed: the answer is unfinished reasoning")
     hidden = " (labels inside a think block are not read)" if visible != text else ""
     note = ""
-    if len(visible) > max_chars:
-        visible = visible[-max_chars:]
-        note = f" (answer longer than {max_chars} characters: only its end was read)"
+    if len(visible) > MAX_ANSWER_CHARS:
+        visible = visible[-MAX_ANSWER_CHARS:]
+        note = f" (answer longer than {MAX_ANSWER_CHARS} characters: only its end was read)"
     if not visible.strip():
         return Reading(None, UNPARSEABLE, f"empty answer{hidden}{note}")
     strict: list[tuple[str, str]] = []  # (method, raw): must name a key
@@ -345,7 +344,6 @@ def parse_choice(
     json_keys: tuple[str, ...] = ("action",),
     extra: Sequence[Callable[[str], list[tuple[str, str]]]] = (),
     lenient: bool = False,
-    max_chars: int = MAX_ANSWER_CHARS,
 ) -> ParseResult:
     """Read one of ``legal`` (legal string -> action) from an answer by the answer contract
     (:func:`read_answer`, tabled in docs/answers.md): only unambiguous answers count; anything
@@ -364,7 +362,7 @@ def parse_choice(
         hit = index.find(raw)
         return None if hit is None else hit[0]
 
-    reading = read_answer(text, resolve, json_keys=json_keys, extra=extra, max_chars=max_chars)
+    reading = read_answer(text, resolve, json_keys=json_keys, extra=extra)
     if reading.key is None:
         return unparseable(default, reading.detail)
     found = index.find(reading.key)
