@@ -234,11 +234,10 @@ _SECRET_ENV = re.compile(r"(?i)(api[_-]?key|token|secret|password)")
 REDACTED = "***"
 
 
-def env_secrets(environ: Any = None) -> list[str]:
+def env_secrets() -> list[str]:
     """Values of environment variables whose names look like credentials (``*_API_KEY``,
     ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``), 8 characters or longer."""
-    environ = os.environ if environ is None else environ
-    return [v for k, v in environ.items() if _SECRET_ENV.search(k) and isinstance(v, str) and len(v) >= 8]
+    return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
 
 
 def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
