@@ -121,10 +121,6 @@ class TranscriptPrompt:
     legal: tuple[str, ...]
     turn: int
 
-    def new_messages(self) -> tuple[ChatMessage, ...]:
-        """The messages this turn added (all of them on the first turn)."""
-        return self.messages[len(self.messages) - self.added :]
-
 
 @dataclass
 class Conversation:
