@@ -1,9 +1,6 @@
-"""``arena check GAME``: the conformance kit from the command line.
-
-One line per check (passed, FAILED with the defect named, exempt with the game's reason). For a
-failed check that a single playthrough shows, hypothesis then shrinks it to a minimal failing
-playthrough, saved as an episode file that ``arena replay`` re-runs step by step. Exit 0 when
-nothing failed, 1 when a check failed, 2 on bad input (one line).
+"""``arena check GAME``: the conformance kit from the command line, one line per check and a
+minimal failing episode saved per failed check (docs/testing.md). Exit 0 when nothing failed, 1
+when a check failed, 2 on bad input (one line).
 """
 
 from __future__ import annotations
@@ -11,29 +8,27 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from .errors import ArenaError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .game import Game, Position
+    from .game import Game
     from .testing.strategies import Playthrough
 
 EXIT_FAILED = 1
 EXIT_USER_ERROR = 2
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
-        raise ArenaError(f"{message} (see `arena check --help`)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="arena check", description="Run the conformance kit on a registered game.")
+    from .clierrors import OneLineArgumentParser
+
+    p = OneLineArgumentParser(prog="arena check", description="Run the conformance kit on a registered game.")
     p.add_argument("game", help="a registered game id (`arena list games`)")
     p.add_argument("--players", type=int, default=None, help="number of players (default: the game's default)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="game parameter (repeatable)")
@@ -77,12 +72,9 @@ def minimal_failing_playthrough(game: Game[Any, Any], check: str, *, max_example
     except PlaythroughError as exc:  # legal play crashed: the moves before the crash lead to it
         return exc.playthrough
     except Exception:
-        if not found:
+        if fn is None or not found:  # legal_play (no fn) shows only as a PlaythroughError
             return None
-        if fn is None:
-            return found[-1]
-        shortest = _shortest_prefix(game, check, fn, found[-1])
-        return _smaller_seed(game, shortest, lambda pt: _fails(fn, game, pt, check if not pt.complete else None))
+        return _smaller_seed(game, check, fn, _shortest_prefix(game, check, fn, found[-1]))
     return None
 
 
@@ -107,35 +99,23 @@ def _shortest_prefix(game: Game[Any, Any], check: str, fn: Callable[..., None], 
     from .testing.strategies import Playthrough
 
     for n in range(len(pt.moves)):
-        pos = game.start(pt.seed)  # positions replayed afresh: a state-mutating game changed the drawn ones
-        positions = [pos]
-        for seat, action in pt.moves[:n]:
-            pos = game.act(pos, seat, action)
-            positions.append(pos)
-        prefix = Playthrough(game, pt.seed, pt.moves[:n], tuple(positions))
+        # positions replayed afresh: a state-mutating game changed the drawn ones
+        prefix = Playthrough.replayed(game, pt.seed, pt.moves[:n])
         if _fails(fn, game, prefix, check):
             return prefix
     return pt
 
 
-def _smaller_seed(
-    game: Game[Any, Any], pt: Playthrough, fails: Callable[[Playthrough], bool], scan: int = 256
-) -> Playthrough:
-    """Hypothesis shrinks a seed greedily; try the smaller seeds (up to ``scan``) with the same moves."""
+def _smaller_seed(game: Game[Any, Any], check: str, fn: Callable[..., None], pt: Playthrough) -> Playthrough:
+    """Hypothesis shrinks a seed greedily; try the smaller seeds (below 256) with the same moves."""
     from .testing.strategies import Playthrough
 
-    for seed in range(min(pt.seed, scan)):
-        pos = game.start(seed)
-        positions: list[Position[Any]] = []
+    for seed in range(min(pt.seed, 256)):
         try:
-            positions.append(pos)
-            for seat, action in pt.moves:
-                pos = game.act(pos, seat, action)
-                positions.append(pos)
+            candidate = Playthrough.replayed(game, seed, pt.moves)
         except Exception:  # the moves are not legal after this deal
             continue
-        candidate = Playthrough(game, seed, pt.moves, tuple(positions))
-        if candidate.complete == pt.complete and fails(candidate):
+        if candidate.complete == pt.complete and _fails(fn, game, candidate, None if pt.complete else check):
             return candidate
     return pt
 
@@ -151,10 +131,6 @@ def _unknown_game(name: str) -> str:
     close = [c for c in difflib.get_close_matches(name, installed, n=5, cutoff=0.5) if availability("games", c)[0]]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return f"no game named {name!r}{hint}; `arena list games` shows every registered game and whether it loads here"
-
-
-def _label(game: Game[Any, Any]) -> str:
-    return f"{game.spec.id} ({game.num_players} players)"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -193,34 +169,29 @@ def check_game(
     making the game); returns the exit status."""
     from .testing import run_conformance
 
-    print(f"arena check {_label(game)}, {max_examples} examples", flush=True)
+    print(f"arena check {game.spec.id} ({game.num_players} players), {max_examples} examples", flush=True)
     with warnings.catch_warnings(record=True) as caught:  # shown after the table, not inside it
         warnings.simplefilter("always")
         results = run_conformance(game, max_examples=max_examples, checks=checks)
         width = max(len(r.name) for r in results)
-        failed = 0
         for r in results:
             if r.status == "passed":
                 print(f"  passed  {r.name}")
-            elif r.status == "exempt":
-                print(f"  exempt  {r.name:<{width}}  {' '.join(r.detail.split())}")
             else:
-                failed += 1
-                print(f"  FAILED  {r.name:<{width}}  {' '.join(r.detail.split())}")
+                tag = "exempt" if r.status == "exempt" else "FAILED"
+                print(f"  {tag}  {r.name:<{width}}  {' '.join(r.detail.split())}")
+            if r.status == "failed":
                 print(f"          {_save_minimal(game, r.name, Path(out))}")
-    passed = sum(r.status == "passed" for r in results)
-    exempt = sum(r.status == "exempt" for r in results)
-    print(f"{len(results)} checks: {passed} passed, {failed} failed, {exempt} exempt", flush=True)
+    counts = Counter(r.status for r in results)
+    summary = f"{counts['passed']} passed, {counts['failed']} failed, {counts['exempt']} exempt"
+    print(f"{len(results)} checks: {summary}", flush=True)
     _show_warnings(caught)
-    return EXIT_FAILED if failed else 0
+    return EXIT_FAILED if counts["failed"] else 0
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
     """Each distinct warning once, on stderr, with how often it was raised."""
-    counts: dict[tuple[str, str, str, int], int] = {}
-    for w in caught:
-        key = (w.category.__name__, str(w.message), w.filename, w.lineno)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((w.category.__name__, str(w.message), w.filename, w.lineno) for w in caught)
     for (category, message, filename, lineno), n in counts.items():
         times = f" ({n} times)" if n > 1 else ""
         print(f"warning{times}: {filename}:{lineno}: {category}: {message}", file=sys.stderr)

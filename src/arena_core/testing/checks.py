@@ -1,12 +1,11 @@
-"""The conformance checks. Each check plays seeded random-legal games and verifies one claim.
-
-One file: every check is a small function over the same :class:`Playthrough` (and its cached
-twins, the same moves replayed from other seeds), and the failure message of each starts with
-the check's name, which callers (the kit, ``arena check``, the pytest plugin) rely on.
+"""The conformance checks: small functions over the same seeded random-legal :class:`Playthrough`
+(and its cached twins, its moves replayed from other seeds). Each failure message starts with the
+check's name, which the kit, ``arena check`` and the pytest plugin rely on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -42,7 +41,8 @@ class Playthrough:
     moves: list[tuple[int, Any]] = field(default_factory=list)
     obs_digests: list[str] = field(default_factory=list)
     returns: tuple[float, ...] | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _views: list[View] | None = field(default=None, repr=False, compare=False)
+    _twins: list[Twin] | None = field(default=None, repr=False, compare=False)
 
     @property
     def final(self) -> Position[Any]:
@@ -57,17 +57,15 @@ class Playthrough:
 
     def views(self, game: Game[Any, Any]) -> list[View]:
         """Every player's view at every position (computed once)."""
-        if "views" not in self._cache:
-            self._cache["views"] = [view_of(game, pos) for pos in self.positions]
-        views: list[View] = self._cache["views"]
-        return views
+        if self._views is None:
+            self._views = [view_of(game, pos) for pos in self.positions]
+        return self._views
 
     def twins(self, game: Game[Any, Any]) -> list[Twin]:
-        """The same moves replayed from other seeds (:func:`twin_seeds`), as far as they stay legal (computed once)."""
-        if "twins" not in self._cache:
-            self._cache["twins"] = [replay_twin(game, s, self.moves) for s in twin_seeds(self.seed)]
-        twins: list[Twin] = self._cache["twins"]
-        return twins
+        """The same moves replayed from another seed, as far as they stay legal (computed once)."""
+        if self._twins is None:
+            self._twins = [replay_twin(game, derive_seed(self.seed, "kit-twin") % 2**31, self.moves)]
+        return self._twins
 
 
 @dataclass(frozen=True)
@@ -77,8 +75,7 @@ class View:
     obs: tuple[str, ...]
     enc: tuple[bytes, ...]
     legal: tuple[tuple[str, ...], ...]
-    to_move: tuple[int, ...]
-    observed: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # the observations themselves
+    observed: tuple[dict[str, Any], ...] = field(compare=False)  # the observations themselves
 
 
 @dataclass
@@ -98,14 +95,8 @@ def view_of(game: Game[Any, Any], pos: Position[Any]) -> View:
         tuple(digest(o) for o in observed),
         tuple(np.asarray(game.encode_observation(pos.state, p), dtype=np.float32).tobytes() for p in n),
         tuple(tuple(game.action_to_str(a) for a in game.legal(pos, p)) for p in n),
-        game.players_to_act(pos),
         observed,
     )
-
-
-def twin_seeds(seed: int) -> tuple[int, ...]:
-    """The other seed each playthrough is replayed from (over many examples, many pairs)."""
-    return (derive_seed(seed, "kit-twin") % 2**31,)
 
 
 def replay_twin(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> Twin:
@@ -147,15 +138,11 @@ def _kit_chooser(seed: int) -> Callable[[int], int]:
     return lambda n: int(rng.integers(n))
 
 
-def play_random(
-    game: Game[Any, Any], seed: int, choose: Callable[[int], int], *, max_steps: int | None = None
-) -> Playthrough:
+def play_random(game: Game[Any, Any], seed: int, choose: Callable[[int], int]) -> Playthrough:
     """Play from ``seed``; ``choose(n)`` picks an index in range(n) for each decision."""
-    limit = max_steps if max_steps is not None else game.spec.max_length
-    pt = Playthrough(seed)
+    limit = game.spec.max_length
     pos = game.start(seed)
-    pt.positions.append(pos)
-    pt.obs_digests.append(observation_digest(game, pos))
+    pt = Playthrough(seed, [pos], [], [observation_digest(game, pos)])
     while not game.is_over(pos):
         if len(pt.moves) >= limit:
             raise CheckFailure(
@@ -194,13 +181,10 @@ def _copied_positions(game: Game[Any, Any], seed: int, moves: list[tuple[int, An
 
 
 def replay_moves(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> Playthrough:
-    pt = Playthrough(seed)
     pos = game.start(seed)
-    pt.positions.append(pos)
-    pt.obs_digests.append(observation_digest(game, pos))
+    pt = Playthrough(seed, [pos], list(moves), [observation_digest(game, pos)])
     for player, action in moves:
         pos = game.act(pos, player, action)
-        pt.moves.append((player, action))
         pt.positions.append(pos)
         pt.obs_digests.append(observation_digest(game, pos))
     pt.returns = game.final_returns(pos) if game.is_over(pos) else None
@@ -212,42 +196,32 @@ def check_determinism(game: Game[Any, Any], pt: Playthrough, rng: np.random.Gene
     try:
         again = replay_moves(game, pt.seed, pt.moves)
     except Exception as exc:
-        raise CheckFailure(
-            f"determinism: seed {pt.seed}: replaying the same seed and actions raised {type(exc).__name__}: {exc}"
-            + global_rng_hint(game, pt)
-        ) from None
-    for ply, (a, b) in enumerate(zip(pt.obs_digests, again.obs_digests)):
-        if a != b:
-            raise CheckFailure(
-                f"determinism: seed {pt.seed}: observations differ at ply {ply} when the same seed and actions are replayed"
-                + global_rng_hint(game, pt)
-            )
-    if pt.returns != again.returns:
-        raise CheckFailure(
-            f"determinism: seed {pt.seed}: returns {pt.returns} then {again.returns} for the same seed and actions"
-            + global_rng_hint(game, pt)
-        )
+        problem = f"replaying the same seed and actions raised {type(exc).__name__}: {exc}"
+    else:
+        plies = [ply for ply, (a, b) in enumerate(zip(pt.obs_digests, again.obs_digests)) if a != b]
+        if plies:
+            problem = f"observations differ at ply {plies[0]} when the same seed and actions are replayed"
+        elif pt.returns != again.returns:
+            problem = f"returns {pt.returns} then {again.returns} for the same seed and actions"
+        else:
+            return
+    raise CheckFailure(f"determinism: seed {pt.seed}: {problem}" + global_rng_hint(game, pt))
 
 
 def check_mask_matches_legal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     for pos in pt.positions:
         for p in range(game.num_players):
+            where = f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}"
             legal = game.legal(pos, p)
             ids = [game.action_id(a) for a in legal]
             if len(set(ids)) != len(ids):
-                raise CheckFailure(
-                    f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: two legal actions share an index"
-                )
+                raise CheckFailure(f"{where}: two legal actions share an index")
             strings = [game.action_to_str(a) for a in legal]
             if len(set(strings)) != len(strings):
-                raise CheckFailure(
-                    f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: two legal actions share a canonical string"
-                )
+                raise CheckFailure(f"{where}: two legal actions share a canonical string")
             mask = game.mask(pos, p)
             if mask.shape != (game.num_actions,) or set(np.flatnonzero(mask).tolist()) != set(ids):
-                raise CheckFailure(
-                    f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: the mask does not equal the legal set"
-                )
+                raise CheckFailure(f"{where}: the mask does not equal the legal set")
             for a, i in zip(legal, ids):
                 if game.action_from_id(i) != a:
                     raise CheckFailure(
@@ -261,9 +235,7 @@ def check_mask_matches_legal(game: Game[Any, Any], pt: Playthrough, rng: np.rand
                     except (ValueError, IndexError, KeyError):
                         continue
                     if game.is_legal(pos.state, p, decoded) != (i in legal_set):
-                        raise CheckFailure(
-                            f"mask_matches_legal: seed {pt.seed} ply {pos.ply} player {p}: is_legal disagrees with legal_actions on index {i}"
-                        )
+                        raise CheckFailure(f"{where}: is_legal disagrees with legal_actions on index {i}")
 
 
 def check_illegal_rejected(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
@@ -283,12 +255,8 @@ def check_illegal_rejected(game: Game[Any, Any], pt: Playthrough, rng: np.random
             )
         others = [p for p in range(game.num_players) if p not in waiting]
         if others:
-            legal = game.legal(pos, player)
-            try:
-                game.act(pos, others[0], legal[0])
-            except (NotYourTurnError, IllegalActionError):
-                pass
-            else:
+            with contextlib.suppress(NotYourTurnError, IllegalActionError):
+                game.act(pos, others[0], game.legal(pos, player)[0])
                 raise CheckFailure(
                     f"illegal_rejected: seed {pt.seed} ply {pos.ply}: player {others[0]} acted out of turn"
                 )
@@ -296,9 +264,10 @@ def check_illegal_rejected(game: Game[Any, Any], pt: Playthrough, rng: np.random
 
 def check_no_step_after_end(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     end = pt.final
+    where = f"no_step_after_end: seed {pt.seed}"
     for p in range(game.num_players):
         if game.legal(end, p):
-            raise CheckFailure(f"no_step_after_end: seed {pt.seed}: player {p} has legal actions after the end")
+            raise CheckFailure(f"{where}: player {p} has legal actions after the end")
         for i in range(min(game.num_actions, 4)):
             try:
                 game.act_id(end, p, i)
@@ -306,23 +275,20 @@ def check_no_step_after_end(game: Game[Any, Any], pt: Playthrough, rng: np.rando
                 continue
             except (IllegalActionError, NotYourTurnError) as exc:
                 raise CheckFailure(
-                    f"no_step_after_end: seed {pt.seed}: acting after the end raised {type(exc).__name__}, not GameOverError"
+                    f"{where}: acting after the end raised {type(exc).__name__}, not GameOverError"
                 ) from None
-            raise CheckFailure(
-                f"no_step_after_end: seed {pt.seed}: player {p}'s action index {i} was accepted after the end"
-            )
+            raise CheckFailure(f"{where}: player {p}'s action index {i} was accepted after the end")
 
 
 def check_returns_bounds(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     lo, hi = game.spec.reward_bounds
     returns = pt.finished_returns
+    where = f"returns_bounds: seed {pt.seed}"
     if len(returns) != game.num_players:
-        raise CheckFailure(f"returns_bounds: seed {pt.seed}: {len(returns)} returns for {game.num_players} players")
+        raise CheckFailure(f"{where}: {len(returns)} returns for {game.num_players} players")
     for p, r in enumerate(returns):
         if not (math.isfinite(r) and lo - 1e-9 <= r <= hi + 1e-9):
-            raise CheckFailure(
-                f"returns_bounds: seed {pt.seed}: player {p} returned {r}, outside the declared {game.spec.reward_bounds}"
-            )
+            raise CheckFailure(f"{where}: player {p} returned {r}, outside the declared {game.spec.reward_bounds}")
 
 
 def check_returns_sum(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
@@ -344,23 +310,17 @@ def check_length_bound(game: Game[Any, Any], pt: Playthrough, rng: np.random.Gen
 def check_serialization(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     k = int(rng.integers(len(pt.positions)))
     pos = pt.positions[k]
-    text = json.dumps(game.position_to_json(pos))
-    restored = game.position_from_json(json.loads(text))
+    where = f"serialization: seed {pt.seed} ply {k}"
+    restored = game.position_from_json(json.loads(json.dumps(game.position_to_json(pos))))
     if observation_digest(game, restored) != pt.obs_digests[k]:
-        raise CheckFailure(f"serialization: seed {pt.seed} ply {k}: observations differ after a JSON round trip")
+        raise CheckFailure(f"{where}: observations differ after a JSON round trip")
     for p in range(game.num_players):
-        if [game.action_to_str(a) for a in game.legal(restored, p)] != [
-            game.action_to_str(a) for a in game.legal(pos, p)
-        ]:
-            raise CheckFailure(
-                f"serialization: seed {pt.seed} ply {k}: player {p}'s legal actions differ after a JSON round trip"
-            )
+        if [*map(game.action_to_str, game.legal(restored, p))] != [*map(game.action_to_str, game.legal(pos, p))]:
+            raise CheckFailure(f"{where}: player {p}'s legal actions differ after a JSON round trip")
     for player, action in pt.moves[k:]:
         restored = game.act(restored, player, action)
     if not game.is_over(restored) or game.final_returns(restored) != pt.returns:
-        raise CheckFailure(
-            f"serialization: seed {pt.seed} ply {k}: playing on from the restored position does not give returns {pt.returns}"
-        )
+        raise CheckFailure(f"{where}: playing on from the restored position does not give returns {pt.returns}")
 
 
 def check_replay(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
@@ -371,13 +331,10 @@ def check_replay(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator
         for player, action in pt.moves:
             match.submit(player, action)
         replay(match.record, game)
-    except ReplayDivergenceError as exc:
-        raise CheckFailure(f"replay: seed {pt.seed}: {exc}" + global_rng_hint(game, pt)) from None
     except Exception as exc:
-        raise CheckFailure(
-            f"replay: seed {pt.seed}: recording the playthrough raised {type(exc).__name__}: {exc}"
-            + global_rng_hint(game, pt)
-        ) from None
+        diverged = isinstance(exc, ReplayDivergenceError)
+        what = str(exc) if diverged else f"recording the playthrough raised {type(exc).__name__}: {exc}"
+        raise CheckFailure(f"replay: seed {pt.seed}: {what}" + global_rng_hint(game, pt)) from None
 
 
 def check_commit_reveal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
@@ -389,10 +346,6 @@ def check_commit_reveal(game: Game[Any, Any], pt: Playthrough, rng: np.random.Ge
                 raise CheckFailure(
                     f"commit_reveal: seed {pt.seed} ply {after.ply}: player {p} can see another player's commitment before the reveal"
                 )
-
-
-def _encode(game: Game[Any, Any], state: Any, player: int) -> bytes:
-    return np.asarray(game.encode_observation(state, player), dtype=np.float32).tobytes()
 
 
 def _played_under(game: Game[Any, Any], pt: Playthrough, py_seed: int, np_seed: int) -> tuple[list[str] | str, bool]:
@@ -440,9 +393,8 @@ def global_rng_hint(game: Game[Any, Any], pt: Playthrough) -> str:
 
 
 def check_no_global_rng(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
-    """The same seed plays the same game whatever the global generators hold (one replay with
-    them reseeded by a salt of this example, compared with the playthrough), and the game
-    leaves their states as it found them."""
+    """The same seed plays the same game whatever the global generators hold (one replay with them
+    reseeded by a salt of this example), and the game leaves their states as it found them."""
     py_state, np_state = random.getstate(), np.random.get_state()
     salt = int(rng.integers(2**31))
     try:
@@ -477,18 +429,12 @@ def check_no_global_rng(game: Game[Any, Any], pt: Playthrough, rng: np.random.Ge
         )
 
 
-def sampled_ply(ply: int) -> bool:
-    """Plies at which the content of a state is digested (the first ones, then every 16th):
-    a digest can cost as much as the move, and a mutating transition usually mutates every time."""
-    return ply < 4 or ply % 16 == 0
-
-
 def check_no_state_mutation(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """Replays the moves; every transition must leave the state it was given unchanged: what
     the acting player observes of it (every ply) and its content (:func:`state_key`, sampled plies)."""
     pos = game.start(pt.seed)
     for ply, (player, action) in enumerate(pt.moves):
-        deep = sampled_ply(ply)
+        deep = ply < 4 or ply % 16 == 0  # a content digest can cost as much as the move: sampled plies
         before, obs = state_key(game, pos.state) if deep else None, digest(game.observe(pos, player))
         new = game.act(pos, player, action)
         if digest(game.observe(pos, player)) != obs or (deep and state_key(game, pos.state) != before):
@@ -522,9 +468,8 @@ def check_chance(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator
     ``chance=True`` half needs several playthroughs: :func:`check_chance_observed`)."""
     if game.spec.chance:
         return
-    mine = pt.views(game)
     for twin in pt.twins(game):
-        where = _first_difference(game, mine, pt.returns, twin)
+        where = _first_difference(game, pt, twin)
         if where is not None:
             raise CheckFailure(
                 f"chance: declared chance=False, but seeds {pt.seed} and {twin.seed} differ for the same moves ({where}); "
@@ -534,8 +479,7 @@ def check_chance(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator
 
 def seed_matters(game: Game[Any, Any], pt: Playthrough) -> bool:
     """Whether replaying ``pt``'s moves from another seed changes any view or the returns."""
-    mine = pt.views(game)
-    return any(_first_difference(game, mine, pt.returns, twin) is not None for twin in pt.twins(game))
+    return any(_first_difference(game, pt, twin) is not None for twin in pt.twins(game))
 
 
 def check_chance_observed(game: Game[Any, Any], pairs: int, seen: bool) -> None:
@@ -547,10 +491,8 @@ def check_chance_observed(game: Game[Any, Any], pairs: int, seen: bool) -> None:
         )
 
 
-def _first_difference(
-    game: Game[Any, Any], mine: list[View], returns: tuple[float, ...] | None, twin: Twin
-) -> str | None:
-    for ply, (a, b) in enumerate(zip(mine, twin.views)):
+def _first_difference(game: Game[Any, Any], pt: Playthrough, twin: Twin) -> str | None:
+    for ply, (a, b) in enumerate(zip(pt.views(game), twin.views)):
         for p in range(game.num_players):
             if a.obs[p] != b.obs[p]:
                 return f"player {p}'s observation at ply {ply}"
@@ -558,8 +500,8 @@ def _first_difference(
                 return f"player {p}'s legal actions at ply {ply}"
     if not twin.complete:
         return f"a move of the playthrough is not legal from seed {twin.seed} at ply {len(twin.views) - 1}"
-    if twin.returns != returns:
-        return f"returns {returns} then {twin.returns}"
+    if twin.returns != pt.returns:
+        return f"returns {pt.returns} then {twin.returns}"
     return None
 
 
@@ -634,11 +576,7 @@ def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generat
     the declared size and bounds; with ``spec.observation_is_state`` it also tells apart every
     two different observations."""
     lo, hi = game.observation_bounds
-    views = [*pt.views(game)]
-    for twin in pt.twins(game):
-        views.extend(twin.views)
-    by_obs: dict[tuple[int, str], bytes] = {}
-    by_enc: dict[tuple[int, bytes], str] = {}
+    views = [*pt.views(game), *(v for twin in pt.twins(game) for v in twin.views)]
     shape = np.shape(game.encode_observation(pt.positions[0].state, 0))
     if shape != (game.observation_size,):
         raise CheckFailure(
@@ -656,6 +594,8 @@ def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generat
                     f"encoding: seed {pt.seed} ply {ply}: player {p}'s numeric observation has values in "
                     f"[{vec.min()}, {vec.max()}], outside observation_bounds ({lo}, {hi}) (or not finite)"
                 )
+    by_obs: dict[tuple[int, str], bytes] = {}
+    by_enc: dict[tuple[int, bytes], str] = {}
     first: dict[tuple[int, str], View] = {}
     for view in views:
         for p in range(game.num_players):
@@ -673,8 +613,7 @@ def check_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generat
             if game.spec.observation_is_state:
                 other = by_enc.setdefault((p, view.enc[p]), view.obs[p])
                 if other != view.obs[p]:
-                    seen = first[(p, other)].observed
-                    keys = changed_keys(seen[p], view.observed[p]) if seen and view.observed else "some key"
+                    keys = changed_keys(first[(p, other)].observed[p], view.observed[p])
                     raise CheckFailure(
                         f"encoding: seed {pt.seed}: two observations of player {p} that differ in {keys} have the same "
                         "numeric observation. If that is hidden information (no_private_leak names it), take it out of "
@@ -788,6 +727,9 @@ def _subprocess_fingerprint(ref: dict[str, Any], seeds: list[int], hashseed: str
     return marked[-1].split(" ", 1)[1]
 
 
+_HASH_CAUSES = "(iteration over a set or dict of strings, or id()-based ordering, are the usual causes)"
+
+
 def check_cross_process_determinism(game: Game[Any, Any], seeds: list[int]) -> None:
     """The same seeds give the same games in fresh processes (other string-hash seeds).
     Raises :class:`CannotRebuild` when no other process can import the game's class."""
@@ -797,11 +739,5 @@ def check_cross_process_determinism(game: Game[Any, Any], seeds: list[int]) -> N
         there = _subprocess_fingerprint(ref, seeds, hashseed)
         if there != here:
             hint = global_rng_hint(game, play_random(game, seeds[0], _kit_chooser(seeds[0])))
-            if hint:
-                raise CheckFailure(
-                    f"cross_process_determinism: seeds {seeds} give different games in another process{hint}"
-                )
-            raise CheckFailure(
-                f"cross_process_determinism: seeds {seeds} give different games in a process with PYTHONHASHSEED={hashseed} "
-                "(iteration over a set or dict of strings, or id()-based ordering, are the usual causes)"
-            )
+            where = f"another process{hint}" if hint else f"a process with PYTHONHASHSEED={hashseed} " + _HASH_CAUSES
+            raise CheckFailure(f"cross_process_determinism: seeds {seeds} give different games in {where}")

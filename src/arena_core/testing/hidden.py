@@ -1,19 +1,11 @@
-"""The checks of hidden information: ``no_private_leak`` and ``hidden_state_sampling``.
-
-A language-model player reads text, not the observation dict: the game's text view, each turn of
-its transcript view and any other registered view (menus, compact views). So ``no_private_leak``
-resamples what is hidden from a seat (``sample_hidden_state``) and requires that nothing the seat
-receives changes: its observation (named by key), its numeric observation (by index), its legal
-actions, and every view's rendering of its turn (named by view, message and the differing span).
-
-``hidden_state_sampling`` requires every sampled world to be one the seat could be in: it keeps
-the seat's observation, and on a game that lists its deals (``enumerate_deals``) it is one of the
-worlds those deals give when replayed with the same moves and filtered by the seat's whole
-observation history; the sampled worlds' frequencies must match those deals' probabilities.
+"""The checks of hidden information: ``no_private_leak`` (nothing a seat receives, views' text
+included, changes when what is hidden from it is resampled) and ``hidden_state_sampling`` (every
+sampled world is one the seat could be in, with the deals' probabilities). Their reach: docs/testing.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
@@ -34,8 +26,7 @@ if TYPE_CHECKING:
 
 #: worlds drawn per (ply, seat) when comparing the sampler with the enumerated deals
 WORLD_DRAWS = 48
-#: a class of worlds whose count is this many standard deviations off its expected count fails
-#: (the draws are seeded, so the verdict is the same on every run)
+#: a class of worlds whose count is this many standard deviations off its expected count fails (seeded draws)
 MAX_Z = 4.5
 #: games listing more deals than this are not enumerated per playthrough (the cost is deals x plies)
 MAX_DEALS = 2000
@@ -59,8 +50,7 @@ _GONE = object()
 
 
 def text_span(real: str, other: str, context: int = 24) -> str:
-    """The first stretch where two texts differ, with a little context: ``'...X...' here, '...Y...'
-    in the resampled world``."""
+    """The first stretch where two texts differ, with a little context either side."""
     ops = [op for op in difflib.SequenceMatcher(None, real, other, autojunk=False).get_opcodes() if op[0] != "equal"]
     if not ops:
         return "the same text"
@@ -76,7 +66,7 @@ Rendered = list[tuple[str, str]]  # (part, text): e.g. ("user message", "..."), 
 
 def render(view: Any, game: Game[Any, Any], pos: Position[Any], player: int, marker: Any) -> tuple[Rendered, Any]:
     """What ``view`` shows ``player`` at ``pos`` as text parts, and the transcript marker for the
-    seat's next turn (transcript views only). A view of an unknown kind renders nothing."""
+    seat's next turn (transcript views only); nothing for a view of an unknown kind."""
     if callable(getattr(view, "turn", None)):
         turn = view.turn(game, pos, player, marker)
         parts = [
@@ -87,11 +77,11 @@ def render(view: Any, game: Game[Any, Any], pos: Position[Any], player: int, mar
         menu = view.menu(game, pos, player)
         return [("menu text", menu.text), ("menu labels", " ".join(menu.labels))], None
     if callable(getattr(view, "prompt", None)):
-        prompt = view.prompt(game, pos, player)
+        shown = view.prompt(game, pos, player)
         return [
-            ("system prompt", prompt.system),
-            ("user prompt", prompt.user),
-            ("legal list", ", ".join(prompt.legal)),
+            ("system prompt", shown.system),
+            ("user prompt", shown.user),
+            ("legal list", ", ".join(shown.legal)),
         ], None
     return [], None
 
@@ -101,16 +91,13 @@ def _views(game: Game[Any, Any]) -> list[tuple[str, Any]]:
     factories: Mapping[str, Callable[[], Any]] = game.views()
     # the text view first: the menu and transcript views of most games are built on it
     for name in sorted(factories, key=lambda n: (n != "text", n)):
-        try:
+        with contextlib.suppress(Exception):  # a view that cannot be built for this game (e.g. a menu too long)
             out.append((name, factories[name]()))
-        except Exception:  # a view that cannot be built for this game (e.g. a menu too long): not this check's business
-            continue
     return out
 
 
 def _markers(game: Game[Any, Any], pt: Playthrough, upto: int, player: int, view: Any) -> tuple[Any, bool]:
-    """The transcript marker ``player`` holds at ply ``upto`` (from its earlier turns), and
-    whether the view rendered every earlier turn."""
+    """The transcript marker ``player`` holds at ply ``upto``, and whether every earlier turn rendered."""
     marker = None
     for pos in pt.positions[:upto]:
         if pos.pending or player not in game.players_to_act(pos):
@@ -124,8 +111,8 @@ def _markers(game: Game[Any, Any], pt: Playthrough, upto: int, player: int, view
 
 # ---------------------------------------------------------------------- no_private_leak
 def check_no_private_leak(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
-    """Resample everything hidden from a seat; nothing that seat receives may change (at one
-    random decision point of the playthrough and at its last one)."""
+    """Nothing a seat receives changes when what is hidden from it is resampled (at a random
+    decision point and the last one)."""
     if not game.has_hidden_state_sampler:
         raise CheckFailure(
             f"no_private_leak: {game.spec.id} has imperfect information but no sample_hidden_state; implement it, "
@@ -171,12 +158,10 @@ def _same_input(game: Game[Any, Any], seed: int, pos: Position[Any], p: int, wor
             )
         vec = np.asarray(game.encode_observation(state, p), dtype=np.float32).ravel()
         if vec.shape != enc.shape or not np.array_equal(vec, enc):
-            idx = int(np.flatnonzero(vec != enc)[0]) if vec.shape == enc.shape else -1
-            at = (
-                f"at index {idx} ({enc[idx]:g} then {vec[idx]:g})"
-                if idx >= 0
-                else f"in shape {enc.shape} then {vec.shape}"
-            )
+            at = f"in shape {enc.shape} then {vec.shape}"
+            if vec.shape == enc.shape:
+                idx = int(np.flatnonzero(vec != enc)[0])
+                at = f"at index {idx} ({enc[idx]:g} then {vec[idx]:g})"
             raise CheckFailure(
                 f"{where} numeric observation (encode_observation, what PettingZoo and Gym agents receive) changes {at} "
                 f"{why}; build encode_observation from what observation(state, {p}) shows, nothing else"
@@ -220,9 +205,8 @@ def _same_view(game: Game[Any, Any], pt: Playthrough, k: int, p: int, name: str,
 
 # ---------------------------------------------------------------------- hidden_state_sampling
 def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
-    """Every sampled world keeps the seat's observation (every ply); on a game that lists its
-    deals, every sampled world is possible given the seat's whole observation history and the
-    worlds come with the deals' probabilities (at one random ply)."""
+    """Every sampled world keeps the seat's observation (every ply); with ``enumerate_deals``, it is
+    possible given the seat's observation history, with the deals' probabilities (one random ply)."""
     if game.spec.information is Information.PERFECT or not game.has_hidden_state_sampler:
         return
     for k, pos in enumerate(pt.positions):

@@ -1,24 +1,5 @@
-"""A hypothesis state machine that plays, clones, serialises and replays a game.
-
-The protocol's invariants are the machine's invariants; a game author subclasses it, names the
-game and adds invariants of their own::
-
-    from hypothesis.stateful import invariant
-    from arena_core.testing.machine import GameStateMachine
-
-    class NimMachine(GameStateMachine):
-        game = Nim()
-
-        @invariant()
-        def pile_is_never_negative(self):
-            assert self.position.state.stones >= 0
-
-    TestNim = NimMachine.TestCase
-
-Each run deals from a drawn seed, then hypothesis interleaves the rules below (legal moves,
-rejected illegal moves, clones, JSON round trips that the game then continues from, replays
-from the seed) and checks every invariant after each step. A failure reports the steps and the
-episode; ``$ARENA_FAILING_EPISODES`` writes it as an episode file, as for the strategies.
+"""A hypothesis state machine that plays, clones, serialises and replays a game, checking the
+protocol's invariants after every step; subclass it, set ``game``, add invariants (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -52,12 +33,8 @@ def _view(game: Game[Any, Any], pos: Position[Any]) -> str:
 
 
 class GameStateMachine(RuleBasedStateMachine):
-    """Plays one game per run; subclass it, set ``game``, add ``@invariant()`` methods.
-
-    Attributes an invariant may read: ``game``, ``seed``, ``position`` (the current one),
-    ``moves`` (``(seat, action)`` so far) and ``playthrough`` (all of it as a
-    :class:`~arena_core.testing.strategies.Playthrough`).
-    """
+    """Plays one game per run; subclass it, set ``game``, add ``@invariant()`` methods that read
+    ``game``, ``seed``, ``position``, ``moves`` (``(seat, action)`` so far) and ``playthrough``."""
 
     game: ClassVar[Game[Any, Any]]
     #: where a failing run's episode is written (default: ``$ARENA_FAILING_EPISODES``)
@@ -161,11 +138,8 @@ class GameStateMachine(RuleBasedStateMachine):
     @rule()
     def replay_from_seed(self) -> None:
         """The seed and the moves so far reproduce the position."""
-        game = self.game
-        pos = game.start(self.seed)
-        for seat, action in self.moves:
-            pos = game.act(pos, seat, action)
-        if _view(game, pos) != _view(game, self._here()):
+        pos = Playthrough.replayed(self.game, self.seed, tuple(self.moves)).final
+        if _view(self.game, pos) != _view(self.game, self._here()):
             raise AssertionError(
                 f"replaying seed {self.seed} and {len(self.moves)} moves does not reproduce the position"
             )

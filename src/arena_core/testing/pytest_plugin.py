@@ -1,21 +1,9 @@
 """The Arena pytest plugin (a ``pytest11`` entry point of the core distribution).
 
-``pytest --arena-conformance`` adds one test per registered game and conformance check
-(``arena-conformance::<game>::<check>``): passed, failed with the defect named, or skipped as
-exempt with the game's reason. Each game's first test, ``::registration``, loads it: it fails
-on a broken registration (an entry-point name that is not the game's ``spec.id``, an import
-error inside the plugin, a class that is not a game) and the game's checks are then not run;
-it is skipped, with the game's checks, only when the game's extra is not installed or the
-plugin itself says it cannot work here (it raises ``ImportError("why")`` or
-``PluginUnavailableError`` when imported). ``--arena-games=a,b`` narrows the games, ``--arena-max-examples``
-sets the number of hypothesis examples. Without the option the plugin adds nothing.
-
-Fixtures (session-scoped factories): ``arena_game(game_id, params=None, num_players=None)``
-makes a registered game, ``arena_playthroughs(game_or_id, **kwargs)`` gives the
-:func:`~arena_core.testing.strategies.playthroughs` strategy of one.
-
-The plugin imports only pytest and the standard library when it loads; the kit and hypothesis
-are imported when a test asks for them, with the install hint if hypothesis is absent.
+``pytest --arena-conformance`` adds one test per registered game and check
+(``arena-conformance::<game>::<check>``) after the game's ``::registration`` test; the fixtures
+``arena_game`` and ``arena_playthroughs``. What passes, fails and skips: docs/testing.md. Loading
+the plugin imports only pytest; the kit and hypothesis come when a test asks for them.
 """
 
 from __future__ import annotations
@@ -83,10 +71,8 @@ REGISTRATION = "registration"
 
 
 def declared_unavailable(exc: BaseException) -> bool:
-    """Whether a plugin's load failure is the plugin saying it cannot work here (it raised
-    ``PluginUnavailableError``, or an ``ImportError`` of its own with a message), rather than a
-    broken plugin (a module that is not installed, a name that does not exist: the import
-    system's errors name the module, and so does Python's error for a missing name)."""
+    """Whether a load failure is the plugin saying it cannot work here (``PluginUnavailableError``,
+    or an ``ImportError`` of its own, naming no module), not a broken plugin."""
     from ..errors import PluginUnavailableError
 
     if not isinstance(exc, PluginUnavailableError):

@@ -1,29 +1,12 @@
 """Hypothesis strategies for game authors: seeds, playthroughs, positions, actions.
 
-A property test of your own invariant, in a few lines::
-
-    from hypothesis import given
-    from arena_core.testing.strategies import playthroughs
-
-    @given(playthroughs(Nim()))
-    def test_the_pile_never_grows(pt):
-        for before, _, _, after in pt.transitions():
-            assert after.state.stones <= before.state.stones
-
-How it shrinks. A playthrough is a seed (shrinks toward 0) and one drawn integer per decision:
-0 stops the playthrough there, any other value ``v`` picks legal action ``(v - 1) % n``. Hypothesis
-shrinks each integer toward 0, so a failing playthrough is cut right after the decision that
-shows the bug, and the choices before it move toward the first legal action. With
-``complete=True`` every playthrough runs to the end of the game (for end-of-game properties).
-
-What a failure shows. The falsifying example prints the episode (game, seed, each decision as
-``p<seat> <action>``). Set ``ARENA_FAILING_EPISODES=<dir>`` (or pass ``save_failing_to=``) and
-the reported, shrunk playthrough is also written as an episode file that ``arena replay`` re-runs
-step by step.
+How a playthrough shrinks, what a failure reports and the episode file it can write
+(``$ARENA_FAILING_EPISODES``): docs/testing.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -59,8 +42,7 @@ _CHOICE_MAX = 2**16 - 1  # one draw per decision: 0 = stop here, v > 0 = legal a
 
 
 class PlaythroughError(AssertionError):
-    """The game failed while a playthrough was being generated; ``playthrough`` holds the moves
-    up to the decision that failed (the message names that decision)."""
+    """The game failed while a playthrough was generated; ``playthrough`` holds the moves before."""
 
     def __init__(self, message: str, playthrough: Playthrough | None = None):
         super().__init__(message)
@@ -69,16 +51,20 @@ class PlaythroughError(AssertionError):
 
 @dataclass(frozen=True, eq=False)
 class Playthrough:
-    """A seeded game played from its deal: the (seat, action) moves and every position.
-
-    ``complete`` is True when the game reached its end; otherwise the playthrough stopped early
-    (shrinking stops it right after the decision that matters).
-    """
+    """A seeded game played from its deal: the (seat, action) moves and every position."""
 
     game: Game[Any, Any]
     seed: int
     moves: tuple[tuple[int, Any], ...]
     positions: tuple[Position[Any], ...]
+
+    @classmethod
+    def replayed(cls, game: Game[Any, Any], seed: int, moves: tuple[tuple[int, Any], ...]) -> Playthrough:
+        """``moves`` played afresh from ``seed`` (raises where one is not legal)."""
+        positions = [game.start(seed)]
+        for seat, action in moves:
+            positions.append(game.act(positions[-1], seat, action))
+        return cls(game, seed, moves, tuple(positions))
 
     @property
     def final(self) -> Position[Any]:
@@ -116,11 +102,8 @@ class Playthrough:
         printer.text(repr(self))
 
     def record(self) -> EpisodeRecord:
-        """The playthrough as an episode record (the format ``arena replay`` reads).
-
-        A playthrough that stopped early is recorded as cut off by a turn cap at its length (an
-        honest truncation, never a result); one of zero decisions keeps its first decision, since
-        an episode needs one to be cut off after."""
+        """The episode record ``arena replay`` reads; a playthrough that stopped early is cut off by
+        a turn cap at its length (one of zero decisions keeps its first decision to be cut after)."""
         from ..match import Match
 
         moves = list(self.moves)
@@ -139,7 +122,7 @@ class Playthrough:
         return match.record
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the episode file; ``arena replay PATH`` re-runs it and checks every step."""
+        """Write the episode file that ``arena replay PATH`` re-runs."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.record().write(path)
@@ -147,11 +130,8 @@ class Playthrough:
 
 
 def seeds(max_value: int = 2**31 - 1) -> st.SearchStrategy[int]:
-    """Deal seeds in ``0..max_value``; they shrink toward 0.
-
-    Half are drawn below 256, so a failure that only some deals show is usually found, and
-    then shrunk, among small seeds (hypothesis shrinks an integer greedily: to 0 when the deal
-    does not matter, else to a small local minimum)."""
+    """Deal seeds in ``0..max_value``, half of them below 256 (where a failure that only some deals
+    show is then found and shrunk); they shrink toward 0."""
     return st.one_of(st.integers(0, min(255, max_value)), st.integers(0, max_value))
 
 
@@ -170,13 +150,8 @@ def _policy_action(policy: Any, game: Game[Any, Any], pos: Position[Any], seat: 
     return answer
 
 
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
-
-
 def _report(pt: Playthrough, save_failing_to: str | os.PathLike[str] | None) -> None:
-    """On the run hypothesis reports (the shrunk failing example), note the episode and write
-    it where asked."""
+    """On the run hypothesis reports (the shrunk failing one), note the episode; write it if asked."""
     if not currently_in_test_context() or not getattr(current_build_context(), "is_final", False):
         return
     note(f"episode: {pt.describe()}")
@@ -186,7 +161,8 @@ def _report(pt: Playthrough, save_failing_to: str | os.PathLike[str] | None) -> 
         return
     target = Path(where)
     if target.suffix != ".jsonl":
-        target = target / f"{_safe_name(pt.game.spec.id)}-seed{pt.seed}-{len(pt.moves)}decisions.jsonl"
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", pt.game.spec.id)
+        target = target / f"{safe_id}-seed{pt.seed}-{len(pt.moves)}decisions.jsonl"
     try:
         pt.write(target)
     except Exception as exc:  # the game itself may be what fails; say so, keep the report
@@ -209,10 +185,6 @@ def _playthroughs(
     seed = draw(seed_strategy)
     limit = game.spec.max_length if max_decisions is None else max_decisions
     pos = game.start(seed)
-
-    def seat_has_policy(at: Position[Any]) -> bool:
-        return game.current_player(at) in policies
-
     moves: list[tuple[int, Any]] = []
     positions = [pos]
     for hook_seat, policy in policies.items():
@@ -222,7 +194,7 @@ def _playthroughs(
     while not game.is_over(pos) and len(moves) < limit:
         # the draw first, outside the game's own code (hypothesis steers through its exceptions)
         if complete:
-            v = 1 if seat_has_policy(pos) else 1 + draw(st.integers(0, _CHOICE_MAX))
+            v = 1 if game.current_player(pos) in policies else 1 + draw(st.integers(0, _CHOICE_MAX))
         else:
             v = draw(st.integers(0, _CHOICE_MAX))
             if v == 0:
@@ -241,13 +213,11 @@ def _playthroughs(
                 else legal[(v - 1) % len(legal)]
             )
             pos = game.act(pos, seat, action)
-        except PlaythroughError as exc:
-            done = Playthrough(game, seed, tuple(moves), tuple(positions))
-            _report(done, save_failing_to)
-            raise PlaythroughError(f"{exc}; after {done.describe()}", done) from None
         except Exception as exc:
             done = Playthrough(game, seed, tuple(moves), tuple(positions))
             _report(done, save_failing_to)
+            if isinstance(exc, PlaythroughError):
+                raise PlaythroughError(f"{exc}; after {done.describe()}", done) from None
             raise PlaythroughError(
                 f"{game.spec.id} raised {type(exc).__name__}: {exc} at decision {len(moves)} (player {seat}); episode so far: {done.describe()}",
                 done,
@@ -276,38 +246,22 @@ def playthroughs(
     complete: bool = False,
     save_failing_to: str | os.PathLike[str] | None = None,
 ) -> st.SearchStrategy[Playthrough]:
-    """Random legal play of ``game`` from a drawn seed.
-
-    ``policies`` maps a seat to a player (anything with ``act(decision)``, e.g. from
-    ``arena_core.registry.make_player``) or a function of a :class:`~arena_core.players.Decision`;
-    the other seats play random legal actions. Without ``complete`` a playthrough may stop before
-    the end (and shrinks toward the shortest one that fails); with it, it always reaches the end.
-    ``max_decisions`` (default ``spec.max_length``) bounds the length. ``save_failing_to`` (a
-    folder, or a ``.jsonl`` path) writes the reported failing playthrough as an episode file
-    (default: the folder in ``$ARENA_FAILING_EPISODES``, if set).
-    """
-    return _build(game, seeds, policies, max_decisions, complete, save_failing_to, report=True)
+    """Random legal play of ``game`` from a drawn seed; ``policies`` plays some seats with a player
+    (``act(decision)``) or a function of the ``Decision``. Without ``complete`` a playthrough may
+    stop before the end (so a failure shrinks to a short one). The keywords: docs/testing.md."""
+    seed_strategy = _seeds() if seeds is None else seeds
+    return _playthroughs(game, seed_strategy, _seated(game, policies), max_decisions, complete, save_failing_to)
 
 
-def _build(
-    game: Game[Any, Any],
-    seeds: st.SearchStrategy[int] | None,
-    policies: Mapping[int, Any] | None,
-    max_decisions: int | None,
-    complete: bool,
-    save_failing_to: str | os.PathLike[str] | None,
-    *,
-    report: bool,
-) -> st.SearchStrategy[Playthrough]:
+def _seated(game: Game[Any, Any], policies: Mapping[int, Any] | None) -> dict[int, Any]:
+    """``policies`` by seat, the seats checked against ``game``'s."""
     if not isinstance(game, Game):
         raise TypeError(f"playthroughs() needs a Game instance, got {game!r}")
-    policies = dict(policies or {})
-    bad = [s for s in policies if not (isinstance(s, int) and 0 <= s < game.num_players)]
+    seated = dict(policies or {})
+    bad = [s for s in seated if not (isinstance(s, int) and 0 <= s < game.num_players)]
     if bad:
         raise ValueError(f"policies name seats {bad}; {game.spec.id} here has seats 0..{game.num_players - 1}")
-    return _playthroughs(
-        game, _seeds() if seeds is None else seeds, policies, max_decisions, complete, save_failing_to, report
-    )
+    return seated
 
 
 @st.composite
@@ -320,7 +274,9 @@ def _positions(
     max_decisions: int | None,
     save_failing_to: str | os.PathLike[str] | None,
 ) -> Position[Any]:
-    pt = draw(_build(game, seeds, policies, max_decisions, False, save_failing_to, report=False))
+    seed_strategy = _seeds() if seeds is None else seeds
+    seated = _seated(game, policies)
+    pt = draw(_playthroughs(game, seed_strategy, seated, max_decisions, False, save_failing_to, report=False))
     candidates = [k for k, pos in enumerate(pt.positions) if where is None or where(game, pos)]
     if not candidates:
         from hypothesis import reject
@@ -341,23 +297,15 @@ def positions(
     max_decisions: int | None = None,
     save_failing_to: str | os.PathLike[str] | None = None,
 ) -> st.SearchStrategy[Position[Any]]:
-    """Positions reachable by legal play (the end of a playthrough, so terminal ones too).
-
-    ``where(game, position)`` keeps only the positions it accepts (the earliest of a
-    playthrough's are preferred when shrinking); the other keywords are those of
-    :func:`playthroughs`. The failure report gives (and writes, on request) the moves that
-    reach the position."""
+    """Positions reachable by legal play, terminal ones too; ``where(game, position)`` keeps some.
+    The other keywords are as for :func:`playthroughs`; a failure reports the moves to the position."""
     return _positions(game, where, seeds, policies, max_decisions, save_failing_to)
-
-
-def _seat(game: Game[Any, Any], position: Position[Any], player: int | None) -> int | None:
-    return game.current_player(position) if player is None else player
 
 
 def legal_actions(game: Game[Any, Any], position: Position[Any], player: int | None = None) -> st.SearchStrategy[Any]:
     """The legal actions of ``player`` (default: the one to act) at ``position``; shrinks toward
     the first. Nothing to draw (an unsatisfiable strategy) when the player has none."""
-    seat = _seat(game, position, player)
+    seat = game.current_player(position) if player is None else player
     legal = game.legal(position, seat) if seat is not None else ()
     return st.sampled_from(legal) if legal else st.nothing()
 
@@ -365,17 +313,13 @@ def legal_actions(game: Game[Any, Any], position: Position[Any], player: int | N
 def illegal_actions(game: Game[Any, Any], position: Position[Any], player: int | None = None) -> st.SearchStrategy[Any]:
     """Actions of the game's index space that ``player`` (default: the one to act, or seat 0
     at the end) may not play at ``position``: every action when it is not that player's turn."""
-    seat = _seat(game, position, player)
-    seat = 0 if seat is None else seat
-    legal_ids = {game.action_id(a) for a in game.legal(position, seat)}
+    seat = game.current_player(position) if player is None else player
+    legal_ids = {game.action_id(a) for a in game.legal(position, 0 if seat is None else seat)}
     out = []
     for i in range(game.num_actions):
-        if i in legal_ids:
-            continue
-        try:
-            out.append(game.action_from_id(i))
-        except (ValueError, IndexError, KeyError):
-            continue
+        if i not in legal_ids:
+            with contextlib.suppress(ValueError, IndexError, KeyError):
+                out.append(game.action_from_id(i))
     return st.sampled_from(out) if out else st.nothing()
 
 
