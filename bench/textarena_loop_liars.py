@@ -52,8 +52,8 @@ TUNING = {  # name: (player A, player B, deals)
     ),
 }
 EVALS = {
-    "generalist_vs_random": (GENERALIST, "random", 50),
-    "generalist_vs_stock": (GENERALIST, STOCK, 20),
+    "generalist_vs_random": (GENERALIST, "random", 40),
+    "generalist_vs_stock": (GENERALIST, STOCK, 12),
 }
 
 
@@ -103,9 +103,11 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     return {"win_rate": wins / n, "games": n, "wilson": [lo, hi], "clustered": [cm.low, cm.high], "p": cm.pvalue}
 
 
-def _run(table: dict[str, tuple[str, str, int]], first_seed: int, out: Path) -> int:
+def _run(table: dict[str, tuple[str, str, int]], first_seed: int, out: Path, only: str | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, (a, b, deals) in table.items():
+        if only and name != only:
+            continue
         path = out / f"{name}.json"
         if path.exists():
             print(f"{name}: done already ({path})")
@@ -119,11 +121,11 @@ def _run(table: dict[str, tuple[str, str, int]], first_seed: int, out: Path) -> 
 
 
 def tune(args: argparse.Namespace) -> int:
-    return _run(TUNING, TUNE_SEED, Path(args.out) / "tune")
+    return _run(TUNING, TUNE_SEED, Path(args.out) / "tune", args.only)
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    return _run(EVALS, EVAL_SEED, Path(args.out) / "eval")
+    return _run(EVALS, EVAL_SEED, Path(args.out) / "eval", args.only)
 
 
 def _pct(x: float) -> str:
@@ -165,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, fn in (("tune", tune), ("eval", evaluate), ("report", report)):
         p = sub.add_parser(name)
         p.add_argument("--out", default=str(OUT))
+        p.add_argument("--only", default=None, help="run only this pairing (one per CPU slot)")
         p.set_defaults(fn=fn)
     args = parser.parse_args(argv)
     code: int = args.fn(args)
