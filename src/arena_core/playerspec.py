@@ -13,10 +13,9 @@ Three spellings of one seat, all giving a :class:`PlayerSpec`:
 The older ``name:key=value,key=value`` spelling is still read. ``--players a,b`` splits seats on
 commas outside braces and quotes, so inline tables may appear in it.
 
-A spec is parsed once, where it enters (the command line, a TOML/YAML config, the study, a
-search player's rollout option); everything downstream takes the typed :class:`PlayerSpec`, so
-entrant names, preflight, identities and secrets scrubbing see every spelling alike. Nothing
-else splits spec text (``tests/test_playerspec_typed.py`` scans the source for hand-splitting).
+A spec is parsed once, where it enters (README, "Player specs"); everything downstream takes
+the typed :class:`PlayerSpec`. Nothing else splits spec text (``tests/test_playerspec_typed.py``
+scans the source for hand-splitting).
 
 Every malformed spec raises :class:`~arena_core.errors.ConfigError` with one line that shows the
 offending text and the fix. Nothing here imports a player.
