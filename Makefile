@@ -93,6 +93,12 @@ dists: venv
 check-split: venv
 	PYTHON=$(BIN)/python LOCK=$(LOCK) bash scripts/check_split.sh
 
+# The verifiers bridge (dists/verifiers, issue 33) in its own throw-away venv with its own lock
+# (scripts/check_verifiers.sh; no dev venv needed). .ci/run runs it in the background from the start.
+.PHONY: check-verifiers
+check-verifiers:
+	bash scripts/check_verifiers.sh
+
 bench: venv
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(FAST_ENV) $(BIN)/python bench/run_all.py

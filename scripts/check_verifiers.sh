@@ -1,24 +1,58 @@
 #!/usr/bin/env bash
 # The verifiers bridge (dists/verifiers) in its own environment: verifiers 0.4 requires openai<3,
 # and the development lock holds openai 3.x, so it cannot join the development install
-# (docs/ecosystem.md). Builds the core, games and players wheels, installs them with verifiers
-# 0.4 and the bridge into a throw-away venv, and runs dists/verifiers/tests (an end-to-end
-# `vf-eval arena-verifiers` against a local fake streaming server included).
-# Measured on 2 shared cores: the whole script 208 s (install with a warm pip cache; about 5 min cold:
-# 100 packages, 572 MB), the tests 31-41 s.
-#   PYTHON  builds the wheels (default: the dev venv's python)   VF_PYTHON  the venv's Python (3.11+)
+# (docs/ecosystem.md). A throw-away venv gets uv (pip), then with uv the versions of
+# dists/verifiers/constraints.txt (its own lock, installed with --no-deps: no resolution; `uv pip
+# check` then fails on a lock that misses a requirement), then the core, games, players and the
+# bridge from copies of their source (no dev venv needed; builds in dists/ by a concurrent
+# `make check-split` are not touched), then runs dists/verifiers/tests (an end-to-end `vf-eval
+# arena-verifiers` against a local fake streaming server included). .ci/run starts it in the
+# background beside `make lint` and `make test` and waits for it at the end.
+#   scripts/check_verifiers.sh         the check
+#   scripts/check_verifiers.sh lock    refresh dists/verifiers/constraints.txt from a fresh resolution
+#   VF_PYTHON  the venv's Python (3.11+; default python3.11)
+# uv is in the lock because verifiers' null harness runs its chat program with `uv sync --script`
+# (the venv's bin/ is put first on PATH, else verifiers installs uv with `pip install --user`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-.venv/bin/python}
 VF_PYTHON=${VF_PYTHON:-python3.11}
+LOCK=dists/verifiers/constraints.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for d in core games players; do
-    rm -rf "dists/$d/build"
-    "$PYTHON" -m pip wheel -q --no-deps --no-build-isolation -w "$work/wheels" "dists/$d"
+step() { echo "[check_verifiers ${SECONDS}s] $*"; }
+# a command's output goes to a log shown only when it fails
+quiet() { "$@" >"$work/cmd.log" 2>&1 || { grep -v "is ignored: it is neither" "$work/cmd.log" >&2; echo "check_verifiers: failed: $*" >&2; exit 1; }; }
+
+# copies of the four distributions (links followed: dists/*/src/<package> links into src/)
+for d in core games players verifiers; do
+    cp -rL "dists/$d" "$work/$d"
+    rm -rf "$work/$d/build" "$work/$d"/src/*.egg-info
+    find "$work/$d" -name __pycache__ -prune -exec rm -rf {} +
 done
+ours="$work/core $work/games $work/players $work/verifiers"
 "$VF_PYTHON" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install -q --disable-pip-version-check --find-links "$work/wheels" \
-    "./dists/verifiers[test]"
-"$work/venv/bin/python" -m pytest -q -p no:cacheprovider dists/verifiers/tests
+py="$work/venv/bin/python"
+uv="$work/venv/bin/uv"
+pin() { grep -i "^$1==" "$LOCK" || echo "$1"; }
+quiet "$py" -m pip install -q --disable-pip-version-check "$(pin uv)"
+
+if [ "${1:-}" = lock ]; then
+    step "resolving verifiers and the bridge's dependencies afresh"
+    quiet "$uv" pip install --python "$py" "setuptools>=77" wheel uv $ours "$work/verifiers[test]"
+    {
+        echo "# The verifiers environment's lock: scripts/check_verifiers.sh lock (Python $("$py" -c 'import platform; print(platform.python_version())'))"
+        "$uv" pip freeze --python "$py" | grep -v -i -E "^(turn-arena|pip==)"
+    } >"$LOCK"
+    step "wrote $LOCK ($(grep -c == "$LOCK") pins)"
+    exit 0
+fi
+
+step "installing the lock ($(grep -c == "$LOCK") packages, no resolution)"
+quiet "$uv" pip install --python "$py" --no-deps -r "$LOCK"
+step "installing the core, games, players and the bridge"
+quiet "$uv" pip install --python "$py" --no-deps --no-build-isolation $ours
+quiet "$uv" pip check --python "$py"
+step "dists/verifiers/tests"
+# bytecode written (the venv is thrown away): verifiers is imported by pytest, vf-eval and each chat program
+PATH="$work/venv/bin:$PATH" env -u PYTHONDONTWRITEBYTECODE "$py" -m pytest -q -p no:cacheprovider dists/verifiers/tests
 echo "check_verifiers: ok in ${SECONDS}s"
