@@ -13,6 +13,11 @@ Methods that run today:
   traversals (2 players x 120 deals), counted as 240 episodes;
 - ``cfrplus``: OpenSpiel's CFR+ (``CFRPlusSolver``, the ``openspiel`` extra) on OpenSpiel's
   ``leduc_poker``, counted the same way.
+- ``selfplay_pg``: the project's numpy self-play policy gradient with a moving magnet
+  (``arena_train.selfplay_pg``, config ``SELFPLAY_PG``), learning from sampled episodes (one
+  episode = one sampled deal played once); ``exploitability`` is its realisation-weighted
+  average policy's, ``last_iterate`` its current policy's; ``selfplay_pg_plain``: the same
+  without the magnet.
 Not yet (they exit 2 and say so): ``lm_selfplay`` (the project's LM self-play), ``nfsp``
 (OpenSpiel's NFSP needs a deep-learning framework the bench extra does not install yet),
 ``policy_gradient``. CFR is deterministic: its seeds only name files.
@@ -33,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "leduc"  # committed as the files land (runs/ is ignored)
 TRAVERSALS_PER_ITERATION = 240  # 2 players x 120 deals
-Emit = Callable[[int, float], None]
+Emit = Callable[..., None]  # emit(episodes, exploitability, **extra columns)
 
 
 def _cfr(seed: int, episodes: int, evals: int, emit: Emit) -> None:
@@ -61,6 +66,44 @@ def _cfrplus(seed: int, episodes: int, evals: int, emit: Emit) -> None:
         emit(done * TRAVERSALS_PER_ITERATION, exploitability.exploitability(game, solver.average_policy()))
 
 
+#: the project's numpy self-play PG on Leduc (arena_train.selfplay_pg): tabular softmax, 128 episodes
+#: per step, Adam without momentum (RMSprop) at 0.02 decaying linearly to 0.001, KL 3.0 toward a magnet
+#: reset every 200 steps to 0.95 x the current policy + 0.05 x uniform (without the uniform share the
+#: magnet keeps the near-zero probabilities and the runs drifted back up after 400,000 episodes),
+#: realisation-weighted average with linear iterate weights. Chosen from 300,000- and
+#: 1,000,000-episode trials on the tuning seeds 0 and 1 (listed in docs/benchmarks.md); the curves
+#: are run on other seeds (SELFPLAY_PG_SEEDS).
+SELFPLAY_PG = dict(
+    episodes_per_step=128,
+    optimizer="rmsprop",
+    learning_rate=0.02,
+    lr_final=0.001,
+    magnet=3.0,
+    magnet_every=200,
+    magnet_mix=0.05,
+    average="linear",
+)
+SELFPLAY_PG_TUNING_SEEDS = (0, 1)
+SELFPLAY_PG_SEEDS = (100, 101, 102)
+
+
+def _selfplay_pg(changes: dict[str, object]) -> Callable[[int, int, int, Emit], None]:
+    def method(seed: int, episodes: int, evals: int, emit: Emit) -> None:
+        from arena_core.registry import load
+        from arena_train.selfplay_pg import SelfPlayConfig, SelfPlayPG
+
+        config = SelfPlayConfig(**{**SELFPLAY_PG, **changes, "episodes": episodes, "seed": seed, "eval_every": 0})
+        trainer = SelfPlayPG(load("games", "leduc_poker")(), config)
+        last = config.steps
+        marks = sorted({max(1, round(last ** (k / max(1, evals - 1)))) for k in range(evals)} | {last})
+        for target in marks:
+            trainer.run(until=target)
+            ev = trainer.evaluate()
+            emit(ev["episodes"], ev["avg_exploitability"], last_iterate=ev["exploitability"])
+
+    return method
+
+
 def _not_yet(name: str) -> Callable[[int, int, int, Emit], None]:
     def method(seed: int, episodes: int, evals: int, emit: Emit) -> None:
         raise NotImplementedError(f"method {name!r} is not written yet (issue 31, point 4)")
@@ -74,6 +117,8 @@ METHODS: dict[str, Callable[[int, int, int, Emit], None]] = {
     "lm_selfplay": _not_yet("lm_selfplay"),
     "nfsp": _not_yet("nfsp"),
     "policy_gradient": _not_yet("policy_gradient"),
+    "selfplay_pg": _selfplay_pg({}),
+    "selfplay_pg_plain": _selfplay_pg({"magnet": 0.0}),
 }
 
 
@@ -104,8 +149,8 @@ def run(method: str, seed: int, episodes: int, evals: int, out: Path) -> Path:
     started = time.perf_counter()
     with path.open("w") as fh:
 
-        def emit(n: int, value: float) -> None:
-            row = {"episodes": n, "exploitability": value, "wall_s": round(time.perf_counter() - started, 2)}
+        def emit(n: int, value: float, **extra: float) -> None:
+            row = {"episodes": n, "exploitability": value, **extra, "wall_s": round(time.perf_counter() - started, 2)}
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             print(f"{method} seed {seed}: {n} episodes, exploitability {value:.6f}")

@@ -254,6 +254,7 @@ class SelfPlayConfig:
     features: Literal["infostate", "encoding"] = "infostate"  # one-hot state (tabular) or the game's encoding
     hidden: int = 0
     optimizer: Literal["sgd", "adam", "rmsprop"] = "sgd"  # rmsprop: Adam without momentum (beta1 = 0)
+    adam_eps: float = 1e-8  # Adam/RMSprop's epsilon (larger: smaller steps where gradients are rare)
     per_visit: bool = False  # average each state's gradient over its visits (not over the step's episodes)
     learning_rate: float = 0.1
     lr_final: float | None = None  # linear decay to this over the run (None: constant)
@@ -262,6 +263,7 @@ class SelfPlayConfig:
     entropy_final: float | None = None  # ... annealed linearly to this (None: constant)
     magnet: float = 0.0  # alpha: KL(pi || rho) penalty; rho uniform until the first reset
     magnet_every: int = 0  # steps between magnet resets to the current policy (0: fixed magnet)
+    magnet_mix: float = 0.0  # a reset magnet is (1 - mix) x the current policy + mix x uniform
     average: Literal["uniform", "linear"] = "uniform"  # iterate weights of the realisation-weighted average
     eval_every: int = 50  # steps between exact evaluations (and always the last step)
     seed: int = 0
@@ -322,7 +324,7 @@ class SelfPlayPG:
             weight_sum=0.0,
             adam=None
             if cfg.optimizer == "sgd"
-            else Adam(cfg.learning_rate, beta1=0.9 if cfg.optimizer == "adam" else 0.0),
+            else Adam(cfg.learning_rate, beta1=0.9 if cfg.optimizer == "adam" else 0.0, eps=cfg.adam_eps),
             rng=make_rng(cfg.seed, "selfplay_pg"),
         )
 
@@ -388,7 +390,8 @@ class SelfPlayPG:
         new = self.probs()
         self.accumulate(new, 1.0 if cfg.average == "uniform" else float(s.step))
         if cfg.magnet_every and s.step % cfg.magnet_every == 0:
-            s.magnet = new.copy()
+            uniform = t.mask / t.mask.sum(axis=1, keepdims=True)
+            s.magnet = (1.0 - cfg.magnet_mix) * new + cfg.magnet_mix * uniform
         return {"step": s.step, "episodes": s.step * n, "decisions": int(len(info))}
 
     def evaluate(self) -> dict[str, Any]:
