@@ -771,15 +771,16 @@ def _pg_plot(out: Path) -> None:
     for n, variant in enumerate(PG_NOTES):
         runs = {s: r for s, r in pg_load(variant, out).items() if s in PG_FRESH_SEEDS}
         for k, (_seed, r) in enumerate(sorted(runs.items())):
-            x = [max(e["episodes"], 1) for e in r["evals"]]
+            evals = [e for e in r["evals"] if e["episodes"] > 0]
+            x = [e["episodes"] for e in evals]
             ax.plot(
                 x,
-                [e["avg_exploitability"] for e in r["evals"]],
+                [e["avg_exploitability"] for e in evals],
                 color=colours[n],
                 lw=1,
                 label=variant if k == 0 else None,
             )
-            ax.plot(x, [e["exploitability"] for e in r["evals"]], color=colours[n], lw=0.5, ls=":")
+            ax.plot(x, [e["exploitability"] for e in evals], color=colours[n], lw=0.5, ls=":")
     ax.axhline(GOAL, color="red", lw=0.8, ls="--", label=f"goal {GOAL}")
     ax.set_xscale("log")
     ax.set_yscale("log")
