@@ -1,11 +1,6 @@
-"""The conformance kit: public API, run over every registered game (third-party ones too)::
-
-    @pytest.mark.parametrize("game_id", registered_games())
-    def test_conformance(game_id): assert_conformance(make_game(game_id))
-
-A check a game cannot satisfy is declared in ``spec.exempt_checks`` with its reason and reported
-as exempt, never as passed; so is ``cross_process_determinism`` for a class no other process can
-import (a class of the script being run, ``__main__``, is imported from its file).
+"""The conformance kit: public API, run over every registered game (third-party ones too), e.g.
+``pytest.mark.parametrize("game_id", registered_games())`` then ``assert_conformance(make_game(game_id))``.
+The checks, their exemptions (``spec.exempt_checks``) and how to read a failure: docs/core.md.
 """
 
 from __future__ import annotations

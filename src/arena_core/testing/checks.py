@@ -715,15 +715,12 @@ def _subprocess_fingerprint(ref: dict[str, Any], seeds: list[int], hashseed: str
         timeout=600,
         cwd=tempfile.gettempdir(),
     )
+    where = "cross_process_determinism: "
     if out.returncode != 0:
-        raise CheckFailure(
-            f"cross_process_determinism: the game could not be rebuilt in a subprocess: {out.stderr.strip()[-800:]}"
-        )
+        raise CheckFailure(f"{where}the game could not be rebuilt in a subprocess: {out.stderr.strip()[-800:]}")
     marked = [ln for ln in out.stdout.splitlines() if ln.startswith("ARENA-FINGERPRINT ")]
     if not marked:
-        raise CheckFailure(
-            f"cross_process_determinism: the subprocess printed no fingerprint: {out.stdout.strip()[-400:]}"
-        )
+        raise CheckFailure(f"{where}the subprocess printed no fingerprint: {out.stdout.strip()[-400:]}")
     return marked[-1].split(" ", 1)[1]
 
 

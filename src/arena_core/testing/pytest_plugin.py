@@ -1,9 +1,6 @@
-"""The Arena pytest plugin (a ``pytest11`` entry point of the core distribution).
-
-``pytest --arena-conformance`` adds one test per registered game and check
-(``arena-conformance::<game>::<check>``) after the game's ``::registration`` test; the fixtures
-``arena_game`` and ``arena_playthroughs``. What passes, fails and skips: docs/testing.md. Loading
-the plugin imports only pytest; the kit and hypothesis come when a test asks for them.
+"""The Arena pytest plugin (a ``pytest11`` entry point of the core distribution): ``--arena-conformance``
+adds one test per registered game and check, and two fixtures (docs/testing.md). Loading it imports
+only pytest; the kit and hypothesis come when a test asks for them.
 """
 
 from __future__ import annotations
@@ -196,10 +193,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption("--arena-conformance"):
         return
     root = _KitCollector.from_parent(session, name=_ROOT)
-    added: list[pytest.Item] = []
-    for game in root.collect():
-        added.extend(game.collect())
-    items.extend(added)
+    items.extend([item for game in root.collect() for item in game.collect()])
 
 
 @pytest.fixture(scope="session")
