@@ -760,7 +760,7 @@ def pg_load(variant: str, out: Path = PG_RESULTS) -> dict[int, dict]:
     return runs
 
 
-def _pg_plot(out: Path) -> None:
+def _pg_plot(out: Path, plot: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -792,11 +792,11 @@ def _pg_plot(out: Path) -> None:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(DOCS / "train_kuhn_nash_pg.png", dpi=80)
+    fig.savefig(plot, dpi=80)
     plt.close(fig)
 
 
-def pg_report(out: Path = PG_RESULTS) -> str:
+def pg_report(out: Path = PG_RESULTS, plot: Path = DOCS / "train_kuhn_nash_pg.png") -> str:
     from arena_core.stats import paired_t, wilson_interval
 
     def interval_text(vals: list[float]) -> str:
@@ -845,7 +845,7 @@ def pg_report(out: Path = PG_RESULTS) -> str:
     )
     rate = f"{min(rates):,}-{max(rates):,}" if rates else "n/a"
     qre = logit_equilibrium(0.3)[0]
-    _pg_plot(out)
+    _pg_plot(out, plot)
     body = f"""### Kuhn without the floor: numpy self-play policy gradient with a magnet (issue 31, point 5)
 
 `bench/train_kuhn_nash.py pg-run --seed N [--variant V]` writes `bench/results/kuhn_pg/V/seed_N.jsonl`;
