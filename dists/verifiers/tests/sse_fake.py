@@ -1,15 +1,32 @@
 """A streaming (server-sent events) face on Arena's fake OpenAI-compatible chat server: verifiers'
-harnesses ask with ``stream: true``. The answer text is the fake server's (a label of the matrix
-prompt, in one of its well- or ill-formed formats)."""
+harnesses ask with ``stream: true``. For a matrix prompt the answer is the fake server's (a label,
+in one of its well- or ill-formed formats); for any other game's prompt (its last "Legal actions:
+a, b" line) a legal action picked from a seeded hash of the conversation, ill-formed one time in
+four ("a or b"), so other games get retries too."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from arena_games.matrix.fakellm import FakeChatServer
+from arena_games.matrix.fakellm import _OPTIONS, FakeChatServer
+
+_LEGAL = re.compile(r"^Legal actions: (.+)$", re.M)
+
+
+def answer(fake: FakeChatServer, body: dict[str, Any]) -> str:
+    convo = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    legal = _LEGAL.findall(convo)
+    if _OPTIONS.search(convo) or not legal:
+        return fake.answer(body)
+    labels = [x.strip() for x in legal[-1].split(",")]
+    key = hashlib.sha256(f"{fake.seed}|{convo}".encode()).digest()
+    pick, other, hedge = labels[key[0] % len(labels)], labels[key[1] % len(labels)], key[2] % 4 == 0
+    return f"{pick} or {other}" if hedge else f"Thinking it over.\n{pick}"
 
 
 class StreamingFakeServer:
@@ -27,7 +44,7 @@ class StreamingFakeServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 outer.requests.append(body)
-                text = outer.fake.answer(body)
+                text = answer(outer.fake, body)
                 usage = {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
                 base = {"id": "fake-1", "created": 0, "model": body.get("model", "fake")}
                 if not body.get("stream"):

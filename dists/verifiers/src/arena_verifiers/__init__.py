@@ -2,8 +2,10 @@
 
 ``arena_verifiers.seat``: one Arena game in which one seat is played by a model through text
 (the seeded deal, legal moves, retry-then-forfeit for unreadable or illegal answers, counted;
-the other seats by Arena players; the outcome as reward). It imports the core only.
-``arena_verifiers.taskset``: the ``verifiers.v1`` taskset and env over it. verifiers' loader
+the other seats by Arena players, or by a model too: opponent spec ``"model"``; each seat's
+outcome as its reward). It imports the core only.
+``arena_verifiers.taskset``: the ``verifiers.v1`` taskset and env over it (roles ``player`` and
+``opponent``: self-play with a trace per seat). verifiers' loader
 imports this package by the id and takes the one ``Taskset`` and one ``Env`` subclass of
 ``__all__``; without verifiers installed (Arena's development install) only ``seat`` is there.
 """
