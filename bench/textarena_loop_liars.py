@@ -2,6 +2,7 @@
 player (determinized Monte Carlo over worlds drawn by ``LiarsDiceV0Game.sample_hidden_state``)
 with settings chosen on named tuning deals, then measured on held-out deals.
 
+    python bench/textarena_loop_liars.py rules  # the rules as played (a minute)
     python bench/textarena_loop_liars.py tune  [--out bench/results/textarena-liars]
     python bench/textarena_loop_liars.py eval  [--out bench/results/textarena-liars]
     python bench/textarena_loop_liars.py report [--out bench/results/textarena-liars]
@@ -128,6 +129,63 @@ def evaluate(args: argparse.Namespace) -> int:
     return _run(EVALS, EVAL_SEED, Path(args.out) / "eval", args.only)
 
 
+def rules(args: argparse.Namespace) -> int:
+    """The rules as played (docs/benchmarks.md, issue 32): calls against the dice, who opens the
+    next round, and three upstream quirks stepped on raw TextArena envs."""
+    import re
+
+    from arena_core.players import Decision
+    from arena_core.registry import make_game, make_player
+
+    game = make_game(GAME)
+    calls = wrong = bidder_opens = loser_opens = rounds = 0
+    for seed in range(100):
+        pos = game.start(seed)
+        players = [make_player("random", seed=2 * seed + p) for p in range(2)]
+        while not game.is_over(pos):
+            p = game.current_player(pos)
+            move = players[p].act(Decision.at(game, pos, p, seed))
+            action = getattr(move, "action", move)
+            gs = game._live_at(pos.state, take=False).env.state.game_state  # noqa: SLF001 - a rules check reads the engine
+            dice = {q: list(d) for q, d in gs["dice_rolls"].items()}
+            bid, bidder = dict(gs["current_bid"]), gs["last_bidder_id"]
+            pos = game.act(pos, p, action)
+            if action != "[Call]":
+                continue
+            calls += 1
+            count = sum(d.count(bid["face_value"]) for d in dice.values())
+            said = [m.text for m in game.observe(pos, 0)["messages"] if "actual count" in m.text][-1]
+            found = re.search(r"actual count of face (\d) is (\d+)", said)
+            loser = p if count >= bid["quantity"] else bidder
+            wrong += not found or int(found.group(2)) != count or f"Player {loser} " not in said.split("\n")[-1]
+            if not game.is_over(pos):
+                rounds += 1
+                opener = game.current_player(pos)
+                bidder_opens += opener == bidder
+                loser_opens += opener == loser
+    print(f"100 random games (seeds 0..99): {calls} calls, {wrong} announced a count or loser other than the dice give")
+    print(f"{rounds} rounds after a call: the last bidder opened {bidder_opens}, the loser {loser_opens}")
+    ta = __import__("arena_games.textarena.bridge", fromlist=["_ta"])._ta()
+    for label, moves in (
+        ("quantity-0 opening bid, then a call", ["[Bid: 0, 3]", "[Call]"]),
+        ("3 of 2 after 2 of 6 (the prompt: 'higher quantity or higher face')", ["[Bid: 2, 6]", "[Bid: 3, 2]"]),
+        ("50 of 6 with 10 dice in play", ["[Bid: 50, 6]"]),
+    ):
+        env = ta.make("LiarsDice-v0-raw")
+        env.reset(num_players=2, seed=1)
+        notes = []
+        for m in moves:
+            who = env.state.current_player_id
+            env.step(m)
+            last = env.state.observations[who][-1][1]
+            notes.append(
+                f"{m}: "
+                + ("refused (" + str(last).split("Reason: ")[-1][:60] + ")" if "invalid" in str(last) else "accepted")
+            )
+        print(f"raw TextArena, {label}: " + "; ".join(notes))
+    return 0
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -164,7 +222,7 @@ def report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    for name, fn in (("tune", tune), ("eval", evaluate), ("report", report)):
+    for name, fn in (("rules", rules), ("tune", tune), ("eval", evaluate), ("report", report)):
         p = sub.add_parser(name)
         p.add_argument("--out", default=str(OUT))
         p.add_argument("--only", default=None, help="run only this pairing (one per CPU slot)")
