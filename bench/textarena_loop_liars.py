@@ -186,6 +186,36 @@ def rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def ship(args: argparse.Namespace) -> int:
+    """Copy a finished loop run's final checkpoint to ``models/textarena-loop``: the base tiny
+    model (weights, tokenizer, config) it was trained from, the checkpoint's trainable weights and
+    state (its model path made relative to the repository root), the loop config and arena.json."""
+    import shutil
+
+    run = Path(args.run)
+    ckpts = sorted((run / "seed0" / "train" / "checkpoints").glob("step_*"))
+    if not ckpts:
+        print(f"no checkpoints under {run}", file=sys.stderr)
+        return 2
+    last = ckpts[-1]
+    state = json.loads((last / "state.json").read_text())
+    base = Path(state["config"]["model"]["path"])
+    dest = ROOT / "models" / "textarena-loop"
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "checkpoints" / last.name).mkdir(parents=True)
+    shutil.copytree(base, dest / "base")
+    shutil.copy2(last / "trainable.safetensors", dest / "checkpoints" / last.name / "trainable.safetensors")
+    state["config"]["model"]["path"] = "models/textarena-loop/base"  # relative: run from the repository root
+    (dest / "checkpoints" / last.name / "state.json").write_text(json.dumps(state, indent=2))
+    shutil.copy2(ROOT / "examples" / "textarena_loop_liars.toml", dest / "loop.toml")
+    arena = {"game": GAME, "player": "checkpoint:run=models/textarena-loop", "generalist": GENERALIST}
+    (dest / "arena.json").write_text(json.dumps(arena, indent=2) + "\n")
+    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+    print(f"{dest}: {size / 1e6:.2f} MB from {last} (base {base.name})")
+    return 0
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -227,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--out", default=str(OUT))
         p.add_argument("--only", default=None, help="run only this pairing (one per CPU slot)")
         p.set_defaults(fn=fn)
+    p = sub.add_parser("ship")
+    p.add_argument("--run", default=str(ROOT / "runs" / "textarena-loop-liars"))
+    p.set_defaults(fn=ship)
     args = parser.parse_args(argv)
     code: int = args.fn(args)
     return code
