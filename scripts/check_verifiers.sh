@@ -5,7 +5,8 @@
 # dists/verifiers/constraints.txt (its own lock, installed with --no-deps: no resolution; `uv pip
 # check` then fails on a lock that misses a requirement), then the core, games, players and the
 # bridge from copies of their source (no dev venv needed; builds in dists/ by a concurrent
-# `make check-split` are not touched), then runs dists/verifiers/tests (an end-to-end `vf-eval
+# `make check-split` are not touched) and the plugin template (examples/plugin_example, a
+# third-party game), then runs dists/verifiers/tests (an end-to-end `vf-eval
 # arena-verifiers` against a local fake streaming server included). .ci/run starts it in the
 # background beside `make lint` and `make test` and waits for it at the end.
 #   scripts/check_verifiers.sh         the check
@@ -29,6 +30,8 @@ for d in core games players verifiers; do
     rm -rf "$work/$d/build" "$work/$d"/src/*.egg-info
     find "$work/$d" -name __pycache__ -prune -exec rm -rf {} +
 done
+cp -r examples/plugin_example "$work/plugin"  # a third-party game, for the tests
+rm -rf "$work/plugin/build" "$work/plugin"/src/*.egg-info
 ours="$work/core $work/games $work/players $work/verifiers"
 "$VF_PYTHON" -m venv "$work/venv"
 py="$work/venv/bin/python"
@@ -49,8 +52,8 @@ fi
 
 step "installing the lock ($(grep -c == "$LOCK") packages, no resolution)"
 quiet "$uv" pip install --python "$py" --no-deps -r "$LOCK"
-step "installing the core, games, players and the bridge"
-quiet "$uv" pip install --python "$py" --no-deps --no-build-isolation $ours
+step "installing the core, games, players, the bridge and the plugin template"
+quiet "$uv" pip install --python "$py" --no-deps --no-build-isolation $ours "$work/plugin"
 quiet "$uv" pip check --python "$py"
 step "dists/verifiers/tests"
 # bytecode written (the venv is thrown away): verifiers is imported by pytest, vf-eval and each chat program

@@ -81,3 +81,18 @@ def test_a_failed_answer_gets_feedback_for_the_same_seat():
     assert game.reply("still thinking", seat) is None  # the second failure forfeits
     assert game.info_of(seat)["forfeit"] and not game.info_of(1 - seat)["forfeit"]
     assert game.reward_of(seat) == min(game.match.end.returns)
+
+
+@pytest.mark.parametrize("opponents", [("example_last_legal",), (MODEL,)])
+def test_a_third_party_plugin_game(opponents):
+    """examples/plugin_example (installed beside the bridge by scripts/check_verifiers.sh): its
+    Nim against its own player, and in self-play; entry points only, nothing of Arena's own."""
+    game = ModelSeatGame(SeatTask("example_nim", seed=2, seat=1, opponents=opponents, max_retries=1))
+    assert game.model_seats == ((1,) if opponents != (MODEL,) else (0, 1))
+    said = play(game, seed=4, junk=0.25)
+    assert game.done and said and game.match.end.returns is not None
+    for seat in game.model_seats:
+        assert game.reward_of(seat) == game.match.end.returns[seat]
+    assert sum(len(f) for f in game.faults_by_seat.values()) == sum(
+        1 for e in game.match.record.events if e.type == "policy"
+    )
