@@ -29,7 +29,7 @@ from ..match import Match
 from ..seeding import derive_seed, make_rng
 from ..spec import Information, TurnStructure
 from .failure import CheckFailure as CheckFailure  # re-exported: callers import it from here
-from .hidden import changed_keys, check_hidden_state_sampling, check_no_private_leak
+from .hidden import changed_keys, check_hidden_state_sampling, check_no_private_leak, observation_digest
 
 
 @dataclass
@@ -121,10 +121,6 @@ def state_key(game: Game[Any, Any], state: Any) -> str:
             return "json:" + digest(game.state_to_json(state))
         except Exception:
             return "repr:" + repr(state)
-
-
-def observation_digest(game: Game[Any, Any], pos: Position[Any]) -> str:
-    return digest([game.observe(pos, p) for p in range(game.num_players)])
 
 
 def _same_np_state(a: Any, b: Any) -> bool:

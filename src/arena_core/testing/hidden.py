@@ -33,6 +33,11 @@ MAX_DEALS = 2000
 
 
 # ---------------------------------------------------------------------- describing a difference
+def observation_digest(game: Game[Any, Any], pos: Position[Any]) -> str:
+    """Every seat's observation at ``pos`` as one digest (what tells two worlds apart)."""
+    return digest([game.observe(pos, q) for q in range(game.num_players)])
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, sort_keys=True, default=repr) if not isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -229,11 +234,6 @@ def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.r
         _possible_worlds(game, pt, k, p, list(deals), rng)
 
 
-def _world(game: Game[Any, Any], pos: Position[Any]) -> str:
-    """A world as everyone sees it: every seat's observation (what tells two worlds apart)."""
-    return digest([game.observe(pos, q) for q in range(game.num_players)])
-
-
 def _possible_worlds(
     game: Game[Any, Any], pt: Playthrough, k: int, p: int, deals: list[tuple[int, float]], rng: np.random.Generator
 ) -> None:
@@ -257,7 +257,7 @@ def _possible_worlds(
         except Exception:  # a move of the playthrough is not legal after this deal: not consistent
             continue
         if ok:
-            key = _world(game, pos)
+            key = observation_digest(game, pos)
             mass[key] = mass.get(key, 0.0) + prob
             example.setdefault(key, pos)
     total = sum(mass.values())
@@ -269,7 +269,7 @@ def _possible_worlds(
     for draw in range(WORLD_DRAWS):
         state = game.sample_hidden_state(real.state, p, make_rng(int(rng.integers(2**31)), "worlds", draw))
         pos = Position(state, (), real.ply)
-        key = _world(game, pos)
+        key = observation_digest(game, pos)
         counts[key] += 1
         if key not in mass:
             bad.append(pos)

@@ -22,6 +22,7 @@ from hypothesis.control import current_build_context, currently_in_test_context,
 
 from ..episode import EpisodeRecord
 from ..game import Game, Position
+from ..players import begin_episodes
 
 __all__ = [
     "FAILING_EPISODES_ENV",
@@ -187,10 +188,7 @@ def _playthroughs(
     pos = game.start(seed)
     moves: list[tuple[int, Any]] = []
     positions = [pos]
-    for hook_seat, policy in policies.items():
-        hook = getattr(policy, "begin_episode", None)
-        if hook is not None:
-            hook(game, hook_seat, seed)
+    begin_episodes(policies, game, seed)
     while not game.is_over(pos) and len(moves) < limit:
         # the draw first, outside the game's own code (hypothesis steers through its exceptions)
         if complete:
