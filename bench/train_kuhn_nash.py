@@ -169,6 +169,19 @@ ROUND3: dict[str, dict] = {
         "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0),
     },
 }
+#: issue 31 point 5: the numpy PG's moving magnet (bench section "Kuhn without the floor") carried to
+#: the LM: the round-3 five-seed config, its entropy bonus annealed to 0 and a KL toward a magnet
+#: reset every 400 updates (25,600 episodes, as in the numpy runs); a single probe on seed 0
+ROUND3["r3_warm200_magnet0.25_m400_e0.05to0"] = {
+    "deals_per_step": 16,
+    "group_size": 4,
+    "eval": dict(anchor="kuhn_king_only", every=50, exploitability=True),
+    "entropy_beta": 0.05,
+    "entropy_final": 0.0,
+    "kl_beta": 0.25,
+    "magnet_every": 400,
+    "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0, warmup_steps=200),
+}
 PROBES.update(ROUND3)
 for _name in ("r3_16x4_b1_0_e0.05_lr1.2e-4", "r3_16x4_b1_0_e0.05_lr1.2e-4_warm200"):
     VARIANTS[_name] = ROUND3[_name]
