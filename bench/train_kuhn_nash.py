@@ -918,8 +918,10 @@ to `arena_train.exact.exploitability`, tested), every 10 steps (2,560 episodes).
 {rate} episodes per second per run (training plus the evaluations).
 
 {verdict} The config was chosen on the tuning seeds {PG_TUNING_SEEDS[0]}-{PG_TUNING_SEEDS[-1]}
-(every trial below), which are in no row here; the controls are run on the same fresh seeds to
-show what each piece does and were not tuned.
+(every trial below), which are in no row here. The controls (`fixed_magnet`, `annealed_entropy`,
+`plain`, `magnet_uniform_average`) change one piece of the chosen config, run on the same fresh
+seeds to show what each piece does; they were not tuned (one annealing schedule only, so they do
+not show that annealed entropy cannot work). `network` was tuned on the tuning seeds too.
 
 {chr(10).join(blocks)}
 The fixed magnet's runs sit on the logit equilibrium at tau = alpha = 0.3 (the advantages here
