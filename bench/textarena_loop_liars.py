@@ -38,6 +38,8 @@ EVAL_SEED = 920_000
 GENERALIST = 'search{simulations = 100, rollout = "random"}'
 #: the stock tiny model as anyone seats it: random weights, the full transcript, constrained decoding
 STOCK = 'mlx{model = "tiny"}'
+#: the RL'd tiny model shipped by ``ship`` (what models/textarena-loop/arena.json seats)
+TRAINED = 'checkpoint{run = "models/textarena-loop"}'
 
 TUNING = {  # name: (player A, player B, deals)
     "s25_vs_random": ('search{simulations = 25, rollout = "random"}', "random", 12),
@@ -55,6 +57,9 @@ TUNING = {  # name: (player A, player B, deals)
 EVALS = {
     "generalist_vs_random": (GENERALIST, "random", 40),
     "generalist_vs_stock": (GENERALIST, STOCK, 12),
+    # the shipped checkpoint (models/textarena-loop, greedy as arena.json seats it), after training
+    "trained_vs_generalist": (TRAINED, GENERALIST, 40),
+    "trained_vs_random": (TRAINED, "random", 40),
 }
 
 
