@@ -221,6 +221,44 @@ def ship(args: argparse.Namespace) -> int:
     return 0
 
 
+def policy(args: argparse.Namespace) -> int:
+    """What the shipped checkpoint does (greedy, as arena.json seats it): 30 games against random on
+    deals 700000..700029, its openings and its answers to a standing bid."""
+    import re
+    from collections import Counter
+
+    from arena_core.players import Decision
+    from arena_core.registry import make_game, make_player
+    from arena_games.textarena.liars_dice import read_observation
+
+    game = make_game(GAME)
+    model = make_player(TRAINED, seed=0)
+    facing: Counter[str] = Counter()
+    raises: Counter[str] = Counter()
+    openings: Counter[int] = Counter()
+    held_none = 0
+    for k in range(30):
+        pos, rnd, seat = game.start(700_000 + k), make_player("random", seed=k), k % 2
+        while not game.is_over(pos):
+            p = game.current_player(pos)
+            move = (model if p == seat else rnd).act(Decision.at(game, pos, p, k))
+            action = getattr(move, "action", move)
+            if p == seat:
+                view = read_observation(game.observe(pos, p), 2)
+                bid = re.fullmatch(r"\[Bid: (\d+), (\d)\]", action)
+                if view.quantity == 0 and bid:
+                    openings[int(bid.group(1))] += 1
+                    held_none += view.dice.count(int(bid.group(2))) == 0
+                elif view.quantity:
+                    facing["call" if action == "[Call]" else "raise"] += 1
+                    if action != "[Call]":
+                        raises[action] += 1
+            pos = game.act(pos, p, action)
+    print(f"openings by quantity {dict(openings)}; naming a face it did not hold: {held_none}")
+    print(f"facing a bid: {dict(facing)}; raises: {raises.most_common(5)}")
+    return 0
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -379,7 +417,7 @@ def report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    for name, fn in (("rules", rules), ("tune", tune), ("eval", evaluate), ("report", report)):
+    for name, fn in (("rules", rules), ("tune", tune), ("eval", evaluate), ("report", report), ("policy", policy)):
         p = sub.add_parser(name)
         p.add_argument("--out", default=str(OUT))
         p.add_argument("--only", default=None, help="run only this pairing (one per CPU slot)")
