@@ -144,6 +144,7 @@ def rules(args: argparse.Namespace) -> int:
 
     game = make_game(GAME)
     calls = wrong = bidder_opens = loser_opens = rounds = 0
+    lengths = []
     for seed in range(100):
         pos = game.start(seed)
         players = [make_player("random", seed=2 * seed + p) for p in range(2)]
@@ -168,6 +169,10 @@ def rules(args: argparse.Namespace) -> int:
                 opener = game.current_player(pos)
                 bidder_opens += opener == bidder
                 loser_opens += opener == loser
+        lengths.append(len(pos.state.actions))
+    print(
+        f"100 random games (seeds 0..99): {sum(lengths) / len(lengths):.1f} decisions a game (at most {max(lengths)})"
+    )
     print(f"100 random games (seeds 0..99): {calls} calls, {wrong} announced a count or loser other than the dice give")
     print(f"{rounds} rounds after a call: the last bidder opened {bidder_opens}, the loser {loser_opens}")
     ta = __import__("arena_games.textarena.bridge", fromlist=["_ta"])._ta()
@@ -284,9 +289,8 @@ def table(out: Path, names: dict[str, tuple[str, str, int]], sub: str) -> str:
 
 
 NOTES_CHOICE = """**Choice: `textarena/LiarsDice-v0` at two players (5 dice each).** A clean win condition (the
-last player with dice wins: +1, the other -1), short games (random legal play: 28.8 decisions on
-average, at most 37, over seeds 0..39; the search player ends its games against random in about
-15), hidden information with chance (each player sees only its own dice), and room for learned
+last player with dice wins: +1, the other -1), short games (random legal play: 28.9 decisions a game on
+average, at most 39, in 100 games, seeds 0..99), hidden information with chance (each player sees only its own dice), and room for learned
 heuristics that no single rule captures: how likely a bid is given one's own dice, how high to
 open, when to call and when to bluff. Not chosen: the perfect-information titles (tic-tac-toe,
 Connect Four, Nim, ...: search solves them or the issue rules them out), KuhnPoker-v0 (degenerate:
