@@ -144,9 +144,9 @@ def compare(student: str, deals: list[int], opponents: list[str], where: Path) -
     return result
 
 
-def evaluate(out: Path, which: str, transfer: bool, deals: int) -> dict:
+def evaluate(out: Path, which: str, transfer: bool, deals: int, first: int | None = None) -> dict:
     policy = out / ("constant_policy" if which == "constant" else f"seed_{which}/policy")
-    first = TRANSFER_FIRST if transfer else HELDOUT_FIRST
+    first = first if first is not None else TRANSFER_FIRST if transfer else HELDOUT_FIRST
     opponents = TRANSFER_FIELD if transfer else ["megagem_expert", "megagem_expert"]
     tag = ("transfer_" if transfer else "heldout_") + which
     r = compare(f"checkpoint:run={policy.as_posix()}", list(range(first, first + deals)), opponents, out / tag)
@@ -210,14 +210,37 @@ def deviations(out: Path, seed: str, deals: int, points: int) -> dict:
     return result
 
 
+def noise(out: Path, which: str, deals: int) -> dict:
+    """The gradient noise of one step's estimate at a fixed policy (the initial one, ``init``, or a
+    seed's trained one), on ``deals`` fresh deals (36,000,000...) x 3 seats, with no control, the
+    expert's margin, and the greedy student's margin as the reward's reference (no update kept)."""
+    import copy
+
+    path = out / f"noise_{which}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    game = make_game("megagem")
+    cfg = TrainConfig(seed=0, deals_per_step=deals, deal_base=36_000_000, entropy=0.0)
+    st = new_state(cfg)
+    if which != "init":
+        st.policy = ResidualPolicy.load(out / f"seed_{which}/policy")
+    t = time.perf_counter()
+    row = train_step(game, cfg, copy.deepcopy(st), ExpertCache(game))
+    row.update({"policy": which, "deals": [36_000_000, 36_000_000 + deals - 1], "wall_s": time.perf_counter() - t})
+    path.write_text(json.dumps(row, indent=2) + "\n")
+    print(row, flush=True)
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["constant", "train", "evaluate", "transfer", "deviations", "report"])
+    p.add_argument("stage", choices=["constant", "train", "evaluate", "transfer", "deviations", "noise", "report"])
     p.add_argument("--out", default="runs/megagem-residual")
     p.add_argument("--seed", default="0", help="training seed (evaluate/transfer: a seed or 'constant')")
     p.add_argument("--steps", type=int, default=150)
     p.add_argument("--minutes", type=float, default=18.0, help="stop (resumably) after this long")
     p.add_argument("--deals", type=int, default=None, help="constant: tuning deals (60); evaluate: held-out (100)")
+    p.add_argument("--first", type=int, default=None, help="evaluate: first deal seed (default 32,000,000)")
     p.add_argument("--deals-per-step", type=int, default=16)
     p.add_argument("--curve-every", type=int, default=25)
     p.add_argument("--curve-deals", type=int, default=16)
@@ -241,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         train(out, int(a.seed), a.steps, a.minutes, a.curve_every, a.curve_deals, cfg)
     elif a.stage in ("evaluate", "transfer"):
-        evaluate(out, a.seed, a.stage == "transfer", a.deals or 100)
+        evaluate(out, a.seed, a.stage == "transfer", a.deals or 100, a.first)
+    elif a.stage == "noise":
+        noise(out, a.seed, a.deals or 48)
     elif a.stage == "deviations":
         deviations(out, a.seed, a.deals or 20, 3)
     else:

@@ -1,6 +1,6 @@
 """The report of bench/train_megagem_residual.py: the docs section, the PNG, and the shipped
-checkpoint (models/megagem-student: the seed whose last curve-deal margin is best; the
-held-out deals play no part in the choice)."""
+checkpoint (models/megagem-student: the seed whose last curve-deal margin over the best constant
+deviation is best; the held-out deals play no part in the choice)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from arena_core.stats import paired_t
+from arena_train.megagem_residual import MENU
 
 SECTION = "megagem-residual"
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,6 +169,23 @@ def report(out: Path) -> None:
             f"{over} | "
             f"{_noise(log, 1, 5)} | {_noise(log, n - 19, n)} |"
         )
+    fixed = [json.loads(f.read_text()) for f in sorted(out.glob("noise_*.json"))]
+    if fixed:
+        lines += [
+            "",
+            "Gradient noise at a fixed policy (one step's estimate, no update kept; fresh deals 36,000,000.., "
+            "x 3 seats; the student's policy sampled): the variance of the batch-mean gradient, and the per-episode "
+            "sd of the reward each reference leaves.",
+            "",
+            "| policy | episodes | no control | expert's margin | greedy student's margin | reward sd: raw / minus expert |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for r in fixed:
+            name = "initial (greedy = the expert)" if r["policy"] == "init" else f"seed {r['policy']}, trained"
+            lines.append(
+                f"| {name} | {r['episodes']} | {r['noise_raw']:.3f} | {r['noise_expert_control']:.3f} | "
+                f"{r['noise_greedy_control']:.3f} | {r['raw_margin_sd']:.1f} / {r['margin_over_expert_sd']:.1f} |"
+            )
     png = DOC.parent / "train_megagem_residual.png"
     plot(out, png, cbest["mean"])
     lines += ["", f"Curves (margin vs episodes; gradient noise per step): [{png.name}]({png.name}).", ""]
@@ -222,10 +240,39 @@ def report(out: Path) -> None:
         ]
         for t in transfer:
             d = json.loads(t.read_text())["difference"]
-            lines.append(f"| {t.parent.name[9:]} | {_iv(d['mean'], d['t_low'], d['t_high'])} | {d['t_p']:.2g} |")
+            who = t.parent.name[9:]
+            lines.append(
+                f"| {'constant ' + best if who == 'constant' else 'seed ' + who} | {_iv(d['mean'], d['t_low'], d['t_high'])} | {d['t_p']:.2g} |"
+            )
+    for dev in sorted(out.glob("deviations_*.json")):
+        r = json.loads(dev.read_text())
+        cells = r["cells"]
+        lines += [
+            "",
+            f"One-step deviations from the {'constant' if r['student'] == 'constant' else 'seed ' + r['student']} "
+            f"student (its games equal the constant {best}'s on every held-out deal; deals {r['deals'][0]:,}..{r['deals'][1]:,} x 3 seats, {r['points_per_game']} random bid "
+            "decisions a game; at one decision only, another menu entry, the student's own choice everywhere "
+            "else): the change in its margin, paired t 95% over those decisions. A cell above 0 is a "
+            "state-dependent gain still open to a student; none above 0 means the student is a local optimum "
+            "decision by decision against this field.",
+            "",
+            "| card | " + " | ".join(m[0] for m in MENU) + " |",
+            "|---|" + "---|" * len(MENU),
+        ]
+        for kind in ("treasure_1", "treasure_2", "loan", "investment"):
+            row = []
+            for m in MENU:
+                c = cells.get(f"{kind} {m[0]}")
+                if c is None:
+                    row.append("-")
+                elif np.isfinite(c["low"]):
+                    row.append(f"{c['mean']:+.1f} [{c['low']:+.1f}, {c['high']:+.1f}] (n {c['n']})")
+                else:
+                    row.append(f"{c['mean']:+.1f} (n {c['n']})")
+            lines.append(f"| {kind} | " + " | ".join(row) + " |")
     # ship the checkpoint chosen on curve deals
     finals = {
-        s: _rows(out / f"seed_{s}" / "curve.jsonl")[-1]["mean"]
+        s: _rows(out / f"seed_{s}" / "curve.jsonl")[-1]["over_constant"]["mean"]
         for s in SEEDS
         if (out / f"seed_{s}" / "curve.jsonl").exists()
     }
@@ -237,7 +284,8 @@ def report(out: Path) -> None:
             shutil.copy(out / f"seed_{pick}" / "policy" / f, dest / f)
         lines += [
             "",
-            f"Shipped: `models/megagem-student` = seed {pick} (the best last curve-deal margin; chosen without the "
+            f"Shipped: `models/megagem-student` = seed {pick} (the best last curve-deal margin over the constant; "
+            "chosen without the "
             "held-out deals), `config.json` + `policy.npz` (a few kB), playable as "
             "`checkpoint:run=models/megagem-student`.",
         ]
@@ -245,6 +293,32 @@ def report(out: Path) -> None:
         "",
         f"**Verdict** (measured): student - expert interval above 0 in **{verdict_above} of 3** seeds; above the "
         f"best constant deviation ({best}) in **{verdict_const} of 3**.",
+    ]
+    lines += [
+        "",
+        "Configuration choice (named, outside every verdict): two pilots on seed 99's training deals "
+        "(129,000,000..) and curve deals (33,099,000..): lr 0.05 with the expert's margin as the control and no "
+        "entropy bonus, then lr 0.05 with the greedy control and entropy 0.05; both reached the constant +1 "
+        "within 20-30 steps and then played it at every decision. The three seeds use the second setting, 80 "
+        "steps. The best absolute-bid student measured before (docs: 'a CPU-trained student against the "
+        "expert') sits at -9.6 [-13.5, -5.7] (seed 1, search distillation) on other held-out deals: starting "
+        "at the expert and learning a residual moves the student from below the expert to far above it.",
+        "",
+        "**Diagnosis.** (1) Against a field of experts the expert leaves a large, simple edge: one coin over "
+        "its own bid (+62 on the tuning deals, +61 on the held-out ones). The policy gradient finds it in "
+        "20-30 steps from the expert, on every seed, and the student's greedy policy ends as that constant "
+        "deviation on seeds 0 and 1: a retuned expert, not a state-dependent student. (2) Beyond it the "
+        "one-step probe finds at most small state-dependent gains: one cell of 28 resolves above 0 (+2 coins "
+        "on a loan, n 16; one in 28 is what chance alone gives at 95%), against a reward sd of about 30-47 "
+        "points an episode. Seed 2 learned just that kind of rule (+2 on some loans and on many 2-gem lots, +1 "
+        "elsewhere) and is level with the constant on the held-out deals (the last column). (3) The control variate the issue "
+        "names (the expert's margin on the same deal and seat) is exact only while the student plays like "
+        "the expert: at initialisation it cuts the gradient noise a little (the sampled deviations, about one "
+        "decision in five, move each game far more than the deal's luck), and once the student has moved to "
+        "+1 it doubles the noise; the greedy student's own replay is the control that keeps working (4x "
+        "below no control on the trained policy). (4) The +1 edge does not transfer: against the heuristic "
+        "and market bots the constant and the student are level with the expert (transfer table), so the "
+        "gain is the experts' tie structure, not a better valuation.",
     ]
     body = "\n".join(lines)
     write_section(SECTION, body)
