@@ -145,7 +145,9 @@ def compare(student: str, deals: list[int], opponents: list[str], where: Path) -
 
 
 def evaluate(out: Path, which: str, transfer: bool, deals: int, first: int | None = None) -> dict:
-    policy = out / ("constant_policy" if which == "constant" else f"seed_{which}/policy")
+    if which == "init":  # the untrained student: the expert bid for bid
+        ResidualPolicy.init(TrainConfig().init_bias).save(out / "init_policy", {"step": 0})
+    policy = out / ({"constant": "constant_policy", "init": "init_policy"}.get(which) or f"seed_{which}/policy")
     first = first if first is not None else TRANSFER_FIRST if transfer else HELDOUT_FIRST
     opponents = TRANSFER_FIELD if transfer else ["megagem_expert", "megagem_expert"]
     tag = ("transfer_" if transfer else "heldout_") + which
