@@ -234,9 +234,55 @@ def noise(out: Path, which: str, deals: int) -> dict:
     return row
 
 
+def ties(out: Path, deals: int) -> dict:
+    """Where the constant deviation's edge comes from: per card kind, the focal seat's share of
+    auctions won, and of auctions where its bid ties the highest other bid, as the expert and as the
+    constant deviation (deals 35,000,000.., every seat, two experts opposite)."""
+    from arena_core.players import Decision
+    from arena_games.megagem.bots import ExpertBidder
+    from arena_train.megagem_residual import ResidualStudent
+
+    path = out / "ties.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    const = json.loads((out / "constant.json").read_text())
+    policy = ResidualPolicy.constant(const["rows"][const["best"]]["action"])
+    game = make_game("megagem")
+    expert = ExpertBidder()
+    student = ResidualStudent(policy, expert)
+    table: dict[str, dict[str, list[float]]] = {}
+    for deal in range(35_000_000, 35_000_000 + deals):
+        for seat in range(3):
+            for who in ("expert", "constant"):
+                players = [expert.act] * 3
+                if who == "constant":
+                    players[seat] = lambda d: student.act(d)[0]
+                pos = game.start(deal)
+                while not game.is_over(pos):
+                    p = game.current_player(pos)
+                    pos = game.act(pos, p, players[p](Decision.at(game, pos, p, deal)))
+                for h in game.observation(pos.state, seat)["history"]:
+                    kind = h["card"].split("_")[0]
+                    other = max(b for j, b in enumerate(h["bids"]) if j != seat)
+                    row = table.setdefault(f"{kind} {who}", {"won": [], "tied_top": [], "won_by_1": []})
+                    row["won"].append(float(h["winner"] == seat))
+                    row["tied_top"].append(float(h["bids"][seat] == other))
+                    row["won_by_1"].append(float(h["winner"] == seat and h["bids"][seat] == other + 1))
+    result = {
+        "deals": [35_000_000, 35_000_000 + deals - 1],
+        "rows": {
+            k: {m: float(np.mean(v)) for m, v in r.items()} | {"auctions": len(r["won"])} for k, r in table.items()
+        },
+    }
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["constant", "train", "evaluate", "transfer", "deviations", "noise", "report"])
+    p.add_argument(
+        "stage", choices=["constant", "train", "evaluate", "transfer", "deviations", "noise", "ties", "report"]
+    )
     p.add_argument("--out", default="runs/megagem-residual")
     p.add_argument("--seed", default="0", help="training seed (evaluate/transfer: a seed or 'constant')")
     p.add_argument("--steps", type=int, default=150)
@@ -267,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         train(out, int(a.seed), a.steps, a.minutes, a.curve_every, a.curve_deals, cfg)
     elif a.stage in ("evaluate", "transfer"):
         evaluate(out, a.seed, a.stage == "transfer", a.deals or 100, a.first)
+    elif a.stage == "ties":
+        print(json.dumps(ties(out, a.deals or 20), indent=1))
     elif a.stage == "noise":
         noise(out, a.seed, a.deals or 48)
     elif a.stage == "deviations":

@@ -165,11 +165,36 @@ def report(out: Path) -> None:
         lines.append(f"| {label} | {_iv(r['mean'], r['low'], r['high'])} | {r['p']:.2g} |")
     lines += [
         "",
-        f"Best: **{best}** ({cbest['mean']:+.1f} on the tuning deals). A likely reading, not measured here: one coin "
-        "over the expert's own bid breaks the ties the experts' similar valuations create (and wins 0-bid loans "
-        "and investments for a coin); +2 and the multipliers give more away.",
+        f"Best: **{best}** ({cbest['mean']:+.1f} on the tuning deals); +2 and the multipliers give more away.",
         "",
     ]
+    tie_path = out / "ties.json"
+    if tie_path.exists():
+        t = json.loads(tie_path.read_text())
+        lines += [
+            f"Where the edge comes from (`ties` stage; deals {t['deals'][0]:,}..{t['deals'][1]:,} x 3 seats, two "
+            f"experts opposite): share of the seat's auctions it wins, where its bid equals the highest other bid, "
+            f"and where it wins by exactly one coin, as the expert and as the constant {best}:",
+            "",
+            "| card | auctions | won: expert / constant | bid ties the top other bid: expert / constant | won by one coin: "
+            "expert / constant |",
+            "|---|---:|---|---|---|",
+        ]
+        for kind in ("treasure", "loan", "investment"):
+            e, c = t["rows"][f"{kind} expert"], t["rows"][f"{kind} constant"]
+            lines.append(
+                f"| {kind} | {e['auctions']} | {e['won']:.0%} / {c['won']:.0%} | {e['tied_top']:.0%} / "
+                f"{c['tied_top']:.0%} | {e['won_by_1']:.0%} / {c['won_by_1']:.0%} |"
+            )
+        lines += [
+            "",
+            "The three experts value lots alike and bid alike: the seat's bid ties the top other bid in "
+            f"{t['rows']['treasure expert']['tied_top']:.0%} of treasure auctions, "
+            f"{t['rows']['loan expert']['tied_top']:.0%} of loans and "
+            f"{t['rows']['investment expert']['tied_top']:.0%} of investments, and the tiebreak queue settles "
+            "them. One coin more turns most of those ties into wins, mostly by exactly that coin.",
+            "",
+        ]
     # training
     cfg_path = out / "seed_0" / "train_config.json"
     cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
