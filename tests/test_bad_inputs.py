@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from arena_core import clierrors
 from arena_core.cli import build_parser, main
+from arena_tournament.cli import non_negative_float
 
 MAX_STDERR_LINES = 3
 
@@ -202,7 +203,7 @@ BAD_CONFIG_SNIPPETS = [
 
 
 # ---------------------------------------------------------------------- drawing command lines
-_OUR_TYPES = {clierrors.non_negative_int: "-3", clierrors.positive_int: "0", clierrors.non_negative_float: "-5"}
+_OUR_TYPES = {clierrors.non_negative_int: "-3", clierrors.positive_int: "0", non_negative_float: "-5"}
 _FILE_DESTS = {"file": "episode", "config": "config", "results": "results"}
 
 
@@ -234,7 +235,7 @@ def good_value(draw, action, world):
         return str(world["root"] / "outs" / draw(st.sampled_from(["a", "b", "c.jsonl"])))
     if action.type in (int, clierrors.non_negative_int, clierrors.positive_int):
         return str(draw(st.integers(1, 3)))
-    if action.type in (float, clierrors.non_negative_float):
+    if action.type in (float, non_negative_float):
         return draw(st.sampled_from(["0.5", "1"]))
     return draw(st.sampled_from(["x", "1", "a=b", "random"]))
 

@@ -30,7 +30,6 @@ __all__ = [
     "UsageError",
     "guarded",
     "is_user_error",
-    "non_negative_float",
     "non_negative_int",
     "one_line",
     "one_line_argparse_errors",
@@ -84,17 +83,6 @@ def non_negative_int(text: str) -> int:
 def positive_int(text: str) -> int:
     """Argparse type: an int >= 1."""
     return _int(text, 1, ">= 1")
-
-
-def non_negative_float(text: str) -> float:
-    """Argparse type: a finite float >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
-    return value
 
 
 def policy_text(text: str) -> str:

@@ -12,12 +12,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena_core.clierrors import OneLineArgumentParser, guarded, non_negative_float, non_negative_int, positive_int
+from arena_core.clierrors import OneLineArgumentParser, guarded, non_negative_int, positive_int
 
 from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispatched from arena_core.cli)
 
 if TYPE_CHECKING:
     from .config import RatingOptions
+
+
+def non_negative_float(text: str) -> float:
+    """Argparse type: a finite float >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
+    return value
 
 
 def _rating_args(p: OneLineArgumentParser) -> None:
