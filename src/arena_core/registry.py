@@ -63,9 +63,15 @@ def _extras_of(ep: md.EntryPoint) -> tuple[str, ...]:
     return tuple(x.strip() for x in m.group(1).split(",") if x.strip()) if m else ()
 
 
+_MISSING: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+
 def _missing_requirements(dist: md.Distribution, extras: tuple[str, ...]) -> tuple[str, ...]:
-    if not extras:
-        return ()
+    """The requirements of ``dist``'s ``extras`` not installed, once per distribution and extras
+    (``refresh`` forgets)."""
+    key = (str(dist.metadata["Name"]), extras)
+    if not extras or key in _MISSING:
+        return _MISSING.get(key, ())
     from packaging.requirements import Requirement  # a declared dependency of turn-arena-core
 
     missing = []
@@ -79,7 +85,8 @@ def _missing_requirements(dist: md.Distribution, extras: tuple[str, ...]) -> tup
             md.version(req.name)
         except md.PackageNotFoundError:
             missing.append(req.name)
-    return tuple(sorted(set(missing)))
+    _MISSING[key] = tuple(sorted(set(missing)))
+    return _MISSING[key]
 
 
 @cache
@@ -106,7 +113,7 @@ def _index(kind: str) -> dict[str, list[tuple[md.EntryPoint, md.Distribution]]]:
 def refresh() -> None:
     """Forget cached metadata (after installing or removing a plugin in this process)."""
     _index.cache_clear()
-    _load_cached.cache_clear()
+    load.cache_clear()
     _MISSING.clear()
     importlib.invalidate_caches()
 
@@ -115,18 +122,7 @@ def _info(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, md.Distri
     _check_unique(kind, name, entries)
     ep, dist = entries[0]
     extras = _extras_of(ep)
-    return PluginInfo(kind, name, ep.value, dist.metadata["Name"], extras, _missing_cached(dist, extras))
-
-
-_MISSING: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
-
-
-def _missing_cached(dist: md.Distribution, extras: tuple[str, ...]) -> tuple[str, ...]:
-    """:func:`_missing_requirements`, once per distribution and extras (``refresh`` forgets)."""
-    key = (str(dist.metadata["Name"]), extras)
-    if key not in _MISSING:
-        _MISSING[key] = _missing_requirements(dist, extras)
-    return _MISSING[key]
+    return PluginInfo(kind, name, ep.value, dist.metadata["Name"], extras, _missing_requirements(dist, extras))
 
 
 def list_plugins(kind: str) -> list[PluginInfo]:
@@ -189,7 +185,8 @@ def plugin_info(kind: str, name: str) -> PluginInfo:
 
 
 @cache
-def _load_cached(kind: str, name: str) -> Any:
+def load(kind: str, name: str) -> Any:
+    """Import and validate the plugin object (cached)."""
     info = plugin_info(kind, name)
     ep, _ = _index(kind)[name][0]
     try:
@@ -201,11 +198,6 @@ def _load_cached(kind: str, name: str) -> Any:
         ) from exc
     _VALIDATORS[kind](name, obj)
     return obj
-
-
-def load(kind: str, name: str) -> Any:
-    """Import and validate the plugin object (cached)."""
-    return _load_cached(kind, name)
 
 
 def availability(kind: str, name: str) -> tuple[bool, str]:
