@@ -207,6 +207,9 @@ PROBE_NOTES = {
     "run at the same point (average 0.066 at 64,000 for both)",
     "r3_b1_0_e0.15to0.05in300_lr1.2e-4": "stopped at 32,000 when the 64-episode-step trial reached 0.018 and its "
     "five seeds took the CPU",
+    "r3_warm200_magnet0.25_m400_e0.05to0": "issue 31 point 5, the numpy PG's moving magnet carried to the LM, run "
+    "to the end (575 s): behind the five-seed config's seed 0 (0.0162); the first magnet is the sharp random initial "
+    "model and the average carries the slow start",
     "r3_info_none_b1_0_e0.05_lr1.2e-4": "stopped: collapsed to a pure strategy within 40 steps (exploitability 0.167, "
     "entropy 0.001)",
 }
@@ -928,6 +931,13 @@ The fixed magnet's runs sit on the logit equilibrium at tau = alpha = 0.3 (the a
 are raw returns, not divided by their std): its exact exploitability is {qre:.4f}
 (`logit_equilibrium(0.3)`), the floor the moving magnet removes. Plot (average policy solid,
 last iterate dotted): [train_kuhn_nash_pg.png](train_kuhn_nash_pg.png).
+
+**Carried to the language model** (one probe, tuning seed 0, `run --variant
+r3_warm200_magnet0.25_m400_e0.05to0`: the round-3 five-seed GRPO config with its entropy bonus
+annealed 0.05 to 0, KL 0.25 toward a magnet reset every 400 updates): average 0.0445, last
+iterate 0.0305 (best last iterate seen 0.0134) at 299,968 episodes, worse in the average than
+that config's 0.0162 on the same seed; not pursued to fresh seeds in this session, so the LM's
+own rung is as the section above reports.
 
 **Tuning trials** (seeds {PG_TUNING_SEEDS[0]}-{PG_TUNING_SEEDS[-1]}, 300,000 episodes, changes to the chosen config): {probes}.
 **The network's trials** (the magnet config, changes listed): {network_probes}. A linear
