@@ -1,9 +1,5 @@
-"""One funnel for command-line failures.
-
-A user error (bad argument, bad config, missing or damaged file) prints one line
-``<prog>: error: ...`` and exits 2. Anything else is a bug: one line ``<prog>: internal error: ...``
-and exit 1, never dressed up as the user's fault; ``ARENA_DEBUG=1`` re-raises it with its
-traceback. Argparse errors are one line too (no usage block).
+"""One funnel for command-line failures (:func:`guarded`): a user error is one line and exit 2, a
+bug one ``internal error`` line and exit 1; argparse errors are one line too (no usage block).
 """
 
 from __future__ import annotations

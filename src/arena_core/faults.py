@@ -1,11 +1,6 @@
-"""The kinds of player fault: a failure is data, never silence.
-
-The kind is decided where the failure happens and carried on the event: the game loop
-(:func:`arena_core.runner.submit_answer`, a tournament's decision timer, a worker's crash
-handler) passes it to :meth:`arena_core.match.Match.fail`, and every
-:class:`~arena_core.episode.PolicyEvent` holds it in ``fault``. Every consumer -- tournaments and
-``arena compare``, the matrix study, training rollouts -- reads it through :func:`fault_of`, the
-one classifier, which also reads records written before events carried the field.
+"""The kinds of player fault, decided where the failure happens (passed to
+:meth:`arena_core.match.Match.fail`), carried on every :class:`~arena_core.episode.PolicyEvent`
+(``fault``) and read by every consumer through :func:`fault_of`, the one classifier (docs/developing.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The rules protocol, and the base class that owns the invariants.
-
-A game author subclasses :class:`Game`, declares a :class:`~arena_core.spec.GameSpec` and
-fills in the *rules hooks* over an immutable state. Everything else -- whose turn it is,
-legality checks, commit-then-reveal for simultaneous moves, masks, "no step after the end"
--- is *machinery* on the base class and works on a :class:`Position`.
+"""The rules protocol, and the base class that owns the invariants (docs/core.md): a game fills
+in the rules hooks over an immutable state; the machinery works on a :class:`Position`.
 """
 
 from __future__ import annotations
@@ -70,11 +66,8 @@ class EngineTitle(Protocol):
 
 
 class Game(ABC, Generic[S, A]):
-    """Base class of every game.
-
-    Override the rules hooks (and the optional declarations below); do not override the
-    machinery (marked ``@final``).
-    """
+    """Base class of every game: override the rules hooks and optional declarations, never the
+    machinery (marked ``@final``)."""
 
     spec: ClassVar[GameSpec]
     Params: ClassVar[type[GameParams]] = NoParams

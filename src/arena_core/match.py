@@ -1,8 +1,5 @@
-"""The harness over the pure rules: caps, the illegal-action policy, and the episode record.
-
-One :class:`Match` drives one episode. The AEC, parallel and Gymnasium adapters and the
-headless runner all use it, so truncation, policy and recording behave identically everywhere.
-"""
+"""The harness over the pure rules: caps, the illegal-action policy, and the episode record; every
+adapter and game loop drives a :class:`Match` (docs/core.md, "The harness")."""
 
 from __future__ import annotations
 

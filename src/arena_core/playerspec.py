@@ -1,24 +1,7 @@
-"""Player specs: a registered player name plus options, written on one command line.
-
-Three spellings of one seat, all giving a :class:`PlayerSpec`:
-
-- a bare name: ``random``
-- an inline table (TOML syntax) after the name:
-  ``openai{base_url="http://127.0.0.1:8080/v1", model="tiny", temperature=0}``
-- words, as the repeatable ``--player`` option takes them:
-  ``--player openai base_url=http://127.0.0.1:8080/v1 model=tiny temperature=0``
-  (each value is read as a TOML scalar or array, ``0.5``, ``true``, ``"007"``, ``["a", "b"]``;
-  anything that is not one is the plain string, so URLs need no quotes)
-
-The older ``name:key=value,key=value`` spelling is still read. ``--players a,b`` splits seats on
-commas outside braces and quotes, so inline tables may appear in it.
-
-A spec is parsed once, where it enters (README, "Player specs"); everything downstream takes
-the typed :class:`PlayerSpec`. Nothing else splits spec text (``tests/test_playerspec_typed.py``
-scans the source for hand-splitting).
-
-Every malformed spec raises :class:`~arena_core.errors.ConfigError` with one line that shows the
-offending text and the fix. Nothing here imports a player.
+"""Player specs: a registered player name plus options, written on one command line: ``random``,
+``openai{model="tiny"}`` (a TOML inline table), ``--player openai model=tiny`` (words) or the older
+``name:key=value,...`` (README, "Player specs"). A spec is parsed once, where it enters, into the
+typed :class:`PlayerSpec`; a malformed one raises :class:`~arena_core.errors.ConfigError` in one line.
 """
 
 from __future__ import annotations

@@ -18,13 +18,9 @@ class Verdict(str, Enum):
 
 
 class IllegalActionPolicy(BaseModel):
-    """How illegal moves (and player failures) are handled; recorded with every episode.
-
-    - ``raise`` (the library default): raise :class:`~arena_core.errors.IllegalActionError`.
-    - ``penalize``: the offender forfeits at once and gets ``penalty``.
-    - ``default``: the game's default action is played in its place.
-    - ``retry``: the offender may try again up to ``max_retries`` times, then ``after_retries``.
-    """
+    """How illegal moves (and player failures) are handled, recorded with every episode: ``raise``
+    (the default), ``penalize`` (forfeit with ``penalty``), ``default`` (the game's default action)
+    or ``retry`` (up to ``max_retries`` times, then ``after_retries``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,15 +1,6 @@
-"""Every Arena game in PettingZoo's and Gymnasium's own registries.
-
-After ``import arena_core``::
-
-    pettingzoo.make("aec", "arena/kuhn_poker-v0")                 # an AEC env
-    pettingzoo.make("parallel", "arena/matrix-v0")                # games whose every move is simultaneous
-    gymnasium.make("arena/kuhn_poker-v0")                         # one seat against uniform random players
-    gymnasium.make("arena_core:arena/kuhn_poker-v0")              # the same, without importing arena_core first
-
-Lazy: importing ``arena_core`` imports neither library nor any game; a finder waits for
-``pettingzoo`` or ``gymnasium`` to be imported, and the names come from the ``arena.games``
-entry points' metadata. Names and the keywords the factories take: docs/ecosystem.md.
+"""Every Arena game in PettingZoo's and Gymnasium's own registries (``pettingzoo.make("aec",
+"arena/kuhn_poker-v0")``, ``gymnasium.make("arena_core:arena/kuhn_poker-v0")``), filled lazily:
+a finder waits for either library to be imported. Names and keywords: docs/ecosystem.md.
 """
 
 from __future__ import annotations

@@ -26,13 +26,9 @@ def play_episode(
     time_cap_s: float | None = None,
     log_path: str | None = None,
 ) -> EpisodeRecord:
-    """Play ``game`` from ``seed`` with ``players[i]`` in seat ``i``; returns the record.
-
-    A player that raises or answers with something that is not a legal action is recorded and
-    handled by ``policy`` (with the ``raise`` policy, illegal actions raise; crashes forfeit).
-    With no ``turn_cap``, the game's ``spec.max_length`` caps it: a game still running after
-    that many decisions ends as a ``turn_cap`` truncation (no returns, never a draw).
-    """
+    """Play ``game`` from ``seed`` with ``players[i]`` in seat ``i``; returns the record. A player's
+    crash or non-action answer is recorded and handled by ``policy`` (with ``raise``, illegal
+    actions raise; crashes forfeit); caps as for :class:`~arena_core.match.Match`."""
     if len(players) != game.num_players:
         raise ConfigError(
             f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(players)}"

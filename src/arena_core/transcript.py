@@ -1,14 +1,6 @@
-"""Transcript views: one growing conversation per seat, so each prompt extends the last one.
-
-A snapshot text view (:mod:`arena_core.text`) rebuilds the whole prompt every turn; a
-transcript view (view name ``"transcript"``) adds to one conversation per seat and episode:
-the seat's first turn is the snapshot prompt, every later turn one user message with what
-changed since its last turn and its new legal moves, so a server's prompt cache (or a kept KV
-cache) reads only the new tokens. A turn is a pure function of ``(game, pos, player, since)``,
-``since`` being the marker the view returned at the seat's previous turn, and reads the
-position only through the game's per-seat hooks. Messages are only appended: a turn that got
-no answer is followed by :data:`NO_ANSWER`, a decision asked again after an answer starts with
-:data:`NOT_ACCEPTED`. docs/players.md ("The transcript view") describes it for users.
+"""Transcript views: one growing conversation per seat, so each prompt extends the last one
+(docs/players.md, "The transcript view"). A turn is a pure function of ``(game, pos, player,
+since)`` that reads the position only through the game's per-seat hooks; messages are only appended.
 """
 
 from __future__ import annotations
@@ -54,7 +46,7 @@ class TranscriptTurn:
 
 @runtime_checkable
 class TranscriptView(Protocol):
-    """A view that extends one conversation per seat (see the module docstring)."""
+    """A view that extends one conversation per seat."""
 
     def turn(self, game: Game[Any, Any], pos: Position[Any], player: int, since: Any) -> TranscriptTurn:
         """The messages of ``player``'s turn at ``pos``; ``since`` is the marker of its previous

@@ -1,9 +1,5 @@
-"""Views: how a game is shown to a player, by name, supplied by the game itself.
-
-``Game.views()`` maps a view name to a zero-argument factory (:func:`default_views`: ``text``,
-``menu``, ``transcript``); a game adds more, e.g. ``"compact"`` (single-character action labels
-for a small trainable model), by overriding ``views()``. Players and trainers look views up
-through :func:`get_view`, so no table of game ids lives anywhere else.
+"""Views: how a game is shown to a player, by name (``Game.views()``, :func:`default_views`),
+supplied by the game itself and looked up through :func:`get_view` (docs/core.md).
 """
 
 from __future__ import annotations

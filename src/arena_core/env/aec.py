@@ -1,9 +1,5 @@
-"""A PettingZoo AEC environment for any arena game.
-
-The legal mask lives at one documented place, ``observation["action_mask"]``;
-``env.legal_actions(agent)`` returns the typed legal actions. Termination comes from the
-rules; truncation only from the harness caps; ``infos[agent]["end_reason"]`` says which.
-"""
+"""A PettingZoo AEC environment for any arena game (docs/core.md, "Environments"); the end's
+reason is in ``infos[agent]["end_reason"]``."""
 
 from __future__ import annotations
 

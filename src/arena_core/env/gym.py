@@ -1,11 +1,5 @@
-"""A Gymnasium single-agent view: one seat plays against fixed players.
-
-Legality: ``observation["action_mask"]``, ``info["action_mask"]`` (with the typed
-``info["legal_actions"]``) and :meth:`ArenaGymEnv.action_masks` (what sb3-contrib's
-``MaskablePPO`` calls). An illegal index plays the game's default action under
-:data:`GYM_POLICY` and says so in ``info`` (``illegal_action``, ``policy_verdict``); pass
-``policy=`` for another (docs/ecosystem.md).
-"""
+"""A Gymnasium single-agent view: one seat plays against fixed players; legality and the
+illegal-action policy (:data:`GYM_POLICY`): docs/core.md, "Environments"."""
 
 from __future__ import annotations
 
@@ -39,11 +33,8 @@ class UniformRandomOpponent:
 
 class ArenaGymEnv(sp.MatchEnv, gym.Env):
     """Seat ``seat`` is the learner; ``opponents`` fill the other seats in order (by default
-    :class:`UniformRandomOpponent` in each).
-
-    The reward is the learner's return when the episode ends (0 before, and 0 when truncated).
-    With no ``turn_cap`` the game's ``spec.max_length`` caps the episode (a truncation).
-    """
+    :class:`UniformRandomOpponent` in each). The reward is the learner's return at the end (0
+    before, and 0 when truncated)."""
 
     metadata = {"render_modes": ["ansi"]}
 

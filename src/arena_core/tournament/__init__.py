@@ -1,10 +1,6 @@
-"""Deprecated import path: tournaments moved to :mod:`arena_tournament` (distribution ``turn-arena-tournament``).
-
-``arena_core.tournament`` and ``arena_core.tournament.<module>`` keep working for one release:
-they warn (``DeprecationWarning``) and give the very module objects of ``arena_tournament``, so
-``isinstance`` checks and pickles agree. Without the distribution installed, the import fails
-with a line saying what to install. The core never imports this package itself; the target is
-named only as a string, so the core still imports no plugin package.
+"""Deprecated import path: tournaments moved to :mod:`arena_tournament` (``turn-arena-tournament``).
+For one release ``arena_core.tournament[.<module>]`` warns and gives the very module objects of
+``arena_tournament``, named only as a string (the core imports no plugin package).
 """
 
 from __future__ import annotations
