@@ -144,11 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
 #: commands that Arena's other distributions register through ``arena.commands``: only the
 #: install hint for a user who types one without the distribution lives here
 _COMMANDS_ELSEWHERE = {
-    "tournament": "turn-arena-tournament",
-    "ratings": "turn-arena-tournament",
-    "report": "turn-arena-tournament",
-    "compare": "turn-arena-tournament",
-    "export": "turn-arena-tournament",
+    **dict.fromkeys(("tournament", "ratings", "report", "compare", "export"), "turn-arena-tournament"),
     "study": "'turn-arena-games[study]'",
     "train": "turn-arena-train",
 }

@@ -57,7 +57,6 @@ class Match:
         self.end: End | None = None
         self._failures: dict[int, int] = {}
         self._to_act_pos: Position[Any] | None = None
-        self._to_act_ply = -1
         self._to_act: int | None = None
         self._players = list(players or [])
         self._events: list[Any] = []  # Step/PolicyEvent, or a raw step tuple until the record is read
@@ -117,8 +116,8 @@ class Match:
         return self.position.ply
 
     def to_act(self) -> int | None:
-        if self._to_act_ply != self.position.ply or self._to_act_pos is not self.position:
-            self._to_act_pos, self._to_act_ply = self.position, self.position.ply
+        if self._to_act_pos is not self.position:
+            self._to_act_pos = self.position
             self._to_act = None if self.done else self.game.current_player(self.position)
         return None if self.done else self._to_act
 

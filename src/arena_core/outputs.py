@@ -182,16 +182,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    try:  # make the rename itself durable (best effort: not every platform opens directories)
+    with contextlib.suppress(OSError):  # make the rename durable (best effort: not every platform opens directories)
         dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
 
 
 def _new_file_mode() -> int:

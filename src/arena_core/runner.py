@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -33,8 +34,7 @@ def play_episode(
         raise ConfigError(
             f"{game.spec.id} with {game.num_players} players needs {game.num_players} players, got {len(players)}"
         )
-    writer = EpisodeWriter(log_path) if log_path else None
-    try:
+    with EpisodeWriter(log_path) if log_path else contextlib.nullcontext() as writer:
         match = Match(
             game,
             seed,
@@ -45,9 +45,6 @@ def play_episode(
             sink=writer,
         )
         return play_match(match, players)
-    finally:
-        if writer is not None:
-            writer.close()
 
 
 def play_match(match: Match, players: Sequence[Player]) -> EpisodeRecord:

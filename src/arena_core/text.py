@@ -73,10 +73,9 @@ _ANSWER_LINE = re.compile(r"^[\s>#*_-]*(?:(?:final|my)\s+)?answer\s*[*_]*\s*[:=]
 
 
 def strip_think(text: str) -> str:
-    """``text`` without its reasoning blocks (``<think>...</think>``, also ``thinking`` and
-    ``reasoning`` tags, any case): a block's content is never an answer. An unclosed opening
-    tag hides everything after it; a closing tag with no opening tag (a chat template that
-    opens the block in the prompt) hides everything before it. Linear time."""
+    """``text`` without its reasoning blocks (``<think>``, ``<thinking>``, ``<reasoning>``, any case).
+    An unclosed opening tag hides everything after it; a closing tag with no opening tag (a chat
+    template that opens the block in the prompt) hides everything before it. Linear time."""
     return split_think(text)[0]
 
 
@@ -163,14 +162,11 @@ class LabelIndex:
 
 
 # ---------------------------------------------------------------------------- the answer contract
-# docs/answers.md tables the shapes; every game's strict parser reads through read_answer.
 #: balanced ``{...}`` starts tried per answer (bounded work on hostile answers)
 JSON_ATTEMPTS = 256
 #: a label in square brackets anywhere in the answer (TextArena's own answer format)
 _BRACKET = re.compile(r"\[[^\[\]\n]{1,200}\]")
-#: a committed statement of the answer in prose ("I'll go with X", "my final answer is X"): never
-#: read alone, but one naming another key refuses the answer; a conditional ("if I choose A") is
-#: no statement. The value runs to the end of its clause.
+#: a committed statement of the answer in prose ("I'll go with X"); its value runs to the end of its clause
 _STATEMENT = re.compile(
     r"\b(?:I\s*(?:'ll|will|shall)\s+(?:go\s+with|choose|pick|play)|my\s+(?:final\s+)?(?:answer|choice|move)\s+is)"
     r"\s*:?\s*(?P<value>[^\n.;!?,]*?)\s*(?=$|[\n.;!?,]|\s+(?:because|since|as|so|to|for)\b)",
@@ -221,25 +217,18 @@ def _objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
 def _json_raw(value: Any, kind: JsonKind) -> tuple[str | None, str]:
     """A JSON value as the raw text of an answer, or ``(None, why)`` when its type is wrong:
     a label is a string, an integer an integer (never a boolean, a decimal or a string)."""
-    if kind == "label":
-        return (
-            (value, "")
-            if isinstance(value, str)
-            else (None, f"{json.dumps(value)} is a JSON {_jtype(value)}, not a label string")
-        )
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None, f"{json.dumps(value)} is a JSON {_jtype(value)}, not an integer"
-    return str(value), ""
+    if kind == "label" and isinstance(value, str):
+        return value, ""
+    if kind != "label" and isinstance(value, int) and not isinstance(value, bool):
+        return str(value), ""
+    wanted = "a label string" if kind == "label" else "an integer"
+    return None, f"{json.dumps(value)} is a JSON {_jtype(value)}, not {wanted}"
 
 
 def _jtype(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "decimal"
-    return {str: "string", list: "list", dict: "object", type(None): "null"}.get(type(value), type(value).__name__)
+    """The JSON type of a value ``json.loads`` gave."""
+    kinds = {bool: "boolean", int: "integer", float: "decimal", str: "string", list: "list", dict: "object"}
+    return kinds.get(type(value), "null" if value is None else type(value).__name__)
 
 
 def read_answer(
@@ -250,15 +239,9 @@ def read_answer(
     json_kind: JsonKind = "label",
     extra: Sequence[Callable[[str], list[tuple[str, str]]]] = (),
 ) -> Reading:
-    """Read one answer by the contract (docs/answers.md); ``resolve(raw) -> key or None`` maps a
-    raw value to the game's canonical key.
-
-    Carriers: a JSON object with one of ``json_keys`` (the value of the declared ``json_kind``:
-    wrong types refuse), a line ``Answer: X``, the last line alone, a ``[X]`` bracket token
-    naming a key, a committed statement ("I'll go with X", "my answer is X"), and a game's
-    ``extra`` formats. A JSON value, an answer line, or an ``extra`` value that names no key
-    refuses; every carrier found must name the same key, otherwise the answer is refused.
-    Think blocks are never read; an unclosed one refuses."""
+    """Read one answer by the contract (its carriers and rules: docs/answers.md); ``resolve(raw) ->
+    key or None`` maps a raw value to the game's canonical key, ``json_keys`` and ``json_kind`` say
+    what a JSON carrier holds, ``extra`` are the game's own formats."""
     if not isinstance(text, str):
         return Reading(None, UNPARSEABLE, f"not text: {type(text).__name__}")
     visible, unclosed = split_think(text)
@@ -345,13 +328,9 @@ def parse_choice(
     extra: Sequence[Callable[[str], list[tuple[str, str]]]] = (),
     lenient: bool = False,
 ) -> ParseResult:
-    """Read one of ``legal`` (legal string -> action) from an answer by the answer contract
-    (:func:`read_answer`, tabled in docs/answers.md): only unambiguous answers count; anything
-    else reads as unparseable (method ``"unparseable"``, ``default_used`` True), never as a
-    guess. ``extra``: a game's own formats, each ``text -> [(method, value)]`` (a game adds
-    formats; it cannot loosen the rules). ``lenient=True`` is the opt-in benchmark-compatible
-    mode: the rightmost mention of a legal string anywhere wins.
-    """
+    """Read one of ``legal`` (legal string -> action) from an answer by :func:`read_answer`;
+    anything ambiguous is :func:`unparseable`, never a guess. ``extra``: a game's own formats, each
+    ``text -> [(method, value)]``; ``lenient=True``: the opt-in benchmark-compatible reading."""
     if not isinstance(text, str):
         return unparseable(default, f"not text: {type(text).__name__}")
     if lenient:
