@@ -1,6 +1,5 @@
-"""``arena check GAME``: the conformance kit from the command line, one line per check and a
-minimal failing episode saved per failed check (docs/testing.md). Exit 0 when nothing failed, 1
-when a check failed, 2 on bad input (one line).
+"""``arena check GAME``: the conformance kit from the command line (docs/testing.md); exit 0 when
+nothing failed, 1 when a check failed, 2 on bad input (one line).
 """
 
 from __future__ import annotations

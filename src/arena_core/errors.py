@@ -1,7 +1,4 @@
-"""Errors, typed by the boundary that failed.
-
-Every error names what went wrong and, where there is one, the fix.
-"""
+"""Errors, typed by the boundary that failed; each names what went wrong and, where there is one, the fix."""
 
 from __future__ import annotations
 

@@ -36,10 +36,8 @@ class CapExhausted(PlayerError):
 
 
 def fault_of_exception(exc: BaseException) -> FaultKind:
-    """The kind of a player's raised exception: the kind it carries (an exception may say where
-    it is raised, as ``fault = FaultKind.TIMEOUT``), else a spending cap, a timeout
-    (``TimeoutError`` and any exception type named ``*Timeout*``, as HTTP clients name theirs)
-    or an error."""
+    """The kind of a player's raised exception: the ``fault`` it carries, else a spending cap, a
+    timeout (``TimeoutError``, or a type named ``*Timeout*`` as HTTP clients name theirs) or an error."""
     carried = getattr(exc, "fault", None)
     if isinstance(carried, FaultKind):
         return carried

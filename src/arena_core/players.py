@@ -21,10 +21,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Decision:
-    """Everything a player may use to decide: never the hidden state.
-
-    ``prompt()`` builds the game's text view for language-model players.
-    """
+    """Everything a player may use to decide: never the hidden state (docs/core.md, "Players")."""
 
     game: Game[Any, Any]
     seat: int
@@ -40,10 +37,8 @@ class Decision:
         return cls(game, seat, game.observe(pos, seat), game.legal(pos, seat), pos.ply, episode_seed, pos)
 
     def view_with(self, fn: Callable[[Game[Any, Any], Position[Any], int], T]) -> T:
-        """``fn(game, position, seat)``: this decision through a view beyond the game's own text
-        view (a compact prompt, a training menu). Like a text view, ``fn`` must read the position
-        only through the game's per-seat hooks (``observe``, ``legal``): the position also holds
-        what this seat may not see."""
+        """``fn(game, position, seat)``: this decision through any other view; ``fn`` must read the
+        position only through the game's per-seat hooks (it also holds what this seat may not see)."""
         return fn(self.game, self._position, self.seat)
 
     def render(self, view: TextView) -> Prompt:

@@ -1,8 +1,5 @@
-"""Write immutable states to JSON-able data and read them back, guided by type hints.
-
-A game whose state is a frozen dataclass of plain values (bool, int, float, str, Enum,
-tuples, frozensets, dicts, Optional, nested frozen dataclasses) gets serialisation for free.
-"""
+"""Write immutable states (frozen dataclasses of plain values: docs/core.md) to JSON-able data and
+read them back, guided by type hints."""
 
 from __future__ import annotations
 

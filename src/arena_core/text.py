@@ -397,12 +397,8 @@ class GenericTextView:
             f"You are playing {game.spec.id} as player {player} of {game.num_players}.\n"
             f"{game.rules_text()}\n{self.answer_instruction}"
         )
-        user = (
-            "Your observation:\n"
-            + json.dumps(obs, sort_keys=True, separators=(", ", ": "))
-            + "\nLegal actions: "
-            + ", ".join(legal)
-        )
+        shown = json.dumps(obs, sort_keys=True, separators=(", ", ": "))
+        user = f"Your observation:\n{shown}\nLegal actions: {', '.join(legal)}"
         return Prompt(system=system, user=user, legal=legal)
 
     def parse(self, game: Game[Any, Any], pos: Position[Any], player: int, text: str) -> ParseResult:

@@ -32,12 +32,8 @@ SINCE_HEADER = "Since your last turn:"
 
 @dataclass(frozen=True)
 class TranscriptTurn:
-    """What one of a seat's turns adds to its conversation.
-
-    ``messages``: ``(system, user)`` (or any opening messages) on the seat's first turn, exactly
-    one ``user`` message on every later turn. ``legal``: the legal strings shown (what retry
-    feedback lists). ``marker``: what the view needs at the seat's next turn (opaque to the
-    player; built only from what the seat saw)."""
+    """What one of a seat's turns adds to its conversation: the opening messages on its first turn,
+    exactly one ``user`` message after it; the legal strings shown; the marker its next turn gets."""
 
     messages: tuple[ChatMessage, ...]
     legal: tuple[str, ...]
@@ -83,11 +79,9 @@ def observation_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> 
 
 @dataclass(frozen=True)
 class GenericTranscriptView:
-    """Every game's transcript view, built on its text view: the first turn is the text view's
-    prompt (system and user); a later turn is one user message listing the changes of the
-    seat's observation since its last turn (:func:`observation_changes`; a game whose
-    observation keeps a ``history`` list shows the new moves) and the legal strings. The marker
-    is the seat's last observation. Answers are read by the game's text view."""
+    """Every game's transcript view, built on its text view: a later turn lists the changes of the
+    seat's observation (:func:`observation_changes`) and the legal strings; the marker is the
+    seat's last observation."""
 
     def turn(self, game: Game[Any, Any], pos: Position[Any], player: int, since: Any) -> TranscriptTurn:
         prompt = game.text_view().prompt(game, pos, player)
@@ -116,11 +110,8 @@ class TranscriptPrompt:
 
 @dataclass
 class Conversation:
-    """One seat's conversation in one episode (what a transcript-mode player keeps).
-
-    ``messages``: everything sent and answered so far; ``marker``: the view's marker of the
-    last turn; ``ply``: the ply of the last turn; ``pending``: the last message is a user turn
-    with no answer yet; ``turns``: the number of distinct decisions asked."""
+    """One seat's conversation in one episode (what a transcript-mode player keeps); ``pending``: the
+    last message is a user turn with no answer yet; ``turns``: the distinct decisions asked."""
 
     messages: list[ChatMessage] = field(default_factory=list)
     marker: Any = None
