@@ -129,9 +129,7 @@ class Match:
 
     def returns(self) -> tuple[float, ...] | None:
         """Final returns, or None while running and for truncated episodes (never a draw)."""
-        if self.end is None or self.end.returns is None:
-            return None
-        return tuple(self.end.returns)
+        return None if self.end is None or self.end.returns is None else tuple(self.end.returns)
 
     # ---------------------------------------------------------------- actions
     def submit(self, player: int, action: Any, *, telemetry: dict[str, Any] | None = None) -> Submission:

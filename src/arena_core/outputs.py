@@ -54,12 +54,10 @@ def _describe(info: dict[str, Any]) -> str:
 
 
 class RunLock:
-    """``with RunLock(directory):`` -- this process is the only writer of ``directory``.
-
-    A second live run raises :class:`~arena_core.errors.ConfigError` with one line naming the
-    holder. The lock (``.arena.lock``: pid, host, start time) is an ``flock`` on POSIX, which the
-    kernel drops when its holder dies, so a lock left by a killed run is taken over at once;
-    elsewhere a lock whose pid is dead on this host is."""
+    """``with RunLock(directory):`` -- this process is the only writer of ``directory``; a second
+    live run raises :class:`~arena_core.errors.ConfigError` naming the holder. The lock (pid, host,
+    start time) is an ``flock`` on POSIX, dropped by the kernel when its holder dies; elsewhere a
+    lock whose pid is dead on this host is taken over."""
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.directory = Path(directory)

@@ -244,23 +244,15 @@ def cluster_mean(
 ) -> ClusterMean:
     """Mean ``sum(sums) / sum(counts)`` from per-cluster totals, its interval and p-value.
 
-    Covers the population mean over clusters like these (e.g. the deal-averaged share of games
-    A finishes above B). The interval is ``estimate ± t_{m-1} · se`` with the linearised
-    (ratio) cluster variance ``m/(m-1) Σ (s_i - r n_i)² / N²``. Fallbacks, so finite data never
-    give a zero-width interval: with ``bounds`` (values known to lie in ``[lo, hi]``, e.g. a
-    share in ``[0, 1]``) the interval also contains the Wilson score interval of the ``N``
-    observations taken as independent (the least uncertainty the data allow: it is what a
-    complete separation or equal shares in every cluster get; a known least spread needs no
-    t correction); without ``bounds`` and with no spread at all the interval is unbounded.
-    The p-value (against ``null``, default the middle of ``bounds`` or 0) is the larger of
-    the t test's and, with bounds, the score test's, so it agrees with the interval. Raises
-    ValueError for fewer than 2 clusters.
-
-    With ``bounds`` the deals (clusters), not the observations, also set a floor: the t
-    interval of the cluster-level means with one pseudo-cluster at each bound (``m + 2``
-    values, ``m - 1`` degrees of freedom), and its p-value. A sweep of 12 games over 4 deals
-    thus gets about [0.47, 1] and p 0.058 (4 units), not the p 5e-4 of 12 independent games;
-    with many varied clusters the floor is within a few percent of the plain t interval.
+    Covers the population mean over clusters like these. The interval is ``estimate ± t_{m-1} ·
+    se`` with the linearised (ratio) cluster variance ``m/(m-1) Σ (s_i - r n_i)² / N²``. With
+    ``bounds`` (values known to lie in ``[lo, hi]``) it also contains the Wilson score interval of
+    the ``N`` observations taken as independent (no t correction: a known least spread) and the t
+    interval of the cluster means with one pseudo-cluster at each bound (``m - 1`` degrees of
+    freedom; docs/tournaments.md, "The small-sample correction"); without ``bounds`` and with no
+    spread at all it is unbounded. The p-value (against ``null``, default the middle of ``bounds``
+    or 0) is the largest of those tests', so it agrees with the interval. Raises ValueError for
+    fewer than 2 clusters.
     """
     s = np.asarray(cluster_sums, dtype=float)
     n = np.asarray(cluster_counts, dtype=float)
@@ -515,13 +507,10 @@ def deals_needed(
     max_deals: int = 1_000_000,
 ) -> int:
     """Independent units (deals) for a two-sided t test at ``level`` (Bonferroni over
-    ``comparisons``) to detect a true mean difference ``effect`` (> 0: the size of the
-    difference) with probability ``power``, when one unit's difference has standard deviation
-    ``sd``: the smallest ``n >= 2`` with ``(t_{n-1}(1 - α/2) + t_{n-1}(power)) · sd / sqrt(n)
-    <= effect``, bracketed from the normal approximation and found by bisection (a few
-    dozen t quantiles at most, whatever the effect), or
-    ``max_deals`` when even that many are not enough. Raises ValueError for an effect that is
-    not positive."""
+    ``comparisons``) to detect a true mean difference ``effect`` (> 0) with probability ``power``
+    when one unit's difference has standard deviation ``sd``: the smallest ``n >= 2`` with
+    ``(t_{n-1}(1 - α/2) + t_{n-1}(power)) · sd / sqrt(n) <= effect``, or ``max_deals`` when even
+    that many are not enough. Raises ValueError for an effect that is not positive."""
     if not math.isfinite(effect) or effect <= 0:
         raise ValueError(f"deals_needed: the effect must be a positive size, got {effect}")
     if not math.isfinite(sd) or sd < 0:
