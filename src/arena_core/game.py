@@ -234,9 +234,8 @@ class Game(ABC, Generic[S, A]):
         return GenericTextView()
 
     def views(self) -> Mapping[str, Callable[[], Any]]:
-        """This game's views: name -> zero-argument factory (``text``, ``menu``, and any the game
-        adds, e.g. ``compact``); see :mod:`arena_core.views`. Override as
-        ``{**super().views(), "compact": MyView}``."""
+        """This game's views: name -> zero-argument factory; override as
+        ``{**super().views(), "compact": MyView}`` (docs/core.md)."""
         from .views import default_views
 
         return default_views(self)

@@ -133,10 +133,8 @@ def parse_player_spec(text: str) -> PlayerSpec:
 
 
 def parse_player_words(words: Sequence[str]) -> PlayerSpec:
-    """One seat from ``["NAME", "key=value", ...]`` (what one ``--player`` option collects).
-
-    The first word may itself be any :func:`parse_player_spec` spelling; later ``key=value`` words
-    add to (and override) its options."""
+    """One seat from ``["NAME", "key=value", ...]`` (what one ``--player`` option collects); the first
+    word may be any :func:`parse_player_spec` spelling, later words add to (and override) its options."""
     if not words:
         raise ConfigError(
             "--player needs a player name, e.g. --player openai base_url=http://127.0.0.1:8080/v1 model=tiny"

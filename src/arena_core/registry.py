@@ -308,9 +308,8 @@ def _check_option_types(name: str, factory: Any, options: dict[str, Any]) -> Non
 
 
 def make_player(spec: str | PlayerSpec, *, seed: int = 0, **options: Any) -> Player:
-    """Instantiate a registered player from a spec: ``name``, ``name{key = value, ...}`` or
-    ``name:k=v,k=v`` (grammar in :mod:`arena_core.playerspec`), or a ``PlayerSpec``; keyword
-    ``options`` are added to the spec's."""
+    """Instantiate a registered player from a ``PlayerSpec`` or any spelling of one
+    (:mod:`arena_core.playerspec`); keyword ``options`` are added to the spec's."""
     from .playerspec import PlayerSpec, parse_player_spec
 
     parsed = spec if isinstance(spec, PlayerSpec) else parse_player_spec(spec)

@@ -1,11 +1,8 @@
-"""Every random draw flows from an explicit seed.
-
-``make_rng(seed, *keys)`` gives an independent numpy Generator through a SeedSequence.
-``deal_rng(seed)`` is the fast path used for the deal at every ``Game.start``: a PCG64 whose
-state is set from a splitmix64 hash of the seed (about 10x cheaper than a SeedSequence); the
-generator it returns is the same object at every call in a thread, only valid until the next
-``deal_rng`` call there, which is why games must draw the whole deal inside ``initial_state``
-and never keep the generator (the conformance kit's determinism check catches a game that does).
+"""Every random draw flows from an explicit seed: ``make_rng(seed, *keys)`` gives an independent
+numpy Generator through a SeedSequence. ``deal_rng(seed)``, the deal's fast path at every
+``Game.start`` (a PCG64 set from a splitmix64 hash of the seed, about 10x cheaper), returns the same
+object at every call in a thread, valid until the next call there: games draw the whole deal inside
+``initial_state`` and never keep the generator (the kit's determinism check catches one that does).
 """
 
 from __future__ import annotations

@@ -127,10 +127,8 @@ def unwrap_answer(value: str) -> str:
 
 
 class LabelIndex:
-    """Legal strings for matching: whitespace-collapsed and case-insensitive, except that a
-    one-letter label must match in its own case (so "a" and "I" never stand for "A" and "I").
-    A label written with its own wrapping (TextArena's ``[4]``) also matches unwrapped (``4``),
-    unless two labels would then read alike."""
+    """Legal strings for matching, by the contract's exactness rule (docs/answers.md, rule 3); a
+    label with its own wrapping matches unwrapped unless two labels would then read alike."""
 
     def __init__(self, legal: dict[str, Any]):
         self.exact: dict[str, tuple[str, Any]] = {}
@@ -178,8 +176,7 @@ JsonKind = Literal["label", "integer"]
 @dataclass(frozen=True)
 class Reading:
     """The contract's verdict on one answer: the key it names (``None``: refused), the carrier
-    that named it first (``json``, ``answer_line``, ``exact``, ``last_line``, ``bracket``,
-    ``statement`` or a game's own), and why it was refused."""
+    that named it first, and why it was refused."""
 
     key: Any
     method: str
