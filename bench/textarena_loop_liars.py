@@ -228,7 +228,8 @@ def ship(args: argparse.Namespace) -> int:
 
 def policy(args: argparse.Namespace) -> int:
     """What the shipped checkpoint does (greedy, as arena.json seats it): 30 games against random on
-    deals 700000..700029, its openings and its answers to a standing bid."""
+    deals 700000..700029, its openings and its answers to a standing bid; 10 games against the
+    generalist (deals 700100..700109): how each round ended."""
     import re
     from collections import Counter
 
@@ -261,6 +262,27 @@ def policy(args: argparse.Namespace) -> int:
             pos = game.act(pos, p, action)
     print(f"openings by quantity {dict(openings)}; naming a face it did not hold: {held_none}")
     print(f"facing a bid: {dict(facing)}; raises: {raises.most_common(5)}")
+    # against the generalist: how each round ends (who called whose bid, and was the bid true)
+    search = make_player(GENERALIST, seed=0)
+    ends: Counter[str] = Counter()
+    quantities: Counter[int] = Counter()
+    for k in range(10):
+        pos, seat = game.start(700_100 + k), k % 2
+        while not game.is_over(pos):
+            p = game.current_player(pos)
+            move = (model if p == seat else search).act(Decision.at(game, pos, p, k))
+            action = getattr(move, "action", move)
+            if action == "[Call]":
+                gs = game._live_at(pos.state, take=False).env.state.game_state  # noqa: SLF001 - reads the engine
+                bid = gs["current_bid"]
+                true = sum(d.count(bid["face_value"]) for d in gs["dice_rolls"].values()) >= bid["quantity"]
+                caller = "model" if p == seat else "search"
+                ends[f"{caller} called a {'true' if true else 'false'} bid"] += 1
+                if caller == "model":
+                    quantities[int(bid["quantity"])] += 1
+            pos = game.act(pos, p, action)
+    print(f"10 games against {GENERALIST} (deals 700100..700109), rounds by how they ended: {dict(ends)}")
+    print(f"quantity of the generalist's bids the model called: {dict(sorted(quantities.items()))}")
     return 0
 
 
