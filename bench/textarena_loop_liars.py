@@ -350,26 +350,28 @@ the new seed), replayed after the live-env cache drops it, pickled and serialise
 
 
 def _loop_table(out: Path) -> str:
-    path = out / "loop" / "report.json"
-    if not path.exists():
+    runs = sorted(out.glob("loop*/report.json"))
+    if not runs:
         return "Loop: not run.\n"
-    data = json.loads(path.read_text())
+    seeds = [r for path in runs for r in json.loads(path.read_text())["seeds"]]
     lines = [
-        "| opponent | before | Wilson 95% | deal-clustered 95% | after | Wilson 95% | deal-clustered 95% | after - before (paired by deal) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| seed | opponent | before | Wilson 95% | deal-clustered 95% | after | Wilson 95% | deal-clustered 95% | after - before (paired by deal) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in data["seeds"]:
+    for r in seeds:
         for spec, o in r["opponents"].items():
             b, a, d = o["before"], o["after"], o["after_minus_before"]
             lines.append(
-                f"| `{spec}` | {_pct(b['win_rate'])} | [{_pct(b['wilson'][0])}, {_pct(b['wilson'][1])}] "
+                f"| {r['seed']} | `{spec}` | {_pct(b['win_rate'])} | [{_pct(b['wilson'][0])}, {_pct(b['wilson'][1])}] "
                 f"| [{_pct(b['deal_clustered'][0])}, {_pct(b['deal_clustered'][1])}] | {_pct(a['win_rate'])} "
                 f"| [{_pct(a['wilson'][0])}, {_pct(a['wilson'][1])}] | [{_pct(a['deal_clustered'][0])}, {_pct(a['deal_clustered'][1])}] "
                 f"| {100 * d['diff']:+.1f} [{100 * d['interval'][0]:+.1f}, {100 * d['interval'][1]:+.1f}] |"
             )
+    lines.append("")
+    for r in seeds:
         f = r["faults"]
         lines.append(
-            f"\nSeed {r['seed']}: {r['steps']} GRPO steps in {r['train_s']:.0f} s; model decisions/faults before "
+            f"Seed {r['seed']}: {r['steps']} GRPO steps in {r['train_s']:.0f} s; model decisions/faults before "
             f"{f['before']['decisions']}/{f['before']['faults']}, after {f['after']['decisions']}/{f['after']['faults']}."
         )
     return "\n".join(lines) + "\n"
@@ -390,7 +392,7 @@ def _curve(out: Path) -> str:
             parts.append(f"step {r['step']}: {_pct(r['eval_win_rate'])}% [{_pct(lo)}, {_pct(hi)}]")
     ent = [f"{r['step']}: {r['entropy']:.2f}" for r in rows if "entropy" in r and r["step"] in (1, 4, 8, 16, 24)]
     return (
-        "Training curve (the trainer's own evaluation against `random`, 16 deals x 2 seats, Wilson 95%): "
+        "Training curve of seed 0 (the trainer's own evaluation against `random`, 16 deals x 2 seats, Wilson 95%): "
         + "; ".join(parts)
         + ". Policy entropy over the menu (nats) at steps "
         + ", ".join(ent)
@@ -414,7 +416,8 @@ def section(out: Path) -> str:
         + f"\nNo budget or exploration setting resolved a difference on the tuning deals; kept `{GENERALIST}` "
         "(the larger budget, default exploration). Held-out deals 920000.. (both seatings of every deal):\n\n"
         + table(out, EVALS, "eval")
-        + "\nThe stock model in `generalist_vs_stock` is the random-weight tiny model as anyone seats it "
+        + "\nThe last two rows are the shipped checkpoint after training (`ship`, then `eval`), on the same held-out "
+        "deals. The stock model in `generalist_vs_stock` is the random-weight tiny model as anyone seats it "
         "(`mlx`, full transcript, constrained to the legal moves). In the loop below the stock model is the same "
         "weights on the compact view (own dice, dice in play, standing bid; one character per move), the GRPO "
         "step-0 checkpoint.\n\n"
