@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from .errors import PlayerError, PlayerOptionsError
 from .seeding import make_rng
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,8 +145,6 @@ class BasePlayer:
 
     def __init__(self, seed: int = 0, **options: Any):
         if options:
-            from .errors import PlayerOptionsError
-
             raise PlayerOptionsError(f"{type(self).__name__} takes no options; remove {', '.join(sorted(options))}")
         self.seed = int(seed)
 
@@ -164,7 +163,6 @@ def preflight_player(name: str, player: Any) -> None:
     """Run ``player.preflight()`` where it has one (an HTTP player checks its key and that its
     endpoint answers). Any failure becomes one :class:`~arena_core.errors.PlayerError` line
     naming the entrant ``name``, with secrets scrubbed."""
-    from .errors import PlayerError
     from .outputs import scrub_and_cut
 
     check = getattr(player, "preflight", None)

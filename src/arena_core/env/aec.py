@@ -115,16 +115,7 @@ class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ship
         self._deads_step_first()
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        if self.match is None:
-            return "not started"
-        end = self.match.end
-        status = f"ended: {end.reason.value}" if end is not None else f"to act: {self.agent_selection}"
-        lines = [f"{self.game.spec.id} ply {self.match.ply} ({status})"]
-        for p, a in enumerate(self.possible_agents):
-            lines.append(f"{a}: {self.game.observe(self.match.position, p)}")
-        return "\n".join(lines)
+        return self._render(lambda: self.agent_selection, range(self.game.num_players))
 
     def close(self) -> None:
         """Nothing to release: the env holds no external resources."""

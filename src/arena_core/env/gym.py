@@ -107,15 +107,7 @@ class ArenaGymEnv(sp.MatchEnv, gym.Env):
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: the learner's observation and whose turn it is, as text."""
-        if self.render_mode is None:
-            return None
-        if self.match is None:
-            return "not started"
-        end = self.match.end
-        status = f"ended: {end.reason.value}" if end is not None else f"to act: player_{self.match.to_act()}"
-        return f"{self.game.spec.id} ply {self.match.ply} ({status})\nplayer_{self.seat}: " + str(
-            self.game.observe(self.match.position, self.seat)
-        )
+        return self._render(lambda: f"player_{self._live.to_act()}", [self.seat])
 
     def _advance(self) -> None:
         match = self._live

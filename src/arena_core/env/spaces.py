@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,8 @@ def observe(game: Game[Any, Any], pos: Position[Any], player: int, *, live: bool
 class MatchEnv:
     """An adapter's running episode: ``match`` (after ``reset()``) and the stream of reset seeds."""
 
+    game: Game[Any, Any]
+    render_mode: str | None
     match: Match | None = None
     _last_seed: int | None = None
 
@@ -66,3 +69,15 @@ class MatchEnv:
         if self.match is None:
             raise RuntimeError(f"{type(self).__name__}: call reset() first")
         return self.match
+
+    def _render(self, to_act: Callable[[], object], seats: Iterable[int]) -> str | None:
+        """The ``ansi`` rendering: the ply, who is to act (or why it ended) and ``seats``' observations."""
+        if self.render_mode is None:
+            return None
+        if self.match is None:
+            return "not started"
+        end = self.match.end
+        status = f"ended: {end.reason.value}" if end is not None else f"to act: {to_act()}"
+        lines = [f"{self.game.spec.id} ply {self.match.ply} ({status})"]
+        lines += [f"{agent_name(p)}: {self.game.observe(self.match.position, p)}" for p in seats]
+        return "\n".join(lines)
