@@ -58,11 +58,6 @@ class PluginInfo:
         return "" if self.available else f"missing {', '.join(self.missing)}; fix: {self.install_hint}"
 
 
-def _extras_of(ep: md.EntryPoint) -> tuple[str, ...]:
-    m = re.search(r"\[([^\]]*)\]\s*$", ep.value)
-    return tuple(x.strip() for x in m.group(1).split(",") if x.strip()) if m else ()
-
-
 _MISSING: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
 
@@ -119,23 +114,20 @@ def refresh() -> None:
 
 
 def _info(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, md.Distribution]]) -> PluginInfo:
-    _check_unique(kind, name, entries)
+    if len(entries) > 1:
+        who = " and ".join(f"{d.metadata['Name']} ({ep.value})" for ep, d in entries)
+        raise DuplicatePluginError(
+            f"{kind[:-1]} {name!r} is registered by more than one distribution: {who}; uninstall one of them"
+        )
     ep, dist = entries[0]
-    extras = _extras_of(ep)
+    m = re.search(r"\[([^\]]*)\]\s*$", ep.value)  # the extra the entry point names: "pkg.mod:Cls [extra]"
+    extras = tuple(x.strip() for x in m.group(1).split(",") if x.strip()) if m else ()
     return PluginInfo(kind, name, ep.value, dist.metadata["Name"], extras, _missing_requirements(dist, extras))
 
 
 def list_plugins(kind: str) -> list[PluginInfo]:
     """Every plugin of ``kind`` from package metadata, sorted by name; duplicates raise."""
     return [_info(kind, name, entries) for name, entries in sorted(_index(kind).items())]
-
-
-def _check_unique(kind: str, name: str, entries: Sequence[tuple[md.EntryPoint, md.Distribution]]) -> None:
-    if len(entries) > 1:
-        who = " and ".join(f"{d.metadata['Name']} ({ep.value})" for ep, d in entries)
-        raise DuplicatePluginError(
-            f"{kind[:-1]} {name!r} is registered by more than one distribution: {who}; uninstall one of them"
-        )
 
 
 @cache

@@ -183,14 +183,9 @@ class Reading:
     detail: str = ""
 
 
-def balanced_objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object in ``text`` whose braces balance (nested ones too, outer first), at most
-    :data:`JSON_ATTEMPTS` starts tried."""
-    return [obj for _, _, obj in _objects(text)]
-
-
 def _objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
-    """``(start, end, object)`` for every balanced JSON object (see :func:`balanced_objects`)."""
+    """``(start, end, object)`` for every JSON object in ``text`` whose braces balance (nested ones
+    too, outer first), at most :data:`JSON_ATTEMPTS` starts tried."""
     if "{" not in text:
         return []
     stack: list[int] = []
@@ -303,7 +298,7 @@ def read_answer(
 def json_field(text: str, keys: tuple[str, ...]) -> tuple[str, Any] | None:
     """``(key, value)`` from the first JSON object in ``text`` (outer objects first) that has one
     of ``keys`` (the first of ``keys`` it has), or None."""
-    for obj in balanced_objects(text):
+    for _, _, obj in _objects(text):
         for key in keys:
             if key in obj:
                 return key, obj[key]
