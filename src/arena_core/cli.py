@@ -199,9 +199,8 @@ def _main(argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The `arena` command. Bad input: one line ``arena: error: ...`` and exit 2; a bug: one
-    ``internal error`` line and exit 1 (ARENA_DEBUG=1 shows its traceback); see clierrors.
-    Each command runs inside one error funnel, named after it (``arena tournament: error: ...``)."""
+    """The `arena` command; each command runs inside one error funnel (:func:`~arena_core.clierrors.guarded`),
+    named after it (``arena tournament: error: ...``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     delegated = _delegate(args)
     if delegated is None:

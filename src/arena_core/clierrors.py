@@ -139,10 +139,9 @@ def debug_enabled() -> bool:
 
 
 def guarded(prog: str, fn: Callable[..., int | None], *args: Any) -> int:
-    """Run ``fn(*args)`` as the body of command ``prog``; return its exit status.
-
-    User errors: one line on stderr, exit 2. Other exceptions: one ``internal error`` line and
-    exit 1 (``ARENA_DEBUG=1`` re-raises them). Ctrl-C: one line, exit 130."""
+    """Run ``fn(*args)`` as the body of command ``prog``; return its exit status. User errors: one
+    line on stderr, exit 2; other exceptions: one ``internal error`` line and exit 1 (``ARENA_DEBUG=1``
+    re-raises them); Ctrl-C: one line, exit 130."""
     try:
         with one_line_argparse_errors():
             code = fn(*args)

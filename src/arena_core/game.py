@@ -196,9 +196,8 @@ class Game(ABC, Generic[S, A]):
         raise NotImplementedError(f"{self.spec.id} does not implement sample_hidden_state")
 
     def end_reason(self, state: S) -> EndReason:
-        """Why a terminal state ended. Rules end games (``NATURAL``); a wrapped engine may also
-        end one by its own cap (``TURN_CAP``: no result), a forfeit or player error (with
-        :meth:`end_offender`), or a dead end (``GAME_ERROR``: no result)."""
+        """Why a terminal state ended: ``NATURAL`` (the rules), or for a wrapped engine also its own cap
+        (``TURN_CAP``), a forfeit or player error (:meth:`end_offender`) or a dead end (``GAME_ERROR``)."""
         return EndReason.NATURAL
 
     def end_offender(self, state: S) -> int | None:

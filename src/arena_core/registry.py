@@ -1,7 +1,5 @@
-"""Plugins through entry points: groups ``arena.games``, ``arena.players``, ``arena.trainers``.
-
-Listing reads package metadata only; loading is lazy and validates the loaded object.
-"""
+"""Plugins through entry points (``arena.games``, ``arena.players``, ``arena.trainers``): listing
+reads package metadata only; loading is lazy and validates the loaded object."""
 
 from __future__ import annotations
 

@@ -28,10 +28,9 @@ class IncompleteRecordsError(EpisodeError):
 
 
 def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> EpisodeRecord:
-    """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first
-    line that differs, or when the game changes a state it was given (at any step: the
-    acting seat's observation of the old state and the state's content are compared, so a
-    record of such a game is never called exact). Returns the re-run record."""
+    """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first line
+    that differs, or when the game changes a state it was given (a record of such a game is never
+    called exact). Returns the re-run record."""
     from .episode import digest
     from .testing.checks import state_key  # catches a game that changes the state it is given
 

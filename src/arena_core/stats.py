@@ -1,16 +1,11 @@
-"""The statistics module: intervals, paired tests, multiple-comparison control, sample sizes.
+"""The statistics module (intervals, paired tests, multiple-comparison control, sample sizes) that
+every consumer takes its intervals from. Conventions (docs/tournaments.md shows why):
 
-Tournaments, ``arena compare``, the matrix study and the trainers' evaluations all take their
-intervals from here. Conventions:
-
-- An interval covers a *population* quantity: the mean over the population of deals (or
-  other independent units) the data's clusters were drawn from, never the one realised set.
-- Intervals from few clusters use a small-sample correction: Student t quantiles with
-  ``m - 1`` degrees of freedom on cluster-level values (and the ``m / (m - 1)`` variance
-  factor for bootstrap spreads), so they keep their level with 4-10 clusters.
-- No zero-width interval from finite data: a share gets at least the Wilson score interval
-  of its games; other quantities with no spread at all get an unbounded interval (the data
-  cannot say how much clusters vary) rather than a point.
+- An interval covers a *population* quantity (over the deals the clusters were drawn from).
+- Few clusters get a small-sample correction: t quantiles with ``m - 1`` degrees of freedom on
+  cluster-level values (and the ``m / (m - 1)`` variance factor for bootstrap spreads).
+- No zero-width interval from finite data: a share gets at least its Wilson score interval;
+  other quantities with no spread at all get an unbounded interval.
 - Only numpy and the standard library (no scipy): the t distribution is computed here.
 """
 
@@ -307,10 +302,9 @@ def clustered_mean(
     null: float | None = None,
 ) -> ClusterMean:
     """Mean of per-observation ``values`` with the interval and p-value of :func:`cluster_mean`,
-    the observations grouped by ``clusters`` (one label per value: the deal seed, so trials
-    played on one deal count as one unit). The call for any per-trial metric whose trials
-    share deals (the matrix study's cells, a sweep's games): p-values and intervals then count
-    deals, not trials. Raises ValueError for fewer than 2 distinct clusters."""
+    the observations grouped by ``clusters`` (one label per value, e.g. the deal seed: trials on one
+    deal then count as one unit, as any per-trial metric whose trials share deals needs). Raises
+    ValueError for fewer than 2 distinct clusters."""
     v = np.asarray(values, dtype=float)
     if v.ndim != 1 or len(v) != len(clusters):
         raise ValueError("clustered_mean needs one cluster label per value")

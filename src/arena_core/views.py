@@ -60,9 +60,8 @@ class MenuView:
 
 
 def default_views(game: Game[Any, Any]) -> dict[str, Callable[[], Any]]:
-    """The views every game has: ``text`` (its ``text_view()``), ``menu`` (:class:`MenuView`)
-    and ``transcript`` (:class:`~arena_core.transcript.GenericTranscriptView`, built on the
-    text view; a game brings its own by overriding the entry)."""
+    """The views every game has: ``text`` (its ``text_view()``), ``menu`` (:class:`MenuView`) and
+    ``transcript`` (:class:`~arena_core.transcript.GenericTranscriptView`); a game may override each."""
     from .transcript import GenericTranscriptView
 
     return {"text": game.text_view, "menu": MenuView, "transcript": GenericTranscriptView}

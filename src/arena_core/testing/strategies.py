@@ -1,7 +1,5 @@
-"""Hypothesis strategies for game authors: seeds, playthroughs, positions, actions.
-
-How a playthrough shrinks, what a failure reports and the episode file it can write
-(``$ARENA_FAILING_EPISODES``): docs/testing.md.
+"""Hypothesis strategies for game authors: seeds, playthroughs, positions, actions. How a playthrough
+shrinks and the episode file a failure can write (``$ARENA_FAILING_EPISODES``): docs/testing.md.
 """
 
 from __future__ import annotations
