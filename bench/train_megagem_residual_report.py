@@ -119,6 +119,20 @@ def continuation(more: Path, best: str) -> tuple[list[str], int, int]:
             f"| seed {seed} | {curve[-1]['step']} | {_iv(curve[-1]['mean'], curve[-1]['low'], curve[-1]['high'])} | "
             f"**{_iv(d['mean'], d['t_low'], d['t_high'])}** | {vs} |"
         )
+    cli = more / "cli_32000000"
+    first_const = more.parent / more.name.removesuffix("-200") / "heldout_constant"
+    if (cli / "results.jsonl").exists() and (first_const / "results.jsonl").exists():
+        d = json.loads((cli / "compare.json").read_text())["difference"]
+        mine, base = _per_deal(cli), _per_deal(first_const)
+        m, lo, hi, p = paired_t(np.array([mine[k] - base[k] for k in sorted(set(mine) & set(base))]), 0.95)
+        lines += [
+            "",
+            "The shipped student (seed 2, 200 steps) through the issue's own command, `arena compare "
+            "checkpoint:run=models/megagem-student megagem_expert --game megagem --opponents megagem_expert "
+            "megagem_expert --deals 100 --seed 32000000 --json`, on the first held-out deals (not used to train "
+            f"or choose it): student - expert **{_iv(d['mean'], d['t_low'], d['t_high'])}**, p {d['t_p']:.2g}; "
+            f"minus the constant {best} on the same deals {_iv(m, lo, hi)}, p {p:.2g}.",
+        ]
     return lines, above, beyond
 
 
