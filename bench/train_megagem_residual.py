@@ -227,8 +227,23 @@ def noise(out: Path, which: str, deals: int) -> dict:
     if which != "init":
         st.policy = ResidualPolicy.load(out / f"seed_{which}/policy")
     t = time.perf_counter()
-    row = train_step(game, cfg, copy.deepcopy(st), ExpertCache(game))
+    grads: dict = {}
+    row = train_step(game, cfg, copy.deepcopy(st), ExpertCache(game), keep=grads)
     row.update({"policy": which, "deals": [36_000_000, 36_000_000 + deals - 1], "wall_s": time.perf_counter() - t})
+    # 95% intervals: bootstrap over episodes (2000 resamples, seeded)
+    from arena_core.seeding import make_rng
+    from arena_train.megagem_residual import gradient_noise
+
+    rng = make_rng(0, "noise bootstrap", which)
+    n = len(grads["raw"])
+    idx = [rng.integers(0, n, n) for _ in range(2000)]
+    for key, name in (("raw", "noise_raw"), ("expert", "noise_expert_control"), ("greedy", "noise_greedy_control")):
+        vals = [gradient_noise(grads[key][i]) for i in idx]
+        row[name + "_interval"] = [float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))]
+    ratio = [gradient_noise(grads["expert"][i]) / gradient_noise(grads["raw"][i]) for i in idx]
+    row["expert_over_raw_interval"] = [float(np.percentile(ratio, 2.5)), float(np.percentile(ratio, 97.5))]
+    ratio = [gradient_noise(grads["greedy"][i]) / gradient_noise(grads["raw"][i]) for i in idx]
+    row["greedy_over_raw_interval"] = [float(np.percentile(ratio, 2.5)), float(np.percentile(ratio, 97.5))]
     path.write_text(json.dumps(row, indent=2) + "\n")
     print(row, flush=True)
     return row

@@ -391,8 +391,15 @@ def gradient_noise(g: Array) -> float:
     return float(g.var(axis=0, ddof=1).sum() / n) if n > 1 else float("nan")
 
 
-def train_step(game: Game[Any, Any], cfg: TrainConfig, st: TrainState, cache: ExpertCache) -> dict[str, Any]:
-    """One REINFORCE step on fresh deals, every seat; returns the step's log row."""
+def train_step(
+    game: Game[Any, Any],
+    cfg: TrainConfig,
+    st: TrainState,
+    cache: ExpertCache,
+    keep: dict[str, Array] | None = None,
+) -> dict[str, Any]:
+    """One REINFORCE step on fresh deals, every seat; returns the step's log row (``keep``, when
+    given, receives the per-episode gradients under each reference: raw, expert, greedy)."""
     student = ResidualStudent(st.policy, cache.expert)
     eps: list[Episode] = []
     greedy: list[float] = []
@@ -416,6 +423,8 @@ def train_step(game: Game[Any, Any], cfg: TrainConfig, st: TrainState, cache: Ex
         return out
 
     g = {"raw": grads(raw), "expert": grads(over_expert), "greedy": grads(over_greedy)}
+    if keep is not None:
+        keep.update(g)
     mean_g = g[cfg.control].mean(axis=0)
     xs_all = np.concatenate([e.x for e in eps if len(e.x)])
     p = st.policy.probabilities(xs_all)
