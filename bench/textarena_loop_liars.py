@@ -60,6 +60,8 @@ EVALS = {
     # the shipped checkpoint (models/textarena-loop, greedy as arena.json seats it), after training
     "trained_vs_generalist": (TRAINED, GENERALIST, 40),
     "trained_vs_random": (TRAINED, "random", 40),
+    # the repeat (loop seed 1, not shipped; its run directory under runs/)
+    "seed1_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed1/seed1/train"}', GENERALIST, 40),
 }
 
 
