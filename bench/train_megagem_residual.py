@@ -1,7 +1,7 @@
 """MegaGem: a student that starts at the expert and learns deviations (issue 30).
 
 Numpy policy gradient over a residual menu on ``megagem_expert``'s bid
-(:mod:`arena_train.megagem_residual`), luck-controlled reward, three training seeds, evaluated
+(:mod:`arena_games.megagem.residual`; the training step is here), luck-controlled reward, three training seeds, evaluated
 with ``arena compare`` on held-out deals. Every stage is resumable and writes its results as it
 goes under ``--out`` (default ``runs/megagem-residual``):
 
@@ -22,23 +22,147 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from arena_core.game import Game
 from arena_core.registry import make_game
+from arena_core.seeding import make_rng
 from arena_core.stats import paired_t
-from arena_train.megagem_residual import (
+from arena_games.megagem.residual import (
     MENU,
+    NUM_FEATURES,
+    Episode,
     ExpertCache,
     ResidualPolicy,
-    TrainConfig,
+    ResidualStudent,
     greedy_margins,
-    load_state,
-    new_state,
-    save_state,
-    train_step,
+    student_episode,
 )
+from arena_train.pg import Adam
+
+Array = npt.NDArray[np.float64]
+
+
+# ---------------------------------------------------------------------- training
+@dataclass
+class TrainConfig:
+    seed: int = 0
+    deals_per_step: int = 16  # x every seat = episodes per step
+    init_bias: float = 3.0  # logit of x1.0 at the start (the others 0)
+    lr: float = 0.02
+    deal_base: int = 30_000_000  # training deals: deal_base + seed * 1_000_000 + step * deals_per_step + i
+    reward_scale: float = 10.0  # advantages are divided by this (Adam is nearly scale-free)
+    control: str = "greedy"  # the reward's reference: "greedy" (the current greedy student) or "expert"
+    entropy: float = 0.0  # entropy bonus per decision (in reward_scale units)
+
+
+@dataclass
+class TrainState:
+    policy: ResidualPolicy
+    adam: Adam
+    step: int = 0
+    episodes: int = 0
+
+
+def new_state(cfg: TrainConfig) -> TrainState:
+    return TrainState(ResidualPolicy.init(cfg.init_bias), Adam(cfg.lr))
+
+
+def gradient_noise(g: Array) -> float:
+    """Variance of the batch-mean gradient estimate: trace of the per-episode covariance / N."""
+    n = len(g)
+    return float(g.var(axis=0, ddof=1).sum() / n) if n > 1 else float("nan")
+
+
+def train_step(
+    game: Game[Any, Any],
+    cfg: TrainConfig,
+    st: TrainState,
+    cache: ExpertCache,
+    keep: dict[str, Array] | None = None,
+) -> dict[str, Any]:
+    """One REINFORCE step on fresh deals, every seat; returns the step's log row (``keep``, when
+    given, receives the per-episode gradients under each reference: raw, expert, greedy)."""
+    student = ResidualStudent(st.policy, cache.expert)
+    eps: list[Episode] = []
+    greedy: list[float] = []
+    first = cfg.deal_base + cfg.seed * 1_000_000 + st.step * cfg.deals_per_step
+    for i in range(cfg.deals_per_step):
+        d = first + i
+        ctl = cache(d)
+        for s in range(game.num_players):
+            rng = make_rng(cfg.seed, "residual", st.step, d, s)
+            m, xs, acts = student_episode(game, student, d, s, rng)
+            x = np.stack(xs) if xs else np.zeros((0, NUM_FEATURES))
+            eps.append(Episode(d, s, m, ctl[s], x, np.array(acts, dtype=np.int_)))
+            greedy.append(student_episode(game, student, d, s, None)[0] if cfg.control == "greedy" else ctl[s])
+    raw = np.array([e.margin for e in eps])
+    over_expert = raw - np.array([e.control for e in eps])
+    over_greedy = raw - np.array(greedy)
+    scores = np.stack([st.policy.episode_gradient(e.x, e.actions) for e in eps])
+
+    def grads(r: Array) -> Array:
+        out: Array = scores * ((r - r.mean()) / cfg.reward_scale)[:, None]
+        return out
+
+    g = {"raw": grads(raw), "expert": grads(over_expert), "greedy": grads(over_greedy)}
+    if keep is not None:
+        keep.update(g)
+    mean_g = g[cfg.control].mean(axis=0)
+    xs_all = np.concatenate([e.x for e in eps if len(e.x)])
+    p = st.policy.probabilities(xs_all)
+    logp = np.log(np.maximum(p, 1e-300))
+    ent = -(p * logp).sum(axis=1)
+    if cfg.entropy:
+        dz = -p * (logp + ent[:, None]) * cfg.entropy / len(eps)  # d(sum of H) / d logits, per episode
+        mean_g = mean_g + np.concatenate([(xs_all.T @ dz).ravel(), dz.sum(axis=0)])
+    params = st.policy.params
+    st.adam.ascend(params, st.policy.unflatten(mean_g))  # replaces the dict's arrays
+    st.policy.W, st.policy.b = params["W"], params["b"]
+    st.step += 1
+    st.episodes += len(eps)
+    played = np.concatenate([e.actions for e in eps])
+    return {
+        "step": st.step,
+        "episodes": st.episodes,
+        "margin_over_expert": float(over_expert.mean()),
+        "margin_over_expert_sd": float(over_expert.std(ddof=1)),
+        "margin_over_greedy": float(over_greedy.mean()),
+        "raw_margin_sd": float(raw.std(ddof=1)),
+        "noise_raw": gradient_noise(g["raw"]),
+        "noise_expert_control": gradient_noise(g["expert"]),
+        "noise_greedy_control": gradient_noise(g["greedy"]) if cfg.control == "greedy" else float("nan"),
+        "signal": float(mean_g @ mean_g),
+        "entropy": float(ent.mean()),
+        "menu_share": [float(np.mean(played == a)) for a in range(len(MENU))],
+    }
+
+
+def save_state(st: TrainState, path: str | Path) -> None:
+    """The resumable training state: policy, Adam moments, step counters."""
+    arrays: dict[str, Any] = {"W": st.policy.W, "b": st.policy.b}
+    if st.adam.m is not None and st.adam.v is not None:
+        arrays.update({f"m_{k}": v for k, v in st.adam.m.items()})
+        arrays.update({f"v_{k}": v for k, v in st.adam.v.items()})
+    arrays["counters"] = np.array([st.step, st.episodes, st.adam.t])
+    np.savez(path, **arrays)
+
+
+def load_state(cfg: TrainConfig, path: str | Path) -> TrainState:
+    with np.load(path) as z:
+        pol = ResidualPolicy(z["W"].copy(), z["b"].copy())
+        step, episodes, t = (int(v) for v in z["counters"])
+        adam = Adam(cfg.lr, t=t)
+        if t:
+            adam.m = {k: z[f"m_{k}"].copy() for k in ("W", "b")}
+            adam.v = {k: z[f"v_{k}"].copy() for k in ("W", "b")}
+    return TrainState(pol, adam, step, episodes)
+
 
 TUNING_FIRST, HELDOUT_FIRST, CURVE_FIRST, TRANSFER_FIRST = 31_000_000, 32_000_000, 33_000_000, 34_000_000
 SECTION = "megagem-residual"
@@ -166,7 +290,7 @@ def deviations(out: Path, seed: str, deals: int, points: int) -> dict:
     from arena_core.players import Decision
     from arena_core.seeding import make_rng
     from arena_games.megagem.bots import ExpertBidder
-    from arena_train.megagem_residual import expert_read, margins, menu_bids, play_deal
+    from arena_games.megagem.residual import expert_read, margins, menu_bids, play_deal
 
     path = out / f"deviations_{seed}.json"
     if path.exists():
@@ -232,7 +356,6 @@ def noise(out: Path, which: str, deals: int) -> dict:
     row.update({"policy": which, "deals": [36_000_000, 36_000_000 + deals - 1], "wall_s": time.perf_counter() - t})
     # 95% intervals: bootstrap over episodes (2000 resamples, seeded)
     from arena_core.seeding import make_rng
-    from arena_train.megagem_residual import gradient_noise
 
     rng = make_rng(0, "noise bootstrap", which)
     n = len(grads["raw"])
@@ -255,7 +378,6 @@ def ties(out: Path, deals: int) -> dict:
     constant deviation (deals 35,000,000.., every seat, two experts opposite)."""
     from arena_core.players import Decision
     from arena_games.megagem.bots import ExpertBidder
-    from arena_train.megagem_residual import ResidualStudent
 
     path = out / "ties.json"
     if path.exists():

@@ -4,7 +4,9 @@ the luck-controlled trainer at a tiny size, and the checkpoint player."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +17,30 @@ from arena_core.errors import ConfigError
 from arena_core.players import Decision
 from arena_core.registry import make_game, make_player
 from arena_games.megagem.bots import ExpertBidder
-from arena_train.megagem_residual import (
+from arena_games.megagem.residual import (
     EXPERT_ACTION,
     MENU,
     ExpertCache,
     ResidualPolicy,
-    TrainConfig,
     expert_read,
     greedy_margins,
-    load_state,
     menu_bids,
-    new_state,
     play_deal,
-    save_state,
-    train_step,
+)
+
+_spec = importlib.util.spec_from_file_location(
+    "train_megagem_residual", Path(__file__).resolve().parents[1] / "bench" / "train_megagem_residual.py"
+)
+assert _spec is not None and _spec.loader is not None
+bench = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = bench  # its dataclasses resolve their module
+_spec.loader.exec_module(bench)
+TrainConfig, load_state, new_state, save_state, train_step = (
+    bench.TrainConfig,
+    bench.load_state,
+    bench.new_state,
+    bench.save_state,
+    bench.train_step,
 )
 
 

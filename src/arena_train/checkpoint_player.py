@@ -8,17 +8,22 @@ trained with ``view = "menu"``). ``temperature`` 0 (the default) plays the most 
 answer; ``temperature=train`` samples at the run's training temperature (the policy GRPO
 optimised), from the decision's seeded generator.
 
-A directory whose ``config.json`` names ``"kind": "megagem_residual"`` holds a numpy MegaGem
-student over the expert's bid instead (:mod:`arena_train.megagem_residual`, issue 30); it plays
-greedily (``temperature`` > 0 samples its menu from the decision's seeded generator) and needs no
-MLX: ``checkpoint:run=models/megagem-student``.
+A directory whose ``config.json`` names a ``"kind"`` holds another kind of policy, loaded by the
+function an installed distribution registers under that name in the ``arena.checkpoints``
+entry-point group (``load(directory) -> chooser(decision, rng)``; the chooser plays greedily when
+given no generator). The games distribution registers ``megagem_residual``, a numpy MegaGem student
+over the expert's bid (:mod:`arena_games.megagem.residual`, issue 30), which needs no MLX:
+``checkpoint:run=models/megagem-student``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.game import Game
@@ -53,6 +58,37 @@ def find_checkpoint(run: str | Path, step: int | None = None) -> Path:
     return want
 
 
+#: entry-point group of checkpoint kinds: ``kind = "module:load"``, ``load(directory)`` returning a
+#: chooser ``(decision, rng or None) -> action`` for a directory whose config.json names that kind
+CHECKPOINTS_GROUP = "arena.checkpoints"
+
+
+def checkpoint_kind(directory: str | Path) -> str | None:
+    """The ``"kind"`` a checkpoint directory's config.json names, or None (a language-model run)."""
+    path = Path(directory) / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        kind = json.loads(path.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
+
+
+def load_checkpoint_kind(kind: str, directory: Path) -> Callable[[Decision, np.random.Generator | None], Any]:
+    import importlib.metadata as md
+
+    found = {ep.name: ep for ep in md.entry_points(group=CHECKPOINTS_GROUP)}
+    if kind not in found:
+        known = ", ".join(sorted(found)) or "none"
+        raise ConfigError(
+            f"checkpoint player: {str(directory)!r} holds a {kind!r} policy, which no installed distribution "
+            f"loads (installed kinds: {known})"
+        )
+    load: Callable[[Path], Callable[[Decision, np.random.Generator | None], Any]] = found[kind].load()
+    return load(directory)
+
+
 class CheckpointPlayer(BasePlayer):
     """Plays a trained language-model checkpoint (see the module docstring)."""
 
@@ -64,24 +100,30 @@ class CheckpointPlayer(BasePlayer):
             raise ConfigError(
                 "checkpoint player needs run=RUN_DIR (a training run directory or a checkpoint directory)"
             )
-        from arena_train.megagem_residual import ResidualPolicy, ResidualStudent, is_residual_checkpoint
-
-        self._residual: ResidualStudent | None = None
-        if is_residual_checkpoint(run):
+        kind = checkpoint_kind(run)
+        self._chooser: Callable[[Decision, np.random.Generator | None], Any] | None = None
+        if kind is not None:
             if step is not None:
-                raise ConfigError(f"checkpoint player: {str(run)!r} is a single megagem_residual policy; drop step=")
+                raise ConfigError(f"checkpoint player: {str(run)!r} is a single {kind} policy; drop step=")
             self.path = Path(run)
             self.checkpoint = str(self.path)
             self.state = json.loads((self.path / "config.json").read_text(encoding="utf-8"))
-            self.game_id, self.step, self.view_name = "megagem", int(self.state.get("step", 0)), "residual"
+            self.game_id, self.step, self.view_name = self.state.get("game"), int(self.state.get("step", 0)), kind
             try:
                 self.temperature = 1.0 if temperature == "train" else float(temperature)
             except (TypeError, ValueError):
                 raise ConfigError(
                     f"checkpoint player: temperature={temperature!r} must be a number or 'train'"
                 ) from None
-            self._residual = ResidualStudent(ResidualPolicy.load(self.path))
+            self._chooser = load_checkpoint_kind(kind, self.path)
             return
+        import importlib.util
+
+        if importlib.util.find_spec("mlx") is None:
+            raise ConfigError(
+                f"checkpoint player: {str(run)!r} is a language-model run, which needs MLX: "
+                "pip install 'turn-arena-train[mlx]'"
+            )
         self.path = find_checkpoint(run, step)
         self.checkpoint = str(self.path)  # recorded in a tournament's player identity
         state = json.loads((self.path / "state.json").read_text())
@@ -126,13 +168,13 @@ class CheckpointPlayer(BasePlayer):
         return pol
 
     def act(self, decision: Decision) -> Any:
-        if self._residual is not None:
-            if decision.game.spec.id != self.game_id:
+        if self._chooser is not None:
+            if self.game_id and decision.game.spec.id != self.game_id:
                 raise PlayerError(
                     f"checkpoint {self.path} was trained on {self.game_id!r}, not {decision.game.spec.id!r}"
                 )
             rng = decision.rng("checkpoint", self.seed) if self.temperature > 0 else None
-            return self._residual.act(decision, rng)[0]
+            return self._chooser(decision, rng)
         from arena_train.rollout import Request
 
         policy = self.policy_for(decision.game)

@@ -9,18 +9,13 @@ logit of x1.0 starts at ``init_bias`` and every weight at 0, so the greedy polic
 initialisation *is* the expert, bid for bid (margin 0 by construction; a test checks it), and
 every learned deviation has to earn its place. Reveals are the expert's.
 
-Training (:func:`train_step`): REINFORCE with Adam (:class:`arena_train.pg.Adam`) and an entropy
-bonus against two deterministic experts. The reward is luck-controlled: the student's margin
-minus a reference's margin in the same seat on the same deal, replayed exactly. The reference is
-``control = "expert"`` (the all-expert game on that deal, played once and cached) or
-``"greedy"`` (the current greedy student replayed on the deal: the expert at initialisation, and
-still a close twin of the sampled student once it has moved away from the expert); both are
-fixed before any action is sampled, so the gradient stays unbiased. Each step measures the
-gradient noise (the variance of the batch-mean gradient estimate) without a control and with
-each of the two.
+Training (``bench/train_megagem_residual.py``: REINFORCE with :class:`arena_train.pg.Adam`) rewards
+the student's margin minus a reference's margin in the same seat on the same deal, replayed
+exactly with :func:`play_deal` (:class:`ExpertCache` holds the all-expert reference).
 
 A trained student is a directory with ``config.json`` (``"kind": "megagem_residual"``) and
-``policy.npz``; it plays as ``checkpoint:run=DIR`` (:mod:`arena_train.checkpoint_player`).
+``policy.npz``; :func:`load_checkpoint`, registered in the ``arena.checkpoints`` entry-point group,
+lets it play as ``checkpoint:run=DIR``.
 """
 
 from __future__ import annotations
@@ -37,17 +32,15 @@ import numpy.typing as npt
 from arena_core.errors import ConfigError
 from arena_core.game import Game
 from arena_core.players import Decision
-from arena_core.seeding import make_rng
-from arena_games.megagem.bots import (
+
+from .bots import (
     ExpertBidder,
     _counts,
     expected_final_values,
     lot_colours,
     mission_bonus,
 )
-from arena_games.megagem.rules import Action, Bid
-
-from .pg import Adam
+from .rules import Action, Bid
 
 Array = npt.NDArray[np.float64]
 KIND = "megagem_residual"
@@ -259,6 +252,13 @@ def is_residual_checkpoint(directory: str | Path) -> bool:
         return False
 
 
+def load_checkpoint(directory: str | Path) -> Callable[[Decision, np.random.Generator | None], Action]:
+    """The ``arena.checkpoints`` loader of kind ``megagem_residual``: the saved student's chooser
+    (greedy when given no generator, else sampling its menu)."""
+    student = ResidualStudent(ResidualPolicy.load(directory))
+    return lambda decision, rng: student.act(decision, rng)[0]
+
+
 class ResidualStudent:
     """Plays a :class:`ResidualPolicy` (greedy, or sampled from ``rng``) on MegaGem decisions."""
 
@@ -358,119 +358,3 @@ def greedy_margins(
         diffs = [student_episode(game, student, d, s, None)[0] - ctl[s] for s in range(game.num_players)]
         out.append(float(np.mean(diffs)))
     return out
-
-
-# ---------------------------------------------------------------------- training
-@dataclass
-class TrainConfig:
-    seed: int = 0
-    deals_per_step: int = 16  # x every seat = episodes per step
-    init_bias: float = 3.0  # logit of x1.0 at the start (the others 0)
-    lr: float = 0.02
-    deal_base: int = 30_000_000  # training deals: deal_base + seed * 1_000_000 + step * deals_per_step + i
-    reward_scale: float = 10.0  # advantages are divided by this (Adam is nearly scale-free)
-    control: str = "greedy"  # the reward's reference: "greedy" (the current greedy student) or "expert"
-    entropy: float = 0.0  # entropy bonus per decision (in reward_scale units)
-
-
-@dataclass
-class TrainState:
-    policy: ResidualPolicy
-    adam: Adam
-    step: int = 0
-    episodes: int = 0
-
-
-def new_state(cfg: TrainConfig) -> TrainState:
-    return TrainState(ResidualPolicy.init(cfg.init_bias), Adam(cfg.lr))
-
-
-def gradient_noise(g: Array) -> float:
-    """Variance of the batch-mean gradient estimate: trace of the per-episode covariance / N."""
-    n = len(g)
-    return float(g.var(axis=0, ddof=1).sum() / n) if n > 1 else float("nan")
-
-
-def train_step(
-    game: Game[Any, Any],
-    cfg: TrainConfig,
-    st: TrainState,
-    cache: ExpertCache,
-    keep: dict[str, Array] | None = None,
-) -> dict[str, Any]:
-    """One REINFORCE step on fresh deals, every seat; returns the step's log row (``keep``, when
-    given, receives the per-episode gradients under each reference: raw, expert, greedy)."""
-    student = ResidualStudent(st.policy, cache.expert)
-    eps: list[Episode] = []
-    greedy: list[float] = []
-    first = cfg.deal_base + cfg.seed * 1_000_000 + st.step * cfg.deals_per_step
-    for i in range(cfg.deals_per_step):
-        d = first + i
-        ctl = cache(d)
-        for s in range(game.num_players):
-            rng = make_rng(cfg.seed, "residual", st.step, d, s)
-            m, xs, acts = student_episode(game, student, d, s, rng)
-            x = np.stack(xs) if xs else np.zeros((0, NUM_FEATURES))
-            eps.append(Episode(d, s, m, ctl[s], x, np.array(acts, dtype=np.int_)))
-            greedy.append(student_episode(game, student, d, s, None)[0] if cfg.control == "greedy" else ctl[s])
-    raw = np.array([e.margin for e in eps])
-    over_expert = raw - np.array([e.control for e in eps])
-    over_greedy = raw - np.array(greedy)
-    scores = np.stack([st.policy.episode_gradient(e.x, e.actions) for e in eps])
-
-    def grads(r: Array) -> Array:
-        out: Array = scores * ((r - r.mean()) / cfg.reward_scale)[:, None]
-        return out
-
-    g = {"raw": grads(raw), "expert": grads(over_expert), "greedy": grads(over_greedy)}
-    if keep is not None:
-        keep.update(g)
-    mean_g = g[cfg.control].mean(axis=0)
-    xs_all = np.concatenate([e.x for e in eps if len(e.x)])
-    p = st.policy.probabilities(xs_all)
-    logp = np.log(np.maximum(p, 1e-300))
-    ent = -(p * logp).sum(axis=1)
-    if cfg.entropy:
-        dz = -p * (logp + ent[:, None]) * cfg.entropy / len(eps)  # d(sum of H) / d logits, per episode
-        mean_g = mean_g + np.concatenate([(xs_all.T @ dz).ravel(), dz.sum(axis=0)])
-    params = st.policy.params
-    st.adam.ascend(params, st.policy.unflatten(mean_g))  # replaces the dict's arrays
-    st.policy.W, st.policy.b = params["W"], params["b"]
-    st.step += 1
-    st.episodes += len(eps)
-    played = np.concatenate([e.actions for e in eps])
-    return {
-        "step": st.step,
-        "episodes": st.episodes,
-        "margin_over_expert": float(over_expert.mean()),
-        "margin_over_expert_sd": float(over_expert.std(ddof=1)),
-        "margin_over_greedy": float(over_greedy.mean()),
-        "raw_margin_sd": float(raw.std(ddof=1)),
-        "noise_raw": gradient_noise(g["raw"]),
-        "noise_expert_control": gradient_noise(g["expert"]),
-        "noise_greedy_control": gradient_noise(g["greedy"]) if cfg.control == "greedy" else float("nan"),
-        "signal": float(mean_g @ mean_g),
-        "entropy": float(ent.mean()),
-        "menu_share": [float(np.mean(played == a)) for a in range(len(MENU))],
-    }
-
-
-def save_state(st: TrainState, path: str | Path) -> None:
-    """The resumable training state: policy, Adam moments, step counters."""
-    arrays: dict[str, Any] = {"W": st.policy.W, "b": st.policy.b}
-    if st.adam.m is not None and st.adam.v is not None:
-        arrays.update({f"m_{k}": v for k, v in st.adam.m.items()})
-        arrays.update({f"v_{k}": v for k, v in st.adam.v.items()})
-    arrays["counters"] = np.array([st.step, st.episodes, st.adam.t])
-    np.savez(path, **arrays)
-
-
-def load_state(cfg: TrainConfig, path: str | Path) -> TrainState:
-    with np.load(path) as z:
-        pol = ResidualPolicy(z["W"].copy(), z["b"].copy())
-        step, episodes, t = (int(v) for v in z["counters"])
-        adam = Adam(cfg.lr, t=t)
-        if t:
-            adam.m = {k: z[f"m_{k}"].copy() for k in ("W", "b")}
-            adam.v = {k: z[f"v_{k}"].copy() for k in ("W", "b")}
-    return TrainState(pol, adam, step, episodes)
