@@ -407,7 +407,7 @@ def section(out: Path) -> str:
 
     return (
         "## TextArena loop on a strategy title (issue 32)\n\n"
-        f"`python bench/textarena_loop_liars.py rules | tune | eval | report`, the loop "
+        f"`python bench/textarena_loop_liars.py rules | tune | eval | policy | report`, the loop "
         "`python -m arena_train.loop examples/textarena_loop_liars.toml`, `ship`; "
         f"{machine()}, 2 cores shared with three other jobs (one long run at a time).\n\n"
         + NOTES_CHOICE
