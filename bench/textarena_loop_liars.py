@@ -1,11 +1,18 @@
-"""The zero-shot generalist on TextArena LiarsDice-v0 (issue 32, point 2): the generic ``search``
-player (determinized Monte Carlo over worlds drawn by ``LiarsDiceV0Game.sample_hidden_state``)
-with settings chosen on named tuning deals, then measured on held-out deals.
+"""TextArena LiarsDice-v0, the arena loop on a strategy title (issue 32): the rules as played, the
+zero-shot generalist (the generic ``search`` player over worlds drawn by
+``LiarsDiceV0Game.sample_hidden_state``) with settings chosen on named tuning deals and measured on
+held-out deals, the shipped checkpoint of the loop, and the report.
 
-    python bench/textarena_loop_liars.py rules  # the rules as played (a minute)
-    python bench/textarena_loop_liars.py tune  [--out bench/results/textarena-liars]
-    python bench/textarena_loop_liars.py eval  [--out bench/results/textarena-liars]
-    python bench/textarena_loop_liars.py report [--out bench/results/textarena-liars]
+    python bench/textarena_loop_liars.py rules   # the rules as played (a minute)
+    python bench/textarena_loop_liars.py tune    [--out bench/results/textarena-liars] [--only PAIRING]
+    python bench/textarena_loop_liars.py eval    [--out ...] [--only PAIRING]
+    python -m arena_train.loop examples/textarena_loop_liars.toml --out runs/textarena-loop-liars
+    python bench/textarena_loop_liars.py ship    # the loop's final checkpoint -> models/textarena-loop
+    python bench/textarena_loop_liars.py policy  # what the shipped checkpoint does
+    python bench/textarena_loop_liars.py report  [--write --notes bench/results/textarena-liars/reading.md]
+
+(``eval``'s ``trained_*`` pairings need ``ship`` first; the loop's report.json and metrics.jsonl are
+copied by hand to ``bench/results/textarena-liars/loop*/``.)
 
 Each pairing is played head to head on shared deals, both seatings of every deal, and written to
 its own JSON file as soon as it is done (a finished pairing is skipped on a rerun, so a run cut
