@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena_core import stats
@@ -78,6 +78,7 @@ def test_holm_and_bh_known_cases():
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30), st.floats(0.001, 0.2))
+@example([0.0, 0.0, 0.05773277069527964], 0.05773277069527964)  # q * 3 / 3 rounded below q
 def test_holm_between_bonferroni_and_bh(p, alpha):
     h, bh = stats.holm(p, alpha), stats.benjamini_hochberg(p, alpha)
     bonf = [x <= alpha / len(p) for x in p]

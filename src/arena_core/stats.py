@@ -197,7 +197,7 @@ def benjamini_hochberg(pvalues: Floats, q: float = 0.05) -> list[bool]:
     order = sorted(range(m), key=lambda i: p[i])
     last = -1
     for rank, i in enumerate(order):
-        if p[i] <= q * (rank + 1) / m:
+        if p[i] <= q / (m / (rank + 1)):  # q/m at the first rank and q at the last, as Holm's and Bonferroni's
             last = rank
     out = [False] * m
     for rank in range(last + 1):
