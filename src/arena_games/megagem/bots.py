@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from statistics import median
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -355,6 +355,19 @@ LEGACY: ExpertOptions = {
 }
 
 
+class BidAnalysis(NamedTuple):
+    """What :meth:`ExpertBidder.analyse_bid` weighs: its bid, the best bid before the gate, the
+    lot's value, the liquidity premium, the win probability and expected gain of every bid."""
+
+    bid: int
+    best: int
+    limit: int
+    value: float
+    liquidity: float
+    win_probability: list[float]
+    gain: list[float]
+
+
 class ExpertBidder(_MegaGemBot):
     """The analytic expert.
 
@@ -486,8 +499,8 @@ class ExpertBidder(_MegaGemBot):
         coll = _counts(obs["players"][me]["collection"])
         return sum(values[g] for g in lot) + mission_bonus(obs, coll, lot) - self.offset
 
-    def choose_bid(self, decision: Decision) -> Bid:
-        obs = decision.observation
+    def analyse_bid(self, obs: dict[str, Any]) -> BidAnalysis:
+        """The expert's bid and the inputs it weighs, from the seat's observation alone."""
         limit = obs["bid_limit"]
         card = obs["current_card"]
         me = obs["player"]
@@ -510,11 +523,15 @@ class ExpertBidder(_MegaGemBot):
             v = float(card["bonus"])
             gain = [(v - lam * b) * pwin[b] for b in range(limit + 1)]
         best = max(range(limit + 1), key=lambda b: (gain[b], -b))
+        chosen = best
         if self.settings.gate > 0:
             base = self._base_bid(obs, limit)
             if gain[best] - gain[base] < self.settings.gate:
-                best = base
-        return _legal_bids(decision)[best]
+                chosen = base
+        return BidAnalysis(chosen, best, limit, v, lam, list(pwin), gain)
+
+    def choose_bid(self, decision: Decision) -> Bid:
+        return _legal_bids(decision)[self.analyse_bid(decision.observation).bid]
 
     @staticmethod
     def _base_bid(obs: dict[str, Any], limit: int) -> int:

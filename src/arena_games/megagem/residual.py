@@ -36,7 +36,6 @@ from arena_core.players import Decision
 from .bots import (
     ExpertBidder,
     _counts,
-    expected_final_values,
     lot_colours,
     mission_bonus,
 )
@@ -95,39 +94,17 @@ class ExpertRead:
 def expert_read(expert: ExpertBidder, obs: dict[str, Any]) -> ExpertRead:
     """The expert's bid and its inputs as features, from ``obs`` only (the seat's view).
 
-    The same arithmetic as :meth:`ExpertBidder.choose_bid` (a test checks they agree on every bid
-    of many games): this is the view oracle, the expert's bid computed from what the student sees."""
-    limit: int = obs["bid_limit"]
+    :meth:`ExpertBidder.analyse_bid` on the observation alone (a test checks, on a JSON copy of it,
+    that this reproduces the expert at every bid of many games): the view oracle."""
+    a = expert.analyse_bid(obs)
+    limit, chosen, best, v, lam, pwin, gain = a.limit, a.bid, a.best, a.value, a.liquidity, a.win_probability, a.gain
     card = obs["current_card"]
     me = obs["player"]
-    values = expected_final_values(obs)
-    lam = expert._liquidity_now(obs)
     coins: int = obs["players"][me]["coins"]
-    laws = expert._price_laws(obs, values)
-    pwin = expert.win_probabilities(obs, laws, limit)
     kind = card["type"]
     bonus = 0
     if kind == "treasure":
-        v = expert.lot_value(obs, values)
-        lot = lot_colours(obs)
-        bonus = mission_bonus(obs, _counts(obs["players"][me]["collection"]), lot)
-        gain = [(v - (1.0 + lam) * b) * pwin[b] for b in range(limit + 1)]
-    elif kind == "loan":
-        if expert.settings.loan_rule == "liquidity":
-            v = lam * card["amount"]
-        else:
-            shortfall = max(0.0, expert._budget_need(obs, values) - coins)
-            v = lam * min(card["amount"], shortfall)
-        gain = [(v - b) * pwin[b] for b in range(limit + 1)]
-    else:
-        v = float(card["bonus"])
-        gain = [(v - lam * b) * pwin[b] for b in range(limit + 1)]
-    best = max(range(limit + 1), key=lambda b: (gain[b], -b))
-    chosen = best
-    if expert.settings.gate > 0:
-        base = expert._base_bid(obs, limit)
-        if gain[best] - gain[base] < expert.settings.gate:
-            chosen = base
+        bonus = mission_bonus(obs, _counts(obs["players"][me]["collection"]), lot_colours(obs))
     order = obs["tiebreak"]
     opp_coins = max(pl["coins"] for j, pl in enumerate(obs["players"]) if j != me)
     gems_left = (obs["gem_deck_size"] + len(obs["pool"])) / 30.0
