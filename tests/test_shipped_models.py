@@ -1,0 +1,73 @@
+"""The checkpoints shipped under models/ load and play as their docs say, and stay small."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
+EXAMPLES = ROOT / "examples"
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("name", ["megagem-student", "textarena-loop"])
+def test_a_shipped_model_is_at_most_25_mb_with_its_config(name):
+    path = MODELS / name
+    assert path.is_dir()
+    assert _size(path) <= 25 * 2**20
+    assert (path / "config.json").is_file() or (path / "arena.json").is_file()
+
+
+def test_the_megagem_student_runs_the_issues_compare_command(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", "compare", "checkpoint:run=models/megagem-student", "megagem_expert"]
+        + ["--game", "megagem", "--opponents", "megagem_expert", "megagem_expert", "--deals", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout[out.stdout.index("{") :])
+    assert report["deals"] == 2 and all(not f for f in report["faults"].values())
+    assert report["difference"]["n"] == 2
+
+
+def test_the_textarena_loop_model_plays_its_game_from_its_arena_json():
+    pytest.importorskip("mlx")
+    pytest.importorskip("textarena")
+    from arena_core.episode import EndReason, PolicyEvent
+    from arena_core.playerspec import make_player_from_spec
+    from arena_core.registry import make_game
+    from arena_core.runner import play_episode
+
+    spec = json.loads((MODELS / "textarena-loop" / "arena.json").read_text())
+    assert spec["player"] == "checkpoint:run=models/textarena-loop"
+    model = make_player_from_spec(f"checkpoint:run={MODELS / 'textarena-loop'}")
+    record = play_episode(make_game(spec["game"]), [model, make_player_from_spec("random")], seed=5)
+    assert record.end is not None and record.end.reason is EndReason.NATURAL
+    assert not [e for e in record.events if isinstance(e, PolicyEvent)]  # no fault, no illegal answer
+
+
+def test_the_magnet_example_reaches_kuhn_nash_and_the_plain_run_does_not():
+    def final(*args: str) -> tuple[float, float]:
+        out = subprocess.run(
+            [sys.executable, str(EXAMPLES / "kuhn_magnet_selfplay.py"), "--episodes", "60000", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        last, avg = out.stdout.strip().splitlines()[-1].split()[1:]
+        return float(last), float(avg)
+
+    magnet, plain = final(), final("--plain")
+    assert magnet[1] < 0.05 < plain[1]
