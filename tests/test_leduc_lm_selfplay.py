@@ -1,0 +1,96 @@
+"""The language model's self-play on Leduc (bench/leduc_lm_selfplay.py, issue 31 point 4) at a tiny
+size: the snapshot average is arena_train.exact's realisation-weighted average, and a few GRPO
+steps give finite exact exploitabilities whose first average is the initial model's own."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mlx.core")
+
+from arena_core.registry import make_game  # noqa: E402
+from arena_train.exact import average_policy, information_states  # noqa: E402
+from arena_train.selfplay_pg import CompiledGame  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "leduc_lm_selfplay", Path(__file__).resolve().parents[1] / "bench" / "leduc_lm_selfplay.py"
+)
+lm_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lm_bench)
+
+UNIFORM = 2.3736111111  # the uniform policy's exploitability on Leduc (OpenSpiel's value too)
+STAKE = 13  # the most a seat can put in: an exploitability is below it
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return CompiledGame(make_game("leduc_poker"))
+
+
+def _random_policy(tree, seed: int, sharpness: float) -> np.ndarray:
+    logits = sharpness * np.random.default_rng(seed).standard_normal(tree.mask.shape)
+    p = np.where(tree.mask > 0, np.exp(logits), 0.0)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def test_snapshot_average_is_the_exact_realisation_weighted_average(tree):
+    a, b = _random_policy(tree, 1, 2.0), _random_policy(tree, 2, 2.0)
+    avg = lm_bench.SnapshotAverage(tree)
+    avg.add(a)
+    assert np.allclose(avg.policy(), a)  # one snapshot: the average is that policy
+    avg.add(b)
+    exact = tree.probs_from_table(average_policy(tree.game, [tree.table(a), tree.table(b)]))
+    assert np.allclose(avg.policy(), exact, atol=1e-12)
+    assert not np.allclose(exact, (a + b) / 2, atol=1e-3)  # the plain mean is another policy
+    assert tree.exploitability(avg.policy()) == pytest.approx(tree.exploitability(exact), abs=1e-12)
+
+
+def test_eval_marks_are_log_spaced_and_on_snapshots():
+    assert lm_bench.eval_marks(1000, 5) == [1, 6, 32, 200, 1000]
+    assert lm_bench.eval_marks(3, 10) == [1, 2, 3]
+
+
+def test_a_few_grpo_steps_on_leduc_give_finite_exploitabilities(tree, tmp_path):
+    from arena_train.grpo import GRPOTrainer, lm_policy_table
+
+    rows = []
+    lm_bench.run(
+        7, 24, 3, lambda n, v, **extra: rows.append((n, v, extra)), changes={"deals_per_step": 4, "group_size": 2}
+    )
+    assert [n for n, _, _ in rows] == [8, 16, 24]
+    for _, avg, extra in rows:
+        assert 0 < avg <= UNIFORM and 0 < extra["last_iterate"] < STAKE and math.isfinite(extra["last_iterate"])
+        assert extra["snapshots"] == 1  # before the first snapshot step: the initial model only
+    # that single snapshot is the initial model: its exploitability is the average's at every mark
+    game = tree.game
+    initial = GRPOTrainer(
+        {
+            **lm_bench.CONFIG,
+            "seed": 7,
+            "steps": 1,
+            "model": {"path": lm_bench.leduc_model_path()},
+        },
+        tmp_path / "run",
+    )
+    p0 = tree.probs_from_table(lm_policy_table(game, initial.policy(), information_states(game)))
+    assert rows[0][1] == pytest.approx(tree.exploitability(p0), abs=1e-9)
+    assert rows[-1][1] == rows[0][1] and rows[-1][2]["last_iterate"] != rows[-1][1]  # the model moved
+
+
+def test_the_command_writes_the_leduc_bench_format_and_skips_a_finished_file(tmp_path, capsys):
+    assert lm_bench.main(["--seed", "3", "--episodes", "128", "--evals", "2", "--out", str(tmp_path)]) == 0
+    path = tmp_path / "lm_selfplay" / "seed_3.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [r["episodes"] for r in rows[:-1]] == [64, 128]
+    assert {"exploitability", "last_iterate", "wall_s"} <= rows[0].keys()
+    assert rows[-1] == {"done": True, "method": "lm_selfplay", "seed": 3, "episodes": 128}
+    before = path.read_text()
+    assert lm_bench.main(["--seed", "3", "--episodes", "128", "--evals", "2", "--out", str(tmp_path)]) == 0
+    assert path.read_text() == before and "finished already" in capsys.readouterr().out
+    assert lm_bench.main(["--seed", "3", "--episodes", "10", "--out", str(tmp_path)]) == 2
