@@ -66,9 +66,14 @@ def test_tiny_loop_end_to_end(tmp_path):
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["seeds"][0]["opponents"] == json.loads(json.dumps(seed["opponents"]))
     assert "after - before" in (tmp_path / "out" / "report.md").read_text()
-    # runs never mix
-    with pytest.raises(ConfigError, match="not empty"):
-        run_loop(cfg, tmp_path / "out")
+    # the same command again continues the directory: the server check and the seed are done, skipped
+    lines.clear()
+    again = run_loop(cfg, tmp_path / "out", log=lines.append)
+    assert "seed 5: finished already, skipped" in lines and any(x.startswith("server check: done") for x in lines)
+    assert again["seeds"] == saved["seeds"]
+    # runs never mix: another config on this directory is refused (tests/test_loop_resume.py)
+    with pytest.raises(ConfigError, match="another config"):
+        run_loop(parse_loop_config({**TINY, "name": "other"}), tmp_path / "out", log=lines.append)
 
 
 def test_the_example_config_is_valid():

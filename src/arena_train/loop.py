@@ -1,7 +1,7 @@
 """The local-model arena loop: a baseline tournament, self-play GRPO with a snapshot pool, the
 re-tournament, and a before/after report, from one config::
 
-One file (over 500 lines) because the loop's stages (tournament, training, re-tournament, report) share one config and one output directory.
+One file (over 500 lines) because the loop's stages (tournaments, training, re-tournament, resume) share one config and one output directory; the report is rendered in loop_report.py.
 
     python -m arena_train.loop examples/textarena_loop.toml [--out DIR] [--seeds 0,1,2]
 
@@ -13,6 +13,21 @@ pool), and the trained checkpoint plays the same tournament again (same deals, s
 The report gives, per fixed opponent, the model's win rate before and after with a Wilson
 interval (games taken as independent) and a deal-clustered interval (:func:`arena_core.stats.cluster_mean`),
 and the difference after - before paired by deal (:func:`arena_core.stats.paired_bootstrap`).
+Both tournaments are also rated among all their entrants by the tournament's own machinery
+(:func:`arena_tournament.ratings.summarize`: Plackett-Luce ratings with deal-clustered bootstrap
+intervals); the re-tournament seats the stock model (``stock``, step 0) beside the trained one
+(``rl``), so its ratings put stock, RL'd, the generalist and the scripted players on one scale.
+
+An optional frontier seat (``[tournament.frontier]``): an OpenAI-compatible player for a real
+model, cached and capped, in both tournaments and never in training; without its key or
+endpoint in the environment it is skipped with one line.
+
+Resume: rerunning the same command on a partly written ``--out`` continues it. A seed with a
+``result.json`` is skipped; a tournament continues through the tournament runner's own resume
+(games already recorded are kept); an unfinished training resumes from its latest checkpoint
+(the trainer resumes exactly; steps after that checkpoint are replayed). ``loop.json`` holds the
+digest of the config (seeds and output left out, so more seeds may be added later); a directory
+written by another config, or by something else, is refused with one line.
 
 Once per run, a plumbing check: the stock tiny model, served by a local ``mlx_lm.server`` and
 played through the OpenAI-compatible player (free text through the game's text view), plays a
@@ -30,8 +45,11 @@ game package: the game supplies the analysis, named in the config.)
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +62,8 @@ from arena_core.errors import ArenaError, ConfigError
 from arena_core.seeding import derive_seed
 from arena_core.stats import cluster_mean, paired_bootstrap, wilson_interval
 
+from .loop_report import plot_curves, report_markdown
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
@@ -51,6 +71,7 @@ else:  # Python 3.10
 
 if TYPE_CHECKING:
     from arena_core.views import Menu
+    from arena_tournament.config import RatingOptions
     from arena_tournament.results import GameResult
     from arena_tournament.schedule import Entrant
 
@@ -71,6 +92,27 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class LoopFrontier(_Strict):
+    """A real frontier model through the OpenAI-compatible player: evaluation only (it plays the
+    tournaments, never the training), every answer cached on disk, calls capped."""
+
+    model: str = Field(description="the model name the endpoint serves, e.g. 'gpt-4o-mini'")
+    base_url: str = Field(default="https://api.openai.com/v1", description="the endpoint (when base_url_env is unset)")
+    base_url_env: str | None = Field(
+        default=None,
+        description="an environment variable holding the endpoint; when named and unset, the seat is skipped",
+    )
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY", description="environment variable holding the key ('' sends none); unset: skipped"
+    )
+    max_calls: int = Field(ge=1, description="spending cap: HTTP calls per tournament (cache hits are free)")
+    max_total_tokens: int | None = Field(default=None, ge=1, description="spending cap: tokens per tournament")
+    cache_dir: str = Field(default="~/.cache/arena/frontier", description="on-disk response cache")
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int = Field(default=256, ge=1)
+    options: dict[str, Any] = Field(default_factory=dict, description="more options of the openai player")
+
+
 class LoopTournament(_Strict):
     deals: int = Field(default=200, ge=2, description="shared deals; each pair plays every deal in both seatings")
     seed: int = Field(default=18002, ge=0, description="tournament seed; a loop seed's deals derive from it")
@@ -84,6 +126,7 @@ class LoopTournament(_Strict):
         description="the checkpoint entrant's temperature: 'train' (the sampling policy) or a number (0: greedy)",
     )
     bootstrap: int = Field(default=2000, ge=100)
+    frontier: LoopFrontier | None = Field(default=None, description="an OpenAI-compatible frontier seat (optional)")
 
 
 class LoopServer(_Strict):
@@ -182,9 +225,19 @@ def opponent_names(opponents: Sequence[str]) -> list[str]:
 
 
 def run_tournament_games(
-    name: str, game: str, entrants: list[Entrant], deals: int, seed: int, out: Path, policy: str = "default"
+    name: str,
+    game: str,
+    entrants: list[Entrant],
+    deals: int,
+    seed: int,
+    out: Path,
+    policy: str = "default",
+    ratings: RatingOptions | None = None,
+    log: Log | None = None,
 ) -> list[GameResult]:
-    """A round robin of ``entrants`` on ``deals`` shared deals (both seatings); its games."""
+    """A round robin of ``entrants`` on ``deals`` shared deals (both seatings); its games. A
+    results file already in ``out`` is continued (the runner's resume; a changed schedule or
+    entrant is refused there)."""
     from arena_tournament.config import RatingOptions, RunOptions, TournamentConfig
     from arena_tournament.results import load_results
     from arena_tournament.runner import run_tournament
@@ -197,10 +250,43 @@ def run_tournament_games(
         seed=seed,
         output=str(out),
         run=RunOptions(backend="sequential", fresh_players=False, policy=policy),
-        ratings=RatingOptions(bootstrap=0),
+        ratings=ratings or RatingOptions(bootstrap=0),
     )
-    run_tournament(config, quiet=True)
+    report = run_tournament(config, quiet=True)
+    if log is not None:
+        log(f"{name}: {report.played} games played, {report.already_recorded} already recorded")
     return load_results(out)[1]
+
+
+#: a leaderboard row's fields kept in result.json (the full summary is the tournament's summary.json)
+RATING_FIELDS = ("name", "rating", "rating_low", "rating_high", "rank", "rank_low", "rank_high", "games", "faults")
+
+
+def rate_tournament(out: Path, options: RatingOptions) -> dict[str, Any]:
+    """The tournament's own ratings of every entrant (:func:`arena_tournament.ratings.summarize`,
+    as ``arena ratings`` computes them), written to ``out/summary.json``; the leaderboard and the
+    rating differences of every pair, with their intervals."""
+    from arena_tournament.ratings import summarize
+    from arena_tournament.report import write_json
+    from arena_tournament.results import load_results
+
+    header, games = load_results(out)
+    summary = summarize(
+        header,
+        games,
+        resamples=options.bootstrap,
+        regularization=options.regularization,
+        base=options.base,
+        seed=options.seed,
+        min_pair_games=options.min_pair_games,
+    )
+    write_json(summary, out / "summary.json")
+    return {
+        "method": summary["method"]["intervals"],
+        "note": summary["note"],
+        "leaderboard": [{k: r[k] for k in RATING_FIELDS} for r in summary["leaderboard"]],
+        "pairs": summary["rating_pairs"],
+    }
 
 
 def head_to_head(games: Sequence[GameResult], name: str, opponent: str) -> HeadToHead:
@@ -215,9 +301,16 @@ def head_to_head(games: Sequence[GameResult], name: str, opponent: str) -> HeadT
 
 
 def faults_of(games: Sequence[GameResult], name: str) -> dict[str, int]:
+    """``name``'s decisions, faults and games (``unplayed``: games its spending cap cut)."""
     decisions = sum((g.decisions[g.seats.index(name)] if g.decisions else 0) for g in games if name in g.seats)
     faults = sum(1 for g in games for f in g.faults if f.player == name)
-    return {"decisions": int(decisions), "faults": int(faults), "games": sum(1 for g in games if name in g.seats)}
+    mine = [g for g in games if name in g.seats]
+    return {
+        "decisions": int(decisions),
+        "faults": int(faults),
+        "games": len(mine),
+        "unplayed": sum(1 for g in mine if g.unplayed),
+    }
 
 
 def win_rate(h2h: HeadToHead) -> dict[str, Any]:
@@ -239,6 +332,8 @@ def win_rate(h2h: HeadToHead) -> dict[str, Any]:
 
 def difference(after: HeadToHead, before: HeadToHead, seed: int, resamples: int) -> dict[str, Any]:
     common = sorted(set(after) & set(before))
+    if len(common) < 2:  # e.g. a capped frontier seat that played too few deals in one of them
+        return {"diff": math.nan, "interval": None, "deals": len(common), "resolved": False}
     a = [after[d][0] / after[d][1] for d in common]
     b = [before[d][0] / before[d][1] for d in common]
     iv = paired_bootstrap(a, b, seed=seed, resamples=resamples, bounds=(-1.0, 1.0))  # win-rate differences
@@ -270,19 +365,58 @@ def tokenizer_coverage(game_id: str, tokenizer: Tokenizer) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- one seed
-def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log: Log = print) -> dict[str, Any]:
+#: entrant names: the model at step 0 (both tournaments) and the trained model (the re-tournament)
+STOCK, RL, FRONTIER = "stock", "rl", "frontier"
+
+
+def _latest_checkpoint(run_dir: Path) -> Path | None:
+    from .manifest import checkpoint_dir
+
+    try:
+        return checkpoint_dir(run_dir)
+    except ConfigError:
+        return None
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+
+
+def run_seed(
+    cfg: LoopConfig, seed: int, out: Path, *, frontier: Mapping[str, Any] | None = None, log: Log = print
+) -> dict[str, Any]:
+    """One seed: before tournament, training, re-tournament, ``out/result.json``. A partly
+    written ``out`` is continued: each tournament through the runner's resume, the training from
+    its latest checkpoint (a training that never saved one starts again, cleanly)."""
+    from arena_tournament.config import RatingOptions
+
     from .grpo import GRPOTrainer
 
     out.mkdir(parents=True, exist_ok=True)
     gcfg = grpo_config(cfg, seed)
     run_dir = out / "train"
-    curve: list[dict[str, Any]] = []
     analysis = resolve_analysis(cfg.analysis) if cfg.analysis else None
-    trainer = GRPOTrainer(gcfg, run_dir, progress=None)
+    exact_path, train_path = out / "exact.jsonl", out / "train.json"
+    trainer: GRPOTrainer | None = None
+    latest = _latest_checkpoint(run_dir)
+    if latest is None:  # a fresh seed (or a training killed before its step-0 checkpoint)
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        exact_path.unlink(missing_ok=True)
+        trainer = GRPOTrainer(gcfg, run_dir, progress=None)
+        trainer.save_checkpoint()  # step 0: the untrained model, the baseline entrant
+    elif not train_path.exists():
+        log(f"seed {seed}: resuming the training from {latest.name}")
+        trainer = GRPOTrainer(gcfg.model_copy(update={"resume_from": str(latest)}), run_dir, progress=None)
+    curve = [r for r in _read_jsonl(exact_path) if trainer is None or r["step"] <= trainer.step]
 
     def exact_row(step: int) -> None:
-        if analysis is not None:
+        if analysis is not None and trainer is not None:
             curve.append({"step": step, **analysis(trainer.policy().distributions)})
+            exact_path.write_text("".join(json.dumps(r) + "\n" for r in curve))
+
+    if trainer is not None and (not curve or curve[-1]["step"] != trainer.step):
+        exact_row(trainer.step)
 
     def progress(step: int, row: dict[str, Any]) -> None:
         exact_row(step)
@@ -292,49 +426,81 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log: Log = print) -> dict
                 + (f" exact {curve[-1]}" if curve else "")
             )
 
-    trainer.progress = progress
-    trainer.save_checkpoint()  # step 0: the untrained model, the baseline entrant
-    exact_row(0)
     t_seed = derive_seed(cfg.tournament.seed, "loop", seed)
+    ratings = RatingOptions(bootstrap=cfg.tournament.bootstrap, seed=derive_seed(t_seed, "ratings") % 2**31)
     opp_names = opponent_names(cfg.tournament.opponents)
     opponents = [
         _entrant(n, o, derive_seed(t_seed, "opponent", i))
         for i, (n, o) in enumerate(zip(opp_names, cfg.tournament.opponents))
     ]
+    if frontier is not None:
+        opponents.append(_entrant(FRONTIER, {"player": "openai", "options": frontier}, derive_seed(t_seed, "frontier")))
+        opp_names.append(FRONTIER)
+    opp_specs = list(cfg.tournament.opponents)
+    if frontier is not None and cfg.tournament.frontier is not None:
+        opp_specs.append(frontier_spec(cfg.tournament.frontier))
 
-    def model_entrant(step: int | None) -> Entrant:
-        options: dict[str, Any] = {"run": str(run_dir), "temperature": cfg.tournament.model_temperature}
-        if step is not None:
-            options["step"] = step
-        return _entrant("model", {"player": "checkpoint", "options": options}, derive_seed(t_seed, "model"))
+    def model_entrant(name: str, step: int) -> Entrant:
+        options: dict[str, Any] = {"run": str(run_dir), "temperature": cfg.tournament.model_temperature, "step": step}
+        return _entrant(name, {"player": "checkpoint", "options": options}, derive_seed(t_seed, "model"))
 
-    t0 = time.perf_counter()
-    before = run_tournament_games(
-        f"{cfg.name}-before", cfg.game, [model_entrant(0), *opponents], cfg.tournament.deals, t_seed, out / "before"
-    )
-    log(f"seed {seed}: baseline tournament {len(before)} games in {time.perf_counter() - t0:.0f} s")
-    t0 = time.perf_counter()
-    summary = trainer.run()
-    train_s = time.perf_counter() - t0
-    log(f"seed {seed}: {gcfg.steps} GRPO steps in {train_s:.0f} s")
-    t0 = time.perf_counter()
-    after = run_tournament_games(
-        f"{cfg.name}-after", cfg.game, [model_entrant(None), *opponents], cfg.tournament.deals, t_seed, out / "after"
-    )
-    log(f"seed {seed}: re-tournament {len(after)} games in {time.perf_counter() - t0:.0f} s")
+    def tournament(phase: str, entrants: list[Entrant]) -> list[GameResult]:
+        t0 = time.perf_counter()
+        games = run_tournament_games(
+            f"{cfg.name}-{phase}",
+            cfg.game,
+            entrants,
+            cfg.tournament.deals,
+            t_seed,
+            out / phase,
+            ratings=ratings,
+            log=log,
+        )
+        log(f"seed {seed}: {phase} tournament, {len(games)} games, {time.perf_counter() - t0:.0f} s")
+        return games
+
+    before = tournament("before", [model_entrant(STOCK, 0), *opponents])
+    if trainer is not None:
+        if (out / "after").exists():  # games of a model that is trained again: they restart with it
+            log(f"seed {seed}: the re-tournament restarts after the training")
+            shutil.rmtree(out / "after")
+        t0 = time.perf_counter()
+        trainer.progress = progress
+        summary = trainer.run()
+        trained = {
+            "run_id": summary.run_id,
+            "train_status": summary.status,
+            "train_s": round(time.perf_counter() - t0, 1),
+            "resumed_from_step": int(latest.name.split("_")[-1]) if latest is not None else None,
+        }
+        train_path.write_text(json.dumps(trained, indent=2))
+        log(f"seed {seed}: {gcfg.steps} GRPO steps in {trained['train_s']:.0f} s")
+    trained = json.loads(train_path.read_text())
+    # the re-tournament seats both models: one rating scale for stock, RL'd and every opponent
+    after = tournament("after", [model_entrant(RL, gcfg.steps), model_entrant(STOCK, 0), *opponents])
     result: dict[str, Any] = {
         "seed": seed,
         "run_dir": str(run_dir),
-        "run_id": summary.run_id,
-        "train_status": summary.status,
-        "train_s": round(train_s, 1),
+        **trained,
         "steps": gcfg.steps,
         "tournament_seed": t_seed,
+        "entrants": {
+            STOCK: "the model at step 0",
+            RL: f"the model at step {gcfg.steps}",
+            **{n: f"`{spec}`" for n, spec in zip(opp_names, opp_specs)},
+        },
         "opponents": {},
-        "faults": {"before": faults_of(before, "model"), "after": faults_of(after, "model")},
+        "faults": {"before": faults_of(before, STOCK), "after": faults_of(after, RL)},
+        "rl_vs_stock": win_rate(head_to_head(after, RL, STOCK)),
+        "ratings": {
+            "before": rate_tournament(out / "before", ratings),
+            "after": rate_tournament(out / "after", ratings),
+        },
     }
-    for i, (name, spec) in enumerate(zip(opp_names, cfg.tournament.opponents)):
-        hb, ha = head_to_head(before, "model", name), head_to_head(after, "model", name)
+    if frontier is not None:
+        result["frontier"] = {"before": faults_of(before, FRONTIER), "after": faults_of(after, FRONTIER)}
+    for i, (name, spec) in enumerate(zip(opp_names, opp_specs)):
+        hb, ha = head_to_head(before, STOCK, name), head_to_head(after, RL, name)
         result["opponents"][spec] = {
             "before": win_rate(hb),
             "after": win_rate(ha),
@@ -346,10 +512,93 @@ def run_seed(cfg: LoopConfig, seed: int, out: Path, *, log: Log = print) -> dict
     return result
 
 
+def frontier_spec(frontier: LoopFrontier) -> str:
+    """The frontier seat's label in the report (its opponent key)."""
+    return f"frontier:{frontier.model}"
+
+
+def frontier_options(cfg: LoopConfig, *, log: Log = print) -> dict[str, Any] | None:
+    """The frontier seat's ``openai`` player options, or None: not configured, or its endpoint
+    variable or key is not set here (then one line says which, and the loop goes on without it)."""
+    f = cfg.tournament.frontier
+    if f is None:
+        return None
+    missing = [v for v in (f.base_url_env, f.api_key_env) if v and not os.environ.get(v)]
+    if missing:
+        log(
+            f"frontier seat {f.model!r} skipped: {' and '.join(missing)} not set "
+            "(set it to seat the model, or remove [tournament.frontier])"
+        )
+        return None
+    options = {
+        **f.options,
+        "base_url": os.environ[f.base_url_env] if f.base_url_env else f.base_url,
+        "model": f.model,
+        "api_key_env": f.api_key_env,
+        "temperature": f.temperature,
+        "max_tokens": f.max_tokens,
+        "max_calls": f.max_calls,
+        "max_total_tokens": f.max_total_tokens,
+        "cache_dir": str(Path(f.cache_dir).expanduser()),
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+LOOP_FILE = "loop.json"
+
+
+def loop_identity(cfg: LoopConfig, frontier: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a loop directory's results depend on: the config without its seeds and output (more
+    seeds may join later), the pinned model by name, and the frontier seat as seated."""
+    data = cfg.model_dump(mode="json", exclude={"seeds", "output"})
+    model = dict(data["train"].get("model", {}))
+    if "path" in model:
+        model["path"] = Path(model["path"]).name
+    data["train"] = {**data["train"], "model": model}
+    data["tournament"]["frontier"] = None if frontier is None else {k: frontier[k] for k in ("base_url", "model")}
+    return data
+
+
+def _digest(data: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _changed(old: Any, new: Any, prefix: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [c for k in sorted(set(old) | set(new)) for c in _changed(old.get(k), new.get(k), f"{prefix}{k}.")]
+    return [] if old == new else [prefix.rstrip(".")]
+
+
+def claim_loop_dir(out: Path, identity: Mapping[str, Any]) -> bool:
+    """Start ``out`` (empty or new) or continue it (its ``loop.json`` has this config's digest);
+    True when continuing. Anything else is refused with one line naming the fix."""
+    marker = out / LOOP_FILE
+    if out.exists() and any(out.iterdir()):
+        if not marker.exists():
+            raise ConfigError(f"loop output {str(out)!r} is not empty and holds no {LOOP_FILE}; pass a new --out")
+        stored = json.loads(marker.read_text())
+        if stored.get("digest") != _digest(identity):
+            changed = _changed(stored.get("identity", {}), dict(identity)) or ["(unknown)"]
+            raise ConfigError(
+                f"loop output {str(out)!r} was started by another config (it differs in {', '.join(changed[:5])}); "
+                "rerun with the config that started it, or pass a new --out"
+            )
+        return True
+    out.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"digest": _digest(identity), "identity": identity}, indent=2))
+    return False
+
+
 def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print) -> dict[str, Any]:
     """The stock tiny model behind a local ``mlx_lm.server``, through the OpenAI player."""
     from arena_players.mlx_server import mlx_server
 
+    if (out / "result.json").exists():
+        log(f"server check: done already ({out / 'result.json'})")
+        done: dict[str, Any] = json.loads((out / "result.json").read_text())
+        return done
+    if out.exists():  # a cut check restarts: the server's port (part of the entrant) changes every start
+        shutil.rmtree(out)
     t_seed = derive_seed(cfg.tournament.seed, "server")
     names = opponent_names(cfg.tournament.opponents)
     opponents = [_entrant(n, o, i) for i, (n, o) in enumerate(zip(names, cfg.tournament.opponents))]
@@ -385,101 +634,6 @@ def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print) -> dict[st
     return result
 
 
-# ---------------------------------------------------------------------- report
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _iv(iv: Sequence[float] | None, scale: float = 100.0) -> str:
-    if iv is None:
-        return "n/a"
-    return f"[{scale * iv[0]:.1f}, {scale * iv[1]:.1f}]"
-
-
-def report_markdown(
-    cfg: LoopConfig,
-    seeds: list[dict[str, Any]],
-    server: dict[str, Any] | None,
-    coverage: dict[str, Any] | None,
-) -> str:
-    lines = [
-        f"Loop `{cfg.name}` on `{cfg.game}`: {len(seeds)} seed(s); tournaments of {cfg.tournament.deals} deals x 2 seatings "
-        f"per pair; the model plays at temperature {cfg.tournament.model_temperature!r}. Win rates in %, 95% intervals: "
-        "Wilson (games independent) and deal-clustered; the difference after - before is paired by deal (bootstrap).",
-        "",
-        "| seed | opponent | before | Wilson | clustered | after | Wilson | clustered | after - before | resolved |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in seeds:
-        for spec, o in r["opponents"].items():
-            b, a, d = o["before"], o["after"], o["after_minus_before"]
-            lines.append(
-                f"| {r['seed']} | {spec} | {_pct(b['win_rate'])} | {_iv(b['wilson'])} | {_iv(b['deal_clustered'])} "
-                f"| {_pct(a['win_rate'])} | {_iv(a['wilson'])} | {_iv(a['deal_clustered'])} "
-                f"| {100 * d['diff']:+.1f} {_iv(d['interval'])} | {'yes' if d['resolved'] else 'no'} |"
-            )
-    exact = [r for r in seeds if r.get("exact")]
-    if exact:
-        keys = [k for k in exact[0]["exact"]["before"] if k != "step"]
-        lines += [
-            "",
-            f"Exact values of the model's sampling policy (`{cfg.analysis}`; no games), before -> after:",
-            "",
-            "| seed | " + " | ".join(keys) + " |",
-            "|---|" + "---|" * len(keys),
-        ]
-        for r in exact:
-            b, a = r["exact"]["before"], r["exact"]["after"]
-            lines.append(f"| {r['seed']} | " + " | ".join(f"{b[k]:.4f} -> {a[k]:.4f}" for k in keys) + " |")
-    lines += [
-        "",
-        "Faults of the model (decisions / faults): "
-        + "; ".join(
-            f"seed {r['seed']}: before {r['faults']['before']['decisions']}/{r['faults']['before']['faults']}, "
-            f"after {r['faults']['after']['decisions']}/{r['faults']['after']['faults']}"
-            for r in seeds
-        ),
-    ]
-    if server is not None:
-        f = server["faults"]
-        rates = ", ".join(f"{spec} {_pct(o['win_rate'])}% of {o['games']}" for spec, o in server["opponents"].items())
-        lines += [
-            "",
-            f"Plumbing check (stock tiny model via mlx_lm.server + openai player, counted apart): {f['games']} games, "
-            f"{f['decisions']} decisions, {f['faults']} faults; win rates {rates}; {server['wall_s']} s.",
-        ]
-    if coverage is not None:
-        lines += ["", f"Tokenizer coverage: {json.dumps(coverage)}"]
-    return "\n".join(lines) + "\n"
-
-
-def plot_curves(seeds: list[dict[str, Any]], path: Path, title: str) -> Path | None:
-    curves = [(r["seed"], r["exact"]["curve"]) for r in seeds if r.get("exact")]
-    if not curves:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    keys = [k for k in curves[0][1][0] if k != "step"]
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.3 * len(keys), 3.6), squeeze=False)
-    for seed, curve in curves:
-        steps = [c["step"] for c in curve]
-        for ax, key in zip(axes[0], keys):
-            ax.plot(steps, [c[key] for c in curve], label=f"seed {seed}")
-    for ax, key in zip(axes[0], keys):
-        ax.set_title(key, fontsize=9)
-        ax.set_xlabel("GRPO step")
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
-
-
 def pin_model(cfg: LoopConfig) -> LoopConfig:
     """``model.path = "tiny"`` resolved once to its built directory, used by every seed and the
     server: the tiny model is rebuilt whenever its tokenizer corpus (game text) changes, and one
@@ -495,32 +649,46 @@ def pin_model(cfg: LoopConfig) -> LoopConfig:
     return cfg.model_copy(update={"train": {**cfg.train, "model": model}})
 
 
+def _finished_seeds(out: Path) -> dict[int, dict[str, Any]]:
+    found = {}
+    for path in out.glob("seed*/result.json"):
+        r = json.loads(path.read_text())
+        found[int(r["seed"])] = r
+    return found
+
+
 def run_loop(
     cfg: LoopConfig, out: Path, *, seeds: Sequence[int] | None = None, plot: Path | None = None, log: Log = print
 ) -> dict[str, Any]:
+    """Every seed of ``cfg`` (or ``seeds``) into ``out``; a partly written ``out`` of the same
+    config is continued (finished seeds are skipped). The report covers every finished seed in
+    ``out``."""
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"loop output {str(out)!r} is not empty; pass a new --out (runs never mix)")
-    out.mkdir(parents=True, exist_ok=True)
     seeds = list(seeds if seeds is not None else cfg.seeds)
     cfg = pin_model(cfg)
+    frontier = frontier_options(cfg, log=log)
+    if claim_loop_dir(out, loop_identity(cfg, frontier)):
+        log(f"continuing {out}")
     log(f"model: {grpo_config(cfg, seeds[0]).model.path}")
     server = run_server_check(cfg, out / "server", log=log) if cfg.server.enabled else None
     coverage = None
-    results = []
     for seed in seeds:
-        results.append(run_seed(cfg, seed, out / f"seed{seed}", log=log))
+        if (out / f"seed{seed}" / "result.json").exists():
+            log(f"seed {seed}: finished already, skipped")
+        else:
+            run_seed(cfg, seed, out / f"seed{seed}", frontier=frontier, log=log)
         if coverage is None:
             from .lm import load_lm
 
             path = grpo_config(cfg, seed).model.path
             coverage = {"model": Path(path).name, **tokenizer_coverage(cfg.game, load_lm(path)[1])}
+        results = [r for _, r in sorted(_finished_seeds(out).items())]
         report = {"config": cfg.model_dump(mode="json"), "seeds": results, "server": server, "coverage": coverage}
         (out / "report.json").write_text(json.dumps(report, indent=2))
         (out / "report.md").write_text(report_markdown(cfg, results, server, coverage))
     if plot is not None:
         plot_curves(results, plot, f"{cfg.name}: exact values of the sampling policy during GRPO")
-    return {"config": cfg.model_dump(mode="json"), "seeds": results, "server": server, "coverage": coverage}
+    return report
 
 
 def main(argv: Sequence[str] | None = None) -> int:
