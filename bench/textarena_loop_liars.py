@@ -11,8 +11,12 @@ held-out deals, the shipped checkpoint of the loop, and the report.
     python bench/textarena_loop_liars.py policy  # what the shipped checkpoint does
     python bench/textarena_loop_liars.py report  [--write --notes bench/results/textarena-liars/reading.md]
 
-(``eval``'s ``trained_*`` pairings need ``ship`` first; the loop's report.json and metrics.jsonl are
-copied by hand to ``bench/results/textarena-liars/loop*/``.)
+    python bench/textarena_loop_liars.py collect --run runs/textarena-loop-liars-seed2  # a loop run -> loop-seed2/
+
+(``eval``'s ``trained_*`` pairings need ``ship`` first, ``seedN_*`` the loop run of seed N under
+``runs/textarena-loop-liars-seedN``; ``collect`` copies a loop run's report and metrics to
+``bench/results/textarena-liars/loop-seedN/``; seeds 0 and 1 were copied by hand to ``loop`` and
+``loop-seed1``.) The loop's tables are rendered by the loop's own report (:mod:`arena_train.loop_report`).
 
 Each pairing is played head to head on shared deals, both seatings of every deal, and written to
 its own JSON file as soon as it is done (a finished pairing is skipped on a rerun, so a run cut
@@ -69,6 +73,9 @@ EVALS = {
     "trained_vs_random": (TRAINED, "random", 40),
     # the repeat (loop seed 1, not shipped; its run directory under runs/)
     "seed1_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed1/seed1/train"}', GENERALIST, 40),
+    "seed2_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed2/seed2/train"}', GENERALIST, 40),
+    "seed3_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed3/seed3/train"}', GENERALIST, 40),
+    "seed4_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed4/seed4/train"}', GENERALIST, 40),
 }
 
 
@@ -295,6 +302,23 @@ def policy(args: argparse.Namespace) -> int:
     return 0
 
 
+def collect(args: argparse.Namespace) -> int:
+    """Copy a finished loop run's report and each seed's training metrics into the bench results
+    (``loop-seedN/``), where ``report`` reads them."""
+    import shutil
+
+    run = Path(args.run)
+    data = json.loads((run / "report.json").read_text())
+    for r in data["seeds"]:
+        dest = Path(args.out) / f"loop-seed{r['seed']}"
+        dest.mkdir(parents=True, exist_ok=True)
+        one = {**data, "seeds": [r]}
+        (dest / "report.json").write_text(json.dumps(one, indent=2))
+        shutil.copy2(run / f"seed{r['seed']}" / "train" / "metrics.jsonl", dest / "metrics.jsonl")
+        print(f"{dest}: seed {r['seed']}")
+    return 0
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -358,55 +382,126 @@ the new seed), replayed after the live-env cache drops it, pickled and serialise
 """
 
 
+def _loop_seeds(out: Path) -> list[dict[str, Any]]:
+    """Every loop seed's result, from the loop reports copied by ``collect`` (``loop*/report.json``)."""
+    seeds = {
+        r["seed"]: r for path in sorted(out.glob("loop*/report.json")) for r in json.loads(path.read_text())["seeds"]
+    }
+    return [seeds[k] for k in sorted(seeds)]
+
+
 def _loop_table(out: Path) -> str:
-    runs = sorted(out.glob("loop*/report.json"))
-    if not runs:
+    """The loop's before/after and ratings tables, rendered by the loop's own report
+    (:mod:`arena_train.loop_report`), over every seed."""
+    from arena_train.loop_report import before_after_table, ratings_table
+
+    seeds = _loop_seeds(out)
+    if not seeds:
         return "Loop: not run.\n"
-    seeds = [r for path in runs for r in json.loads(path.read_text())["seeds"]]
-    lines = [
-        "| seed | opponent | before | Wilson 95% | deal-clustered 95% | after | Wilson 95% | deal-clustered 95% | after - before (paired by deal) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in seeds:
-        for spec, o in r["opponents"].items():
-            b, a, d = o["before"], o["after"], o["after_minus_before"]
-            lines.append(
-                f"| {r['seed']} | `{spec}` | {_pct(b['win_rate'])} | [{_pct(b['wilson'][0])}, {_pct(b['wilson'][1])}] "
-                f"| [{_pct(b['deal_clustered'][0])}, {_pct(b['deal_clustered'][1])}] | {_pct(a['win_rate'])} "
-                f"| [{_pct(a['wilson'][0])}, {_pct(a['wilson'][1])}] | [{_pct(a['deal_clustered'][0])}, {_pct(a['deal_clustered'][1])}] "
-                f"| {100 * d['diff']:+.1f} [{100 * d['interval'][0]:+.1f}, {100 * d['interval'][1]:+.1f}] |"
-            )
-    lines.append("")
+    lines = [*before_after_table(seeds), ""]
     for r in seeds:
         f = r["faults"]
         lines.append(
             f"Seed {r['seed']}: {r['steps']} GRPO steps in {r['train_s']:.0f} s; model decisions/faults before "
             f"{f['before']['decisions']}/{f['before']['faults']}, after {f['after']['decisions']}/{f['after']['faults']}."
         )
+    ratings = ratings_table(seeds)
+    if ratings:
+        rated = [r for r in seeds if r.get("ratings")]
+        legend = "; ".join(f"`{n}`: {who}" for n, who in rated[0]["entrants"].items())
+        lines += [
+            "",
+            f"Ratings among all entrants (seeds {', '.join(str(r['seed']) for r in rated)}; seeds run before the loop "
+            "rated its tournaments have none): the tournament's own Plackett-Luce fit, Elo scale, "
+            f"{rated[0]['ratings']['after']['method']}. The re-tournament seats the stock and the trained model together, "
+            f"so its ratings put every entrant on one scale. Entrants: {legend}.",
+            "",
+            *ratings,
+            "",
+            "The trained model against the stock one in the re-tournament: "
+            + "; ".join(
+                f"seed {r['seed']} {_pct(r['rl_vs_stock']['win_rate'])}% of {r['rl_vs_stock']['games']} "
+                f"(deal-clustered [{_pct(r['rl_vs_stock']['deal_clustered'][0])}, {_pct(r['rl_vs_stock']['deal_clustered'][1])}])"
+                for r in rated
+            )
+            + ".",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def _curve(out: Path) -> str:
+    """Each seed's training curve: the trainer's own evaluation against ``random`` (Wilson 95%)
+    and the policy's entropy over the menu."""
     from arena_core.stats import wilson_interval
 
-    path = out / "loop" / "metrics.jsonl"
-    if not path.exists():
+    lines = []
+    for path in sorted(out.glob("loop*/metrics.jsonl")):
+        seed = json.loads((path.parent / "report.json").read_text())["seeds"][0]["seed"]
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        parts = []
+        for r in rows:
+            if "eval_win_rate" in r and r["step"] > 0:
+                n = 2 * int(r["eval_deals"])
+                lo, hi = wilson_interval(r["eval_win_rate"] * n, n)
+                parts.append(f"step {r['step']}: {_pct(r['eval_win_rate'])}% [{_pct(lo)}, {_pct(hi)}]")
+        ent = [f"{r['step']}: {r['entropy']:.2f}" for r in rows if "entropy" in r and r["step"] in (1, 4, 8, 16, 24)]
+        lines.append(f"- seed {seed}: " + "; ".join(parts) + "; entropy at steps " + ", ".join(ent) + ".")
+    if not lines:
         return ""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    parts = []
-    for r in rows:
-        if "eval_win_rate" in r and r["step"] > 0:
-            n = 2 * int(r["eval_deals"])
-            lo, hi = wilson_interval(r["eval_win_rate"] * n, n)
-            parts.append(f"step {r['step']}: {_pct(r['eval_win_rate'])}% [{_pct(lo)}, {_pct(hi)}]")
-    ent = [f"{r['step']}: {r['entropy']:.2f}" for r in rows if "entropy" in r and r["step"] in (1, 4, 8, 16, 24)]
     return (
-        "Training curve of seed 0 (the trainer's own evaluation against `random`, 16 deals x 2 seats, Wilson 95%): "
-        + "; ".join(parts)
-        + ". Policy entropy over the menu (nats) at steps "
-        + ", ".join(ent)
-        + ".\n"
+        "Training curves (the trainer's own evaluation against `random`, 16 deals x 2 seats, Wilson 95%; "
+        "policy entropy over the menu in nats):\n\n" + "\n".join(lines) + "\n"
     )
+
+
+#: held-out pairings of each loop seed's final checkpoint against the generalist (seed 0: the shipped one)
+HELD_OUT = {
+    0: "trained_vs_generalist",
+    1: "seed1_vs_generalist",
+    2: "seed2_vs_generalist",
+    3: "seed3_vs_generalist",
+    4: "seed4_vs_generalist",
+}
+
+
+def headline(out: Path) -> tuple[str, dict[str, Any] | None]:
+    """Every loop seed's held-out win rate against the generalist, and their mean over seeds with a
+    t interval across seeds (the seed is the unit: does the recipe, not one run, reach 50%)."""
+    from arena_core.stats import paired_t
+
+    lines = [
+        "| loop seed | final checkpoint vs the generalist, held out | games | Wilson 95% | deal-clustered 95% |",
+        "|---|---|---|---|---|",
+    ]
+    rates = []
+    for seed, name in HELD_OUT.items():
+        path = out / "eval" / f"{name}.json"
+        if not path.exists():
+            continue
+        s = summary(json.loads(path.read_text()))
+        rates.append(s["win_rate"])
+        lines.append(
+            f"| {seed}{' (shipped)' if seed == 0 else ''} | {_pct(s['win_rate'])} | {s['games']} "
+            f"| [{_pct(s['wilson'][0])}, {_pct(s['wilson'][1])}] | [{_pct(s['clustered'][0])}, {_pct(s['clustered'][1])}] |"
+        )
+    if len(rates) < 2:
+        return "\n".join(lines) + "\n", None
+    mean, low, high, p = paired_t([r - 0.5 for r in rates])  # one-sample t of the seeds' rates against 1/2
+    over = {
+        "seeds": len(rates),
+        "mean": 0.5 + mean,
+        "low": 0.5 + low,
+        "high": 0.5 + high,
+        "p_vs_half": p,
+        "above_half": sum(r > 0.5 for r in rates),
+    }
+    lines += [
+        "",
+        f"Over the {len(rates)} seeds: mean **{_pct(over['mean'])}%**, 95% t interval across seeds "
+        f"[{_pct(over['low'])}, {_pct(over['high'])}] (two-sided p against 50%: {p:.2f}); "
+        f"{over['above_half']} of {len(rates)} seeds above 50%.",
+    ]
+    return "\n".join(lines) + "\n", over
 
 
 def section(out: Path) -> str:
@@ -463,6 +558,10 @@ def main(argv: list[str] | None = None) -> int:
         p.set_defaults(fn=fn)
     sub.choices["report"].add_argument("--write", action="store_true", help="write the section into docs/benchmarks.md")
     sub.choices["report"].add_argument("--notes", default=None, help="a file of reading notes appended to the section")
+    p = sub.add_parser("collect")
+    p.add_argument("--run", required=True, help="a loop output directory (holding report.json)")
+    p.add_argument("--out", default=str(OUT))
+    p.set_defaults(fn=collect)
     p = sub.add_parser("ship")
     p.add_argument("--run", default=str(ROOT / "runs" / "textarena-loop-liars"))
     p.set_defaults(fn=ship)
