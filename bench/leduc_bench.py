@@ -1,34 +1,48 @@
 """Leduc poker: exploitability against episodes, one result file per method and seed (issue 31,
-point 4: a resumable skeleton; the long runs are not made yet).
+point 4). One file, past 500 lines, because the methods, the result format and the report that
+reads it change together (the section of docs/benchmarks.md is rendered from the files here).
 
 Every method writes ``OUT/<method>/seed_<k>.jsonl`` as it goes: one row per evaluation
 (``episodes``, ``exploitability``, ``wall_s``), then a final ``{"done": true}`` row. A finished
 file is skipped when the same run is asked again, so the bench can be run in parts and each
-file committed as it lands; an unfinished file (a run cut off) is started again from zero.
-Exploitability is exact (``arena_train.exact`` on the native ``leduc_poker``, or OpenSpiel's
-on its own ``leduc_poker`` for OpenSpiel's solvers: the two agree, tests/test_openspiel_export.py).
+file committed as it lands; an unfinished file (a run cut off) is started again from zero (no
+method checkpoints mid-run: NFSP's state is two networks, a DQN and a 2,000,000-row reservoir,
+so a restart per file is the cheap way). Exploitability is exact (``arena_train.exact`` on the
+native ``leduc_poker``, or OpenSpiel's on its own ``leduc_poker`` for OpenSpiel's methods: the
+two agree, tests/test_openspiel_export.py).
 
-Methods that run today:
+Methods (one episode = one sampled deal played once):
 - ``cfr``: vanilla CFR (``arena_train.exact.CFR``) on the native game; one iteration = 240
-  traversals (2 players x 120 deals), counted as 240 episodes;
-- ``cfrplus``: OpenSpiel's CFR+ (``CFRPlusSolver``, the ``openspiel`` extra) on OpenSpiel's
-  ``leduc_poker``, counted the same way.
+  traversals (2 players x 120 deals), counted as 240 episodes; ``cfrplus``: OpenSpiel's CFR+
+  (``CFRPlusSolver``, the ``openspiel`` extra), counted the same way. Both deterministic: their
+  seeds only name files.
 - ``selfplay_pg``: the project's numpy self-play policy gradient with a moving magnet
-  (``arena_train.selfplay_pg``, config ``SELFPLAY_PG``), learning from sampled episodes (one
-  episode = one sampled deal played once); ``exploitability`` is its realisation-weighted
-  average policy's, ``last_iterate`` its current policy's; ``selfplay_pg_plain``: the same
-  without the magnet.
-Not yet (they exit 2 and say so): ``lm_selfplay`` (the project's LM self-play), ``nfsp``
-(OpenSpiel's NFSP needs a deep-learning framework the bench extra does not install yet),
-``policy_gradient``. CFR is deterministic: its seeds only name files.
+  (``arena_train.selfplay_pg``, config ``SELFPLAY_PG``); ``exploitability`` is its
+  realisation-weighted average policy's, ``last_iterate`` its current policy's;
+  ``selfplay_pg_plain``: the same without the magnet.
+- ``lm_selfplay``: the project's language-model self-play (``bench/leduc_lm_selfplay.py``, the
+  ``mlx`` extra), imported only when asked for.
+- ``nfsp``: OpenSpiel's JAX NFSP with its Leduc example's hyper-parameters (``NFSP_LEDUC``),
+  evaluated in average-policy mode; ``policy_gradient``: OpenSpiel's JAX policy gradient, RPG as
+  in its Kuhn example (``PG_LEDUC``), evaluated on its current policy (it keeps no average). Both
+  need the ``bench`` extra (JAX, Python 3.11+), imported only inside the methods, so the rest of
+  the bench runs in the development install; a method whose framework is missing exits 2 with
+  one line saying what to install. Their randomness: the run's seed -> ``numpy.random.SeedSequence``
+  -> the chance sampler's own ``RandomState`` and each agent's seed (JAX PRNG keys); no global RNG
+  is used (OpenSpiel's NFSP does not pass its seed to its inner DQN, which keeps seed 42). The
+  agents' evaluation calls draw from their keys too, so a curve depends on its evaluation marks.
+  Evaluations are at the fixed grid 1, 1.5, 2, 3, 5, 7 x 10^k episodes (``_episode_marks``).
 
-    python bench/leduc_bench.py run --method cfr --seed 0 --episodes 24000 [--out bench/results/leduc]
+    pip install -e ".[bench]"      # OpenSpiel and JAX for nfsp / policy_gradient
+    python bench/leduc_bench.py run --method nfsp --seed 100 --episodes 20000 [--out bench/results/leduc]
     python bench/leduc_bench.py status [--out bench/results/leduc]
+    python bench/leduc_bench.py report   # docs/benchmarks.md's section and docs/leduc_bench.png
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -104,22 +118,176 @@ def _selfplay_pg(changes: dict[str, object]) -> Callable[[int, int, int, Emit], 
     return method
 
 
-def _not_yet(name: str) -> Callable[[int, int, int, Emit], None]:
+#: OpenSpiel's NFSP (``open_spiel.python.jax.nfsp.NFSP``) with the hyper-parameters of OpenSpiel's
+#: Leduc example, open_spiel/python/examples/nfsp_leduc_pytorch.py (its flags' defaults; the example
+#: itself runs 20,000,000 episodes, so epsilon decays over 20,000,000 agent steps). The JAX agent's
+#: epsilon schedule is its default (exponential; the PyTorch agent decays linearly).
+NFSP_LEDUC = dict(
+    hidden_layers_sizes=[128],
+    replay_buffer_capacity=200_000,
+    reservoir_buffer_capacity=2_000_000,
+    min_buffer_size_to_learn=1000,
+    anticipatory_param=0.1,
+    batch_size=128,
+    learn_every=64,
+    rl_learning_rate=0.01,
+    sl_learning_rate=0.01,
+    optimizer_str="sgd",
+    loss_str="mse",
+    update_target_network_every=19200,
+    discount_factor=1.0,
+    epsilon_decay_duration=20_000_000,
+    epsilon_start=0.06,
+    epsilon_end=0.001,
+)
+
+#: OpenSpiel's policy gradient (``open_spiel.python.jax.policy_gradient.PolicyGradient``), RPG loss,
+#: as in OpenSpiel's Kuhn example (open_spiel/python/examples/kuhn_policy_gradient.py: ``loss_str``
+#: "rpg", one hidden layer of 128, the agent's other defaults, which are these). It learns after every
+#: episode (the critic; the policy every 8th); it keeps no average policy, so its exploitability is
+#: the current policy's.
+PG_LEDUC = dict(
+    loss_str="rpg",
+    hidden_layers_sizes=(128,),
+    critic_learning_rate=0.01,
+    pi_learning_rate=0.001,
+    entropy_cost=0.01,
+    num_critic_before_pi=8,
+    optimizer_str="sgd",
+)
+
+
+def _agent_seeds(seed: int, n: int) -> list[int]:
+    """Independent integer seeds for the environment's chance sampler and each agent."""
+    import numpy as np
+
+    return [int(x) for x in np.random.SeedSequence(seed).generate_state(n)]
+
+
+def _openspiel_rl(
+    make_agents: Callable[..., list[object]], average_mode: bool
+) -> Callable[[int, int, int, Emit], None]:
+    """An OpenSpiel RL agent pair trained by self-play on OpenSpiel's ``leduc_poker``, one episode at a
+    time (the loop of OpenSpiel's examples), evaluated at log-spaced episode counts by exact
+    exploitability of the joint policy (NFSP: its average-policy network)."""
+
     def method(seed: int, episodes: int, evals: int, emit: Emit) -> None:
-        raise NotImplementedError(f"method {name!r} is not written yet (issue 31, point 4)")
+        from open_spiel.python import policy as os_policy
+        from open_spiel.python import rl_environment
+        from open_spiel.python.algorithms import exploitability
+
+        env_seed, *agent_seeds = _agent_seeds(seed, 3)
+        chance = rl_environment.ChanceEventSampler(seed=env_seed % 2**31)  # a RandomState of its own
+        env = rl_environment.Environment("leduc_poker", chance_event_sampler=chance)
+        size = env.observation_spec()["info_state"][0]
+        actions = env.action_spec()["num_actions"]
+        agents = make_agents(size, actions, [s % 2**31 for s in agent_seeds])
+
+        def probabilities(state):  # the agents' policy at one information state (no learning)
+            player = state.current_player()
+            legal = state.legal_actions(player)
+            obs = {"info_state": [None, None], "legal_actions": [None, None], "current_player": player}
+            obs["info_state"][player] = state.information_state_tensor(player)
+            obs["legal_actions"][player] = legal
+            step = rl_environment.TimeStep(observations=obs, rewards=None, discounts=None, step_type=None)
+            agent = agents[player]
+            if average_mode:
+                from open_spiel.python.jax import nfsp
+
+                with agent.temp_mode_as(nfsp.MODE.AVERAGE_POLICY):
+                    probs = agent.step(step, is_evaluation=True).probs
+            else:
+                probs = agent.step(step, is_evaluation=True).probs
+            return {a: float(probs[a]) for a in legal}
+
+        done = 0
+        for target in _episode_marks(episodes, evals):
+            for _ in range(target - done):
+                time_step = env.reset()
+                while not time_step.last():
+                    player = time_step.observations["current_player"]
+                    time_step = env.step([agents[player].step(time_step).action])
+                for agent in agents:
+                    agent.step(time_step)
+            done = target
+            table = os_policy.tabular_policy_from_callable(env.game, probabilities)
+            emit(done, exploitability.exploitability(env.game, table))
 
     return method
+
+
+def _nfsp_agents(size: int, actions: int, seeds: list[int]) -> list[object]:
+    from open_spiel.python.jax import nfsp
+
+    config = dict(NFSP_LEDUC)
+    hidden, reservoir, eta = (
+        config.pop("hidden_layers_sizes"),
+        config.pop("reservoir_buffer_capacity"),
+        config.pop("anticipatory_param"),
+    )
+    return [
+        nfsp.NFSP(p, size, actions, hidden, reservoir, eta, seed=seeds[p], allow_checkpointing=False, **config)
+        for p in range(2)
+    ]
+
+
+def _pg_agents(size: int, actions: int, seeds: list[int]) -> list[object]:
+    from open_spiel.python.jax import policy_gradient
+
+    return [policy_gradient.PolicyGradient(p, size, actions, seed=seeds[p], **PG_LEDUC) for p in range(2)]
+
+
+def _episode_marks(episodes: int, evals: int) -> list[int]:
+    """Episode counts to evaluate at: the grid 1, 1.5, 2, 3, 5, 7 x 10^k from 1,000 (or the budget,
+    if smaller) up to the budget, thinned evenly to at most ``evals`` points, and the budget itself.
+    A fixed grid, so that methods run to different budgets share evaluation points."""
+    grid = sorted({round(m * 10**k) for k in range(3, 10) for m in (1, 1.5, 2, 3, 5, 7)})
+    inside = [g for g in grid if min(1000, episodes) <= g < episodes]
+    if len(inside) > max(0, evals - 1):
+        keep = max(0, evals - 1)
+        inside = [inside[round(i * (len(inside) - 1) / max(1, keep - 1))] for i in range(keep)] if keep else []
+    return sorted(set(inside) | {episodes})
+
+
+def _lm_selfplay(seed: int, episodes: int, evals: int, emit: Emit) -> None:
+    """The project's LM self-play (GRPO of the tiny MLX model, bench/leduc_lm_selfplay.py; the
+    ``mlx`` extra), imported only when asked for."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from leduc_lm_selfplay import run as lm_run
+
+    lm_run(seed, episodes, evals, emit)
 
 
 METHODS: dict[str, Callable[[int, int, int, Emit], None]] = {
     "cfr": _cfr,
     "cfrplus": _cfrplus,
-    "lm_selfplay": _not_yet("lm_selfplay"),
-    "nfsp": _not_yet("nfsp"),
-    "policy_gradient": _not_yet("policy_gradient"),
+    "lm_selfplay": _lm_selfplay,
+    "nfsp": _openspiel_rl(_nfsp_agents, average_mode=True),
+    "policy_gradient": _openspiel_rl(_pg_agents, average_mode=False),
     "selfplay_pg": _selfplay_pg({}),
     "selfplay_pg_plain": _selfplay_pg({"magnet": 0.0}),
 }
+
+
+_BENCH_EXTRA = 'install the bench extra: pip install -e ".[bench]" (Python 3.11+)'
+#: what a method imports that the dev install may lack, and how to get it: checked before a result
+#: file is opened, so a missing framework is one line and exit 2, not a half-written file
+NEEDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "cfrplus": (("pyspiel",), 'install the openspiel extra: pip install -e ".[openspiel]"'),
+    "nfsp": (("pyspiel", "jax", "flax", "optax", "chex", "orbax.checkpoint", "etils"), _BENCH_EXTRA),
+    "policy_gradient": (("pyspiel", "jax", "haiku", "optax", "rlax", "chex"), _BENCH_EXTRA),
+    "lm_selfplay": (("mlx",), 'install the mlx extra: pip install -e ".[mlx]"'),
+}
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
+NOT_RUN = """**Not run, and why.** ..."""
 
 
 def _marks(episodes: int, evals: int) -> list[int]:
@@ -170,41 +338,71 @@ def status(out: Path) -> list[str]:
     return lines
 
 
-REPORT_TEXT = """## Leduc poker: exploitability against episodes (bench/leduc_bench.py, issue 31 point 4)
+REPORT_HEAD = """## Leduc poker: exploitability against episodes (bench/leduc_bench.py, issue 31 point 4)
 
 One JSONL file per method and seed under `bench/results/leduc/` (resumable: a finished file is
-skipped). Exploitability is exact (NashConv / 2 on the native `leduc_poker`; the uniform policy:
-2.3736). `selfplay_pg` is the project's numpy self-play policy gradient
-(`arena_train.selfplay_pg`: tabular softmax over the 288 information states, learning only from
-sampled episodes, one episode = one sampled deal played once by the current policy in both seats)
-with a moving magnet, config `{config}`, chosen on the tuning seeds {tuning} (300,000- and
-1,000,000-episode trials, not in this table) and run on the seeds {seeds}; its `exploitability`
-is the realisation-weighted average policy's, the last iterate beside it. `selfplay_pg_plain`:
-the same without the magnet. Machine: {machine}.
+skipped). Exploitability is exact (NashConv / 2; the uniform policy: 2.3736), on the native
+`leduc_poker` for the project's methods and with OpenSpiel's `exploitability` on its own
+`leduc_poker` for OpenSpiel's (the two games agree, tests/test_openspiel_export.py). An episode is
+one sampled deal played once; CFR and CFR+ count one iteration as 240 episodes (2 players x 120
+deals traversed). Machine: {machine}; the runs share its 2 cores with other jobs, niced, so the
+rates are rough.
 
-{table}
+- `selfplay_pg`: the project's numpy self-play policy gradient (`arena_train.selfplay_pg`:
+  tabular softmax over the 288 information states, learning only from sampled episodes, the
+  current policy in both seats) with a moving magnet, config `{config}`, chosen on the tuning
+  seeds {tuning} (300,000- and 1,000,000-episode trials, not in this table) and run on the seeds
+  {seeds}; `exploitability` is its realisation-weighted average policy's, the last iterate beside
+  it. `selfplay_pg_plain`: the same without the magnet.
+- `lm_selfplay`: the project's language-model self-play (GRPO of the tiny MLX model on Leduc's
+  compact text view, `bench/leduc_lm_selfplay.py`, the `mlx` extra): `exploitability` is the
+  average of its snapshots, the last iterate the model's sampling distribution; verdict seeds
+  {lm_seeds} (tuning seeds {lm_tuning}: their rows, if any, are marked and left out of the means).
+- `nfsp`: OpenSpiel's JAX NFSP (`open_spiel.python.jax.nfsp`) with the hyper-parameters of
+  OpenSpiel's Leduc example (`examples/nfsp_leduc_pytorch.py`: `{nfsp}`), trained as in the
+  example (one agent per seat, each stepped every turn); its average-policy network is evaluated.
+  Its seed gives the environment's chance sampler and each agent's seed (average network, JAX
+  keys for its modes, actions and reservoir); the inner DQN is not given it by OpenSpiel's NFSP
+  (it keeps DQN's default seed 42). No hyper-parameter was tuned.
+- `policy_gradient`: OpenSpiel's JAX policy gradient (`open_spiel.python.jax.policy_gradient`)
+  with the RPG loss, as in OpenSpiel's Kuhn example (`examples/kuhn_policy_gradient.py`:
+  `{pg}`); it keeps no average policy, so its `exploitability` column is its current policy's.
+  Not tuned.
+- `cfrplus`: OpenSpiel's CFR+ (`CFRPlusSolver`); `cfr`: the project's pure-Python vanilla CFR
+  (`arena_train.exact.CFR`) on the native game. Both are deterministic: seed 0 only names the file.
 
-{summary}
+Install and run (the deep-learning framework comes with the `bench` extra only, JAX on Python
+3.11+; `make test` does not install it):
 
-**Tuning** (seeds {tuning}, average-policy exploitability at the end, every trial): at 300,000
-episodes with SGD (256 episodes per step, the step size decaying to 1/20, magnet reset every 100
-steps) 0.90-2.37 whatever the step size (0.02-2.0) and alpha (0-1.0), and 1.47-2.37 with
-per-visit scaling: the rarely reached states barely move; RMSprop (Adam without momentum)
-fixed that: 0.38-0.93 (alpha 1-10, 128 or 256 episodes per step, resets every 50-200 steps; best
-alpha 3, 0.02, 128 per step: 0.396, 0.379). Run to 1,000,000 episodes the same config went back
-up (seed 0: 0.288 at 442,624 episodes, 0.780 at the end) and so did the other RMSprop configs
-(0.42-0.88, also with a larger Adam epsilon); a reset magnet that keeps the current policy's
-near-zero probabilities never lets those actions back. Mixing 5% uniform into each reset magnet
-(`magnet_mix`): 0.135, 0.134 (the chosen config); 2%: 0.193, 0.177; 20%: 0.363, 0.361 (0.398,
-0.396 at 0.005); 5% with alpha 1: 0.236, 0.237; 5% at 0.04: 0.138, 0.127.
+    pip install -e ".[bench]"
+    python bench/leduc_bench.py run --method nfsp --seed 100 --episodes 20000
+    python bench/leduc_bench.py status
+    python bench/leduc_bench.py report   # this section and docs/leduc_bench.png
 
-Not run: OpenSpiel's NFSP and its policy-gradient baselines (they need a deep-learning framework
-that is not installed here; the shared environment is not given one), the language-model
-self-play on Leduc, and CFR/CFR+ at 1,000,000 traversals (the pure-Python CFR takes about 0.6 s
-per iteration of 240 traversals here, so its row stops at 24,000; CFR is deterministic, seed 0
-only names the file). So the issue's comparison
-against NFSP at 1,000,000 episodes is not made. Plot: [leduc_bench.png](leduc_bench.png).
 """
+
+SELFPLAY_PG_TUNING = """**Tuning of `selfplay_pg`** (seeds {tuning}, average-policy exploitability at the end,
+every trial): at 300,000 episodes with SGD (256 episodes per step, the step size decaying to 1/20,
+magnet reset every 100 steps) 0.90-2.37 whatever the step size (0.02-2.0) and alpha (0-1.0), and
+1.47-2.37 with per-visit scaling: the rarely reached states barely move; RMSprop (Adam without
+momentum) fixed that: 0.38-0.93 (alpha 1-10, 128 or 256 episodes per step, resets every 50-200
+steps; best alpha 3, 0.02, 128 per step: 0.396, 0.379). Run to 1,000,000 episodes the same config
+went back up (seed 0: 0.288 at 442,624 episodes, 0.780 at the end) and so did the other RMSprop
+configs (0.42-0.88, also with a larger Adam epsilon); a reset magnet that keeps the current
+policy's near-zero probabilities never lets those actions back. Mixing 5% uniform into each reset
+magnet (`magnet_mix`): 0.135, 0.134 (the chosen config); 2%: 0.193, 0.177; 20%: 0.363, 0.361
+(0.398, 0.396 at 0.005); 5% with alpha 1: 0.236, 0.237; 5% at 0.04: 0.138, 0.127."""
+
+CURRENT_POLICY_ONLY = ("policy_gradient",)  # no average policy: the column holds the current one
+
+
+def verdict_seeds() -> dict[str, tuple[int, ...]]:
+    """The methods whose means use a fixed set of verdict seeds (their tuning seeds left out); every
+    other method's means use all of its seeds."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from leduc_lm_selfplay import SEEDS as LM_SEEDS
+
+    return {"selfplay_pg": SELFPLAY_PG_SEEDS, "selfplay_pg_plain": SELFPLAY_PG_SEEDS, "lm_selfplay": LM_SEEDS}
 
 
 def load_curves(out: Path) -> dict[str, dict[int, list[dict[str, float]]]]:
@@ -219,39 +417,117 @@ def load_curves(out: Path) -> dict[str, dict[int, list[dict[str, float]]]]:
     return curves
 
 
-def summarise(out: Path) -> str:
-    """Per method: the mean over its seeds with a t interval (average policy and last iterate)."""
+def _verdict(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dict[str, tuple[int, ...]]):
+    """The seeds that count: a method's verdict seeds where it has a fixed set, else all of its seeds."""
+    return {m: {k: v for k, v in seeds.items() if m not in verdict or k in verdict[m]} for m, seeds in curves.items()}
+
+
+def _mean_t(vals: list[float]) -> str:
     from arena_core.stats import paired_t
 
-    parts = []
-    for method, seeds in sorted(load_curves(out).items()):
-        if method.startswith("selfplay_pg"):
-            seeds = {k: v for k, v in seeds.items() if k in SELFPLAY_PG_SEEDS}
-        if len(seeds) < 2:
+    if len(vals) < 2:
+        return f"{vals[0]:.4f} (1 seed, no interval)"
+    mean, low, high, _ = paired_t(vals)
+    return f"{mean:.4f} (t 95% [{low:.4f}, {high:.4f}], {len(vals)} seeds)"
+
+
+def at_or_below(rows: list[dict[str, float]], episodes: int) -> dict[str, float] | None:
+    """The last evaluation at or below ``episodes`` (None if the first is above it)."""
+    below = [r for r in rows if r["episodes"] <= episodes]
+    return below[-1] if below else None
+
+
+def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dict[str, tuple[int, ...]]) -> str:
+    """Per method: the mean over its verdict seeds at the end with a t interval (average policy and
+    last iterate); then every learning method at the largest episode count all of them reached, and
+    the issue's ratio (LM over NFSP) there; then the speeds as ratios."""
+    counted = _verdict(curves, verdict)
+    lines = []
+    for method, seeds in sorted(counted.items()):
+        if not seeds:
             continue
-        text = []
-        for key, name in (("exploitability", "average policy"), ("last_iterate", "last iterate")):
-            vals = [rows[-1][key] for rows in seeds.values() if key in rows[-1]]
-            if len(vals) >= 2:
-                mean, low, high, _ = paired_t(vals)
-                text.append(f"{name} mean {mean:.4f} (t 95% [{low:.4f}, {high:.4f}])")
         episodes = min(rows[-1]["episodes"] for rows in seeds.values())
-        parts.append(f"`{method}` over {len(seeds)} seeds at {episodes:,} episodes: " + ", ".join(text))
-    return "; ".join(parts) + "." if parts else ""
+        text = [
+            f"{name} {_mean_t([rows[-1][key] for rows in seeds.values()])}"
+            for key, name in (("exploitability", "average policy"), ("last_iterate", "last iterate"))
+            if all(key in rows[-1] for rows in seeds.values())
+        ]
+        if method in CURRENT_POLICY_ONLY:
+            text = [f"current policy {_mean_t([rows[-1]['exploitability'] for rows in seeds.values()])}"]
+        lines.append(f"- `{method}` at {episodes:,} episodes: " + ", ".join(text))
+    out = ["**At the end of each run** (verdict seeds):", "", *lines, ""]
+    learners = [m for m in ("lm_selfplay", "nfsp", "policy_gradient", "selfplay_pg") if counted.get(m)]
+    if len(learners) >= 2:
+        common = min(rows[-1]["episodes"] for m in learners for rows in counted[m].values())
+        out += [
+            f"**At the largest episode count every learning method reached ({common:,})**, each seed's last "
+            "evaluation at or below it:",
+            "",
+        ]
+        means = {}
+        for m in learners:
+            picked = {k: at_or_below(rows, common) for k, rows in sorted(counted[m].items())}
+            picked = {k: r for k, r in picked.items() if r is not None}
+            if not picked:
+                out.append(f"- `{m}`: no evaluation at or below {common:,} episodes")
+                continue
+            vals = [r["exploitability"] for r in picked.values()]
+            means[m] = sum(vals) / len(vals)
+            each = ", ".join(f"seed {k}: {r['exploitability']:.4f} at {r['episodes']:,}" for k, r in picked.items())
+            out.append(f"- `{m}`: {_mean_t(vals)}; {each}")
+        if "lm_selfplay" in means and "nfsp" in means:
+            ratio = means["lm_selfplay"] / means["nfsp"]
+            verdict_word = "below" if ratio < 1 else "not below"
+            out += [
+                "",
+                f"**The issue's comparison** at {common:,} episodes: the LM's average-policy exploitability "
+                f"over NFSP's = {ratio:.3f} (means over seeds; the LM is {verdict_word} NFSP here).",
+            ]
+        out.append("")
+    out += speeds(counted)
+    return "\n".join(out)
 
 
-def report(out: Path, doc_plot: Path | None = None) -> str:
-    """The docs/benchmarks.md section: every finished method and seed, its last row, and a plot."""
+def _rate(seeds: dict[int, list[dict[str, float]]]) -> float | None:
+    """Episodes per second over a method's runs (evaluation time included): total episodes / total wall."""
+    done = [rows[-1] for rows in seeds.values() if rows[-1].get("wall_s")]
+    return sum(r["episodes"] for r in done) / sum(r["wall_s"] for r in done) if done else None
+
+
+def speeds(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
+    """The speed lines: each method's episodes/s and the ratios the issue's peers give."""
+    rate = {m: r for m, seeds in counted.items() if (r := _rate(seeds))}
+    if not rate:
+        return []
+    pairs = [
+        ("selfplay_pg", "nfsp"),
+        ("selfplay_pg", "policy_gradient"),
+        ("lm_selfplay", "nfsp"),
+        ("lm_selfplay", "selfplay_pg"),
+        ("cfr", "cfrplus"),
+    ]
+    ratios = [f"`{a}` / `{b}` = {rate[a] / rate[b]:.2f}" for a, b in pairs if a in rate and b in rate]
+    each = ", ".join(f"`{m}` {r:,.0f}" for m, r in sorted(rate.items()))
+    return [
+        f"**Speed** (episodes per second of wall time, evaluations included, one core each): {each}. "
+        f"Ratios: {'; '.join(ratios) or 'none yet (no pair of peers run)'}."
+    ]
+
+
+def report(out: Path, doc_plot: Path | None = None, verdict: dict[str, tuple[int, ...]] | None = None) -> str:
+    """The table of the docs/benchmarks.md section: every finished method and seed (a row each, its
+    last evaluation), seeds outside a method's verdict set marked; and the plot."""
     curves = load_curves(out)
+    verdict = verdict_seeds() if verdict is None else verdict
     lines = []
     for method, seeds in sorted(curves.items()):
         for seed, rows in sorted(seeds.items()):
             last = rows[-1]
             li = f"{last['last_iterate']:.4f}" if "last_iterate" in last else "n/a"
             rate = last["episodes"] / last["wall_s"] if last.get("wall_s") else float("nan")
-            lines.append(
-                f"| {method} | {seed} | {last['episodes']:,} | **{last['exploitability']:.4f}** | {li} | {rate:,.0f} |"
-            )
+            note = " (tuning seed, not in the means)" if method in verdict and seed not in verdict[method] else ""
+            value = f"**{last['exploitability']:.4f}**" + (" (current policy)" if method in CURRENT_POLICY_ONLY else "")
+            lines.append(f"| {method} | {seed}{note} | {last['episodes']:,} | {value} | {li} | {rate:,.0f} |")
     if doc_plot is not None and curves:
         import matplotlib
 
@@ -295,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--method", choices=sorted(METHODS), required=True)
+    r.add_argument("--method", required=True, help="one of: " + ", ".join(sorted(METHODS)))
     r.add_argument("--seed", type=int, required=True)
     r.add_argument("--episodes", type=int, default=1_000_000)
     r.add_argument("--evals", type=int, default=20)
@@ -308,16 +584,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         sys.path.insert(0, str(ROOT / "bench"))
         from _report import machine, write_section
+        from leduc_lm_selfplay import SEEDS as LM_SEEDS
+        from leduc_lm_selfplay import TUNING_SEEDS as LM_TUNING
 
-        table = report(args.out, ROOT / "docs" / "leduc_bench.png")
-        summary = summarise(args.out)
-        body = REPORT_TEXT.format(
-            table=table,
+        verdict = verdict_seeds()
+        curves = load_curves(args.out)
+        head = REPORT_HEAD.format(
             machine=machine(),
             config=json.dumps(SELFPLAY_PG),
             tuning=", ".join(map(str, SELFPLAY_PG_TUNING_SEEDS)),
             seeds=", ".join(map(str, SELFPLAY_PG_SEEDS)),
-            summary=summary,
+            lm_seeds=", ".join(map(str, LM_SEEDS)),
+            lm_tuning=", ".join(map(str, LM_TUNING)),
+            nfsp=json.dumps(NFSP_LEDUC),
+            pg=json.dumps(PG_LEDUC),
+        )
+        body = "\n\n".join(
+            [
+                head.rstrip(),
+                report(args.out, ROOT / "docs" / "leduc_bench.png", verdict),
+                summarise(curves, verdict),
+                NOT_RUN.strip(),
+                SELFPLAY_PG_TUNING.format(tuning=", ".join(map(str, SELFPLAY_PG_TUNING_SEEDS))),
+                "Plot: [leduc_bench.png](leduc_bench.png) (solid: average policy, dotted: last iterate).",
+            ]
         )
         write_section("leduc_bench", body)
         print(body)
@@ -325,14 +615,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "status":
         print("\n".join(status(args.out)) or f"no results under {args.out}")
         return 0
+    if args.method not in METHODS:
+        print(
+            f"leduc_bench: unknown method {args.method!r}; the methods: {', '.join(sorted(METHODS))}", file=sys.stderr
+        )
+        return 2
     if args.episodes < 1 or args.evals < 1:
         print("leduc_bench: --episodes and --evals must be positive", file=sys.stderr)
         return 2
-    try:
-        run(args.method, args.seed, args.episodes, args.evals, args.out)
-    except NotImplementedError as exc:
-        print(f"leduc_bench: {exc}", file=sys.stderr)
+    missing = [m for m in NEEDS.get(args.method, ((), ""))[0] if not _importable(m)]
+    if missing:
+        print(
+            f"leduc_bench: method {args.method!r} needs {', '.join(missing)}: {NEEDS[args.method][1]}", file=sys.stderr
+        )
         return 2
+    run(args.method, args.seed, args.episodes, args.evals, args.out)
     return 0
 
 

@@ -1,6 +1,9 @@
 """bench/leduc_bench.py at a tiny size: one result file per method and seed, written as it
-goes; a finished file is skipped, an unfinished one started again; methods not written yet
-exit 2 with one line."""
+goes; a finished file is skipped, an unfinished one started again; an unknown method or a missing
+framework is one line and exit 2, with no file written; the report renders every seed from the
+files (tuning seeds marked, means with t intervals, the LM-over-NFSP ratio at the largest common
+episode count, the speed ratios). OpenSpiel's JAX methods run only where the bench extra is
+installed (tests/test_leduc_bench_jax.py)."""
 
 from __future__ import annotations
 
@@ -54,7 +57,59 @@ def test_openspiel_cfrplus_runs_where_installed(tmp_path):
     assert rows[1]["exploitability"] < rows[0]["exploitability"]
 
 
-@pytest.mark.parametrize("method", ["lm_selfplay", "nfsp", "policy_gradient"])
-def test_methods_not_written_yet_say_so(tmp_path, method, capsys):
+def test_an_unknown_method_is_one_line_and_exit_2(tmp_path, capsys):
+    assert bench.main(["run", "--method", "nfps", "--seed", "0", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "unknown method 'nfps'" in err and "nfsp" in err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("method", ["nfsp", "policy_gradient"])
+def test_a_missing_framework_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch, method):
+    monkeypatch.setattr(bench, "_importable", lambda module: module != "jax")
     assert bench.main(["run", "--method", method, "--seed", "0", "--out", str(tmp_path)]) == 2
-    assert "not written yet" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "needs jax" in err and '".[bench]"' in err
+    assert not any(tmp_path.iterdir())  # no half-written result file
+
+
+def test_the_jax_frameworks_are_imported_lazily():
+    """The module itself imports no framework: the dev install (no JAX) can run the rest of it."""
+    source = (Path(__file__).resolve().parents[1] / "bench" / "leduc_bench.py").read_text()
+    top = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert not any(m in line for line in top for m in ("jax", "open_spiel", "pyspiel", "mlx", "haiku"))
+
+
+def test_evaluation_marks_are_a_shared_grid():
+    assert bench._episode_marks(20000, 20) == [1000, 1500, 2000, 3000, 5000, 7000, 10000, 15000, 20000]
+    assert bench._episode_marks(25000, 3) == [1000, 20000, 25000]
+    assert bench._episode_marks(500, 20) == [500]
+
+
+def _fixture(out: Path, method: str, seed: int, points: list[tuple[int, float]], **extra: float) -> None:
+    path = out / method / f"seed_{seed}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{"episodes": n, "exploitability": v, **extra, "wall_s": n / 100} for n, v in points]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + json.dumps({"done": True}) + "\n")
+
+
+def test_the_report_renders_every_seed_and_compares_at_the_largest_common_count(tmp_path):
+    out = tmp_path
+    for seed, v in ((100, 0.8), (101, 1.0), (0, 0.1)):  # seed 0: a tuning seed of the LM
+        _fixture(out, "lm_selfplay", seed, [(1000, 2.0), (2000, v), (4000, v / 2)], last_iterate=1.5)
+    for seed, v in ((100, 1.5), (101, 2.5)):
+        _fixture(out, "nfsp", seed, [(1000, 3.0), (2000, v)])
+    _fixture(out, "policy_gradient", 100, [(1000, 2.2), (3000, 2.0)])
+    (out / "nfsp" / "seed_102.jsonl").write_text(json.dumps({"episodes": 1000, "exploitability": 9.9}) + "\n")
+    verdict = {"lm_selfplay": (100, 101, 102)}
+    table = bench.report(out, None, verdict)
+    assert table.count("\n| ") == 6  # one row per finished file; the unfinished nfsp seed 102 is not one
+    assert "| lm_selfplay | 0 (tuning seed, not in the means) | 4,000 |" in table
+    assert "| policy_gradient | 100 | 3,000 | **2.0000** (current policy) |" in table
+    text = bench.summarise(bench.load_curves(out), verdict)
+    assert "`lm_selfplay` at 4,000 episodes: average policy 0.4500 (t 95% [" in text  # seeds 100, 101 only
+    assert "every learning method reached (2,000)" in text
+    assert "`nfsp`: 2.0000 (t 95% [" in text and "`lm_selfplay`: 0.9000 (t 95% [" in text
+    assert "`policy_gradient`: 2.2000 (1 seed, no interval); seed 100: 2.2000 at 1,000" in text
+    assert "over NFSP's = 0.450 (means over seeds; the LM is below NFSP here)" in text
+    assert "`lm_selfplay` / `nfsp` = 1.00" in text  # the fixtures' wall_s give 100 episodes/s each
