@@ -113,3 +113,18 @@ def test_the_report_renders_every_seed_and_compares_at_the_largest_common_count(
     assert "`policy_gradient`: 2.2000 (1 seed, no interval); seed 100: 2.2000 at 1,000" in text
     assert "over NFSP's = 0.450 (means over seeds; the LM is below NFSP here)" in text
     assert "`lm_selfplay` / `nfsp` = 1.00" in text  # the fixtures' wall_s give 100 episodes/s each
+
+
+def test_the_test_install_does_not_pull_the_deep_learning_framework():
+    """JAX and its libraries come with the `bench` extra only; `make test` installs `test`."""
+    import re
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    test_extras = re.search(r"\[(.*)\]", extras["test"][0]).group(1).split(",")
+    pulled = {re.split(r"[<>=;\[ ]", r)[0] for e in test_extras for r in extras[e]}
+    framework = {"jax", "flax", "optax", "chex", "dm-haiku", "rlax", "orbax-checkpoint", "torch", "tensorflow"}
+    assert not pulled & framework and "bench" not in test_extras
+    assert framework - {"torch", "tensorflow"} <= {re.split(r"[<>=;\[ ]", r)[0] for r in extras["bench"]}
