@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -113,12 +114,19 @@ def test_the_report_renders_every_seed_and_compares_at_the_largest_common_count(
     assert "`policy_gradient`: 2.2000 (1 seed, no interval); seed 100: 2.2000 at 1,000" in text
     assert "over NFSP's = 0.450 (means over seeds; the LM is below NFSP here)" in text
     assert "`lm_selfplay` / `nfsp` = 1.00" in text  # the fixtures' wall_s give 100 episodes/s each
+    missing = bench.not_run(bench._verdict(bench.load_curves(out), verdict))
+    assert (
+        "- `nfsp`: 2 of 3 seeds, to 2,000 episodes; the rest (2,996,000 episodes) at 100 episodes/s is 8.3" in missing
+    )
+    assert "- `cfr`: no finished run." in missing
 
 
 def test_the_test_install_does_not_pull_the_deep_learning_framework():
     """JAX and its libraries come with the `bench` extra only; `make test` installs `test`."""
-    import re
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
 
     extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
