@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -422,19 +423,43 @@ def _verdict(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dict
     return {m: {k: v for k, v in seeds.items() if m not in verdict or k in verdict[m]} for m, seeds in curves.items()}
 
 
+def _fmt(value: float) -> str:
+    return f"{value:.4f}" if value >= 0.001 else f"{value:.2e}"
+
+
 def _mean_t(vals: list[float]) -> str:
     from arena_core.stats import paired_t
 
     if len(vals) < 2:
-        return f"{vals[0]:.4f} (1 seed, no interval)"
+        return f"{_fmt(vals[0])} (1 seed, no interval)"
     mean, low, high, _ = paired_t(vals)
     return f"{mean:.4f} (t 95% [{low:.4f}, {high:.4f}], {len(vals)} seeds)"
 
 
-def at_or_below(rows: list[dict[str, float]], episodes: int) -> dict[str, float] | None:
-    """The last evaluation at or below ``episodes`` (None if the first is above it)."""
-    below = [r for r in rows if r["episodes"] <= episodes]
-    return below[-1] if below else None
+def value_at(rows: list[dict[str, float]], episodes: int) -> float | None:
+    """A curve's exploitability at ``episodes``: its evaluation there, else interpolated linearly in
+    log episodes between the evaluations either side (None outside the curve)."""
+    for a, b in zip(rows, rows[1:]):
+        if a["episodes"] <= episodes <= b["episodes"]:
+            if episodes == a["episodes"]:
+                return a["exploitability"]
+            t = math.log(episodes / a["episodes"]) / math.log(b["episodes"] / a["episodes"])
+            return a["exploitability"] + t * (b["exploitability"] - a["exploitability"])
+    return rows[0]["exploitability"] if len(rows) == 1 and rows[0]["episodes"] == episodes else None
+
+
+def compare_at(counted: dict[str, dict[int, list[dict[str, float]]]], methods: list[str], episodes: int):
+    """Each method's seeds at ``episodes``: the lines to print and the mean per method."""
+    lines, means = [], {}
+    for m in methods:
+        vals = {k: v for k, rows in sorted(counted[m].items()) if (v := value_at(rows, episodes)) is not None}
+        if not vals:
+            lines.append(f"- `{m}`: no curve through {episodes:,} episodes")
+            continue
+        means[m] = sum(vals.values()) / len(vals)
+        each = ", ".join(f"seed {k}: {v:.4f}" for k, v in vals.items())
+        lines.append(f"- `{m}`: {_mean_t(list(vals.values()))}; {each}")
+    return lines, means
 
 
 def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dict[str, tuple[int, ...]]) -> str:
@@ -459,31 +484,32 @@ def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dic
     learners = [m for m in ("lm_selfplay", "nfsp", "policy_gradient", "selfplay_pg") if counted.get(m)]
     if len(learners) >= 2:
         common = min(rows[-1]["episodes"] for m in learners for rows in counted[m].values())
+        lines, _ = compare_at(counted, learners, common)
         out += [
-            f"**At the largest episode count every learning method reached ({common:,})**, each seed's last "
-            "evaluation at or below it:",
+            f"**At the largest episode count every learning method reached ({common:,})** (a curve between "
+            "two evaluations is interpolated linearly in log episodes):",
+            "",
+            *lines,
             "",
         ]
-        means = {}
-        for m in learners:
-            picked = {k: at_or_below(rows, common) for k, rows in sorted(counted[m].items())}
-            picked = {k: r for k, r in picked.items() if r is not None}
-            if not picked:
-                out.append(f"- `{m}`: no evaluation at or below {common:,} episodes")
-                continue
-            vals = [r["exploitability"] for r in picked.values()]
-            means[m] = sum(vals) / len(vals)
-            each = ", ".join(f"seed {k}: {r['exploitability']:.4f} at {r['episodes']:,}" for k, r in picked.items())
-            out.append(f"- `{m}`: {_mean_t(vals)}; {each}")
-        if "lm_selfplay" in means and "nfsp" in means:
+    if counted.get("lm_selfplay") and counted.get("nfsp"):
+        pair = ["lm_selfplay", "nfsp"]
+        common = min(rows[-1]["episodes"] for m in pair for rows in counted[m].values())
+        _, means = compare_at(counted, pair, common)
+        if len(means) == 2:
             ratio = means["lm_selfplay"] / means["nfsp"]
-            verdict_word = "below" if ratio < 1 else "not below"
+            where = "below" if ratio < 1 else "not below"
+            short = (
+                f" This is not the issue's comparison at {GOAL:,} episodes: the runs reached only {common:,}."
+                if common < GOAL
+                else ""
+            )
             out += [
+                f"**The issue's comparison** at {common:,} episodes (the most both reached): the LM's "
+                f"average-policy exploitability over NFSP's = {ratio:.3f} (means over their seeds above; the LM "
+                f"is {where} NFSP there).{short}",
                 "",
-                f"**The issue's comparison** at {common:,} episodes: the LM's average-policy exploitability "
-                f"over NFSP's = {ratio:.3f} (means over seeds; the LM is {verdict_word} NFSP here).",
             ]
-        out.append("")
     out += speeds(counted)
     return "\n".join(out)
 
@@ -535,7 +561,7 @@ def speeds(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
         ("lm_selfplay", "selfplay_pg"),
         ("cfr", "cfrplus"),
     ]
-    ratios = [f"`{a}` / `{b}` = {rate[a] / rate[b]:.2f}" for a, b in pairs if a in rate and b in rate]
+    ratios = [f"`{a}` / `{b}` = {rate[a] / rate[b]:,.3g}" for a, b in pairs if a in rate and b in rate]
     each = ", ".join(f"`{m}` {r:,.0f}" for m, r in sorted(rate.items()))
     return [
         f"**Speed** (episodes per second of wall time, evaluations included, one core each): {each}. "
@@ -552,10 +578,12 @@ def report(out: Path, doc_plot: Path | None = None, verdict: dict[str, tuple[int
     for method, seeds in sorted(curves.items()):
         for seed, rows in sorted(seeds.items()):
             last = rows[-1]
-            li = f"{last['last_iterate']:.4f}" if "last_iterate" in last else "n/a"
+            li = _fmt(last["last_iterate"]) if "last_iterate" in last else "n/a"
             rate = last["episodes"] / last["wall_s"] if last.get("wall_s") else float("nan")
             note = " (tuning seed, not in the means)" if method in verdict and seed not in verdict[method] else ""
-            value = f"**{last['exploitability']:.4f}**" + (" (current policy)" if method in CURRENT_POLICY_ONLY else "")
+            value = f"**{_fmt(last['exploitability'])}**" + (
+                " (current policy)" if method in CURRENT_POLICY_ONLY else ""
+            )
             lines.append(f"| {method} | {seed}{note} | {last['episodes']:,} | {value} | {li} | {rate:,.0f} |")
     if doc_plot is not None and curves:
         import matplotlib

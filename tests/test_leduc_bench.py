@@ -111,14 +111,17 @@ def test_the_report_renders_every_seed_and_compares_at_the_largest_common_count(
     assert "`lm_selfplay` at 4,000 episodes: average policy 0.4500 (t 95% [" in text  # seeds 100, 101 only
     assert "every learning method reached (2,000)" in text
     assert "`nfsp`: 2.0000 (t 95% [" in text and "`lm_selfplay`: 0.9000 (t 95% [" in text
-    assert "`policy_gradient`: 2.2000 (1 seed, no interval); seed 100: 2.2000 at 1,000" in text
-    assert "over NFSP's = 0.450 (means over seeds; the LM is below NFSP here)" in text
-    assert "`lm_selfplay` / `nfsp` = 1.00" in text  # the fixtures' wall_s give 100 episodes/s each
+    # policy_gradient's curve between 1,000 (2.2) and 3,000 (2.0), read at 2,000 in log episodes
+    assert "`policy_gradient`: 2.0738 (1 seed, no interval); seed 100: 2.0738" in text
+    assert "over NFSP's = 0.450 (means over their seeds above; the LM is below NFSP there)" in text
+    assert "the runs reached only 2,000." in text
+    assert "Ratios: `lm_selfplay` / `nfsp` = 1." in text  # the fixtures' wall_s give 100 episodes/s each
     missing = bench.not_run(bench._verdict(bench.load_curves(out), verdict))
     assert (
         "- `nfsp`: 2 of 3 seeds, to 2,000 episodes; the rest (2,996,000 episodes) at 100 episodes/s is 8.3" in missing
     )
     assert "- `cfr`: no finished run." in missing
+    assert bench.value_at([{"episodes": 10, "exploitability": 1.0}], 20) is None  # not past a curve's end
 
 
 def test_the_test_install_does_not_pull_the_deep_learning_framework():
