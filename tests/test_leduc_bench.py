@@ -115,6 +115,7 @@ def test_the_report_renders_every_seed_and_compares_at_the_largest_common_count(
     assert "`policy_gradient`: 2.0738 (1 seed, no interval); seed 100: 2.0738" in text
     assert "over NFSP's = 0.450 (means over their seeds above; the LM is below NFSP there)" in text
     assert "the runs reached only 2,000." in text
+    assert "Lowest first, by the mean: `lm_selfplay` < `nfsp` < `policy_gradient`." in text
     assert "Ratios: `lm_selfplay` / `nfsp` = 1." in text  # the fixtures' wall_s give 100 episodes/s each
     missing = bench.not_run(bench._verdict(bench.load_curves(out), verdict))
     assert (
