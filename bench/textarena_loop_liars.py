@@ -314,7 +314,8 @@ def collect(args: argparse.Namespace) -> int:
         dest = Path(args.out) / f"loop-seed{r['seed']}"
         dest.mkdir(parents=True, exist_ok=True)
         one = {**data, "seeds": [r]}
-        (dest / "report.json").write_text(json.dumps(one, indent=2))
+        # the tiny model's cache path written as ~/.cache: no machine path in the results
+        (dest / "report.json").write_text(json.dumps(one, indent=2).replace(str(Path.home()), "~"))
         shutil.copy2(run / f"seed{r['seed']}" / "train" / "metrics.jsonl", dest / "metrics.jsonl")
         print(f"{dest}: seed {r['seed']}")
     return 0
@@ -468,7 +469,7 @@ HELD_OUT = {
 def headline(out: Path) -> tuple[str, dict[str, Any] | None]:
     """Every loop seed's held-out win rate against the generalist, and their mean over seeds with an
     interval across seeds (the seed is the unit: does the recipe, not one run, reach 50%)."""
-    from arena_core.stats import cluster_mean
+    from arena_core.stats import cluster_mean, paired_t
 
     lines = [
         "| loop seed | final checkpoint vs the generalist, held out | games | Wilson 95% | deal-clustered 95% |",
@@ -487,22 +488,25 @@ def headline(out: Path) -> tuple[str, dict[str, Any] | None]:
         )
     if len(rates) < 2:
         return "\n".join(lines) + "\n", None
-    # the seed is the cluster: the bounded small-sample interval of arena_core.stats.cluster_mean
+    # the seed is the unit: a one-sample t interval across seeds, and the bounded small-sample
+    # interval of arena_core.stats.cluster_mean with the seed as the cluster (it also holds the
+    # Wilson interval of the seeds' rates taken as independent observations in [0, 1])
+    mean, t_low, t_high, t_p = paired_t([r - 0.5 for r in rates])
     cm = cluster_mean(rates, [1.0] * len(rates), bounds=(0.0, 1.0), null=0.5)
     over = {
         "seeds": len(rates),
-        "mean": cm.estimate,
-        "low": cm.low,
-        "high": cm.high,
-        "p_vs_half": cm.pvalue,
+        "mean": 0.5 + mean,
+        "t": [0.5 + t_low, 0.5 + t_high],
+        "p_t_vs_half": t_p,
+        "bounded": [cm.low, cm.high],
         "above_half": sum(r > 0.5 for r in rates),
     }
     lines += [
         "",
-        f"Over the {len(rates)} seeds (each seed's held-out rate one observation): mean **{_pct(cm.estimate)}%**, "
-        f"95% interval across seeds [{_pct(cm.low)}, {_pct(cm.high)}] (`cluster_mean`, the seed as the cluster, "
-        f"bounded to [0, 100]; two-sided p against 50%: {cm.pvalue:.2f}); {over['above_half']} of {len(rates)} "
-        "seeds above 50%.",
+        f"Over the {len(rates)} seeds (each seed's held-out rate one observation): mean **{_pct(0.5 + mean)}%**, "
+        f"95% t interval across seeds [{_pct(0.5 + t_low)}, {_pct(0.5 + t_high)}] (p against 50%: {t_p:.2f}); "
+        f"the bounded small-sample interval (`cluster_mean`, the seed as the cluster) [{_pct(cm.low)}, {_pct(cm.high)}]; "
+        f"{over['above_half']} of {len(rates)} seeds above 50%.",
     ]
     return "\n".join(lines) + "\n", over
 
