@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("textarena")
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from arena_core.players import Decision
@@ -74,11 +74,13 @@ def test_best_response_bounds_every_policy(p, q):
 
 @settings(max_examples=20, deadline=None)
 @given(st.lists(_prob, min_size=6, max_size=6), st.integers(0, 5), st.floats(0.01, 1.0))
+@example(bets=[0.0, 0.0, 0.0, 0.0, 0.99999, 0.0], which=3, fold=1.0)  # found by hypothesis in CI-size runs
 def test_never_folding_is_exactly_an_equilibrium_and_folding_q_or_k_is_not(bets, which, fold):
     """Any betting pattern that never folds is unexploitable; folding the queen or the king
     to a bet with any positive probability, at a decision the policy can reach, is exploitable
     (a fold after checking first is unreachable when the policy always bets that card first:
-    hypothesis found bets=[0, 0, 1, 0, 0, 0], which=1, where it costs nothing)."""
+    hypothesis found bets=[0, 0, 1, 0, 0, 0], which=1, where it costs nothing), in proportion to
+    how often it is reached and taken."""
     table = {}
     openers = [(c, h) for c in K.CARDS for h in ("", "x")]
     for (card, h), b in zip(openers, bets):
@@ -88,9 +90,12 @@ def test_never_folding_is_exactly_an_equilibrium_and_folding_q_or_k_is_not(bets,
             table[card, h] = {K.CALL: 1.0, K.FOLD: 0.0}
     assert K.exploitability(K.table_policy(table)).exploitability == pytest.approx(0.0, abs=1e-12)
     card, h = [(c, h) for c in ("Q", "K") for h in ("r", "xr")][which % 4]
-    assume(h != "xr" or table[card, ""][K.CHECK] > 0)  # the fold must be at a reachable decision
+    reach = 1.0 if h == "r" else table[card, ""][K.CHECK]  # how often the policy comes to this fold
+    assume(reach > 0)  # the fold must be at a reachable decision
     table[card, h] = {K.CALL: 1.0 - fold, K.FOLD: fold}
-    assert K.exploitability(K.table_policy(table)).exploitability > 1e-4
+    # the loss scales with how often the fold is reached and taken (hypothesis found a check
+    # probability of 1e-5 before the fold: exploitability 5e-6, positive but below a flat 1e-4)
+    assert K.exploitability(K.table_policy(table)).exploitability > 1e-2 * reach * fold
 
 
 def test_exact_model_matches_the_real_title():
