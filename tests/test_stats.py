@@ -231,3 +231,38 @@ def test_clustered_mean_counts_deals_not_trials():
 def test_regression_slope_known_value():
     beta, lo, hi, p = stats.regression_slope([1.0, 2.9, 5.1, 7.0], [0.0, 1.0, 2.0, 3.0])
     assert beta == pytest.approx(2.02) and lo < 2.02 < hi and p < 0.01
+
+
+# ---------------------------------------------------------------------- a p-value agrees with its interval
+_tiny_samples = st.lists(
+    st.sampled_from([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0]) | st.floats(-5, 5, allow_nan=False, width=32),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(diffs=_tiny_samples, level=st.sampled_from([0.9, 0.95, 0.99]))
+@example(diffs=[2.0, 2.0], level=0.95)  # a separated pair of deals: no spread, no evidence for t
+def test_paired_t_p_value_rejects_exactly_when_the_interval_excludes_zero(diffs, level):
+    mean, lo, hi, p = stats.paired_t(diffs, level)
+    alpha = 1 - level
+    if abs(p - alpha) < 1e-9 or min(abs(lo), abs(hi)) < 1e-9:
+        return  # on the boundary: float rounding decides
+    assert (p < alpha) == (not lo <= 0 <= hi), (mean, lo, hi, p)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    points=st.lists(st.tuples(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), st.sampled_from([0.0, 1.0, 2.0, 3.0])), min_size=1, max_size=7),
+    level=st.sampled_from([0.9, 0.95]),
+)
+@example(points=[(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)], level=0.95)  # three collinear deals
+def test_regression_slope_never_gives_a_zero_width_interval_and_agrees_with_its_p(points, level):
+    y, x = [a for a, _ in points], [b for _, b in points]
+    beta, lo, hi, p = stats.regression_slope(y, x, level)
+    assert lo < hi, (beta, lo, hi)  # no zero-width interval from finite data
+    alpha = 1 - level
+    if abs(p - alpha) < 1e-9 or min(abs(lo), abs(hi)) < 1e-9:
+        return
+    assert (p < alpha) == (not lo <= 0 <= hi), (beta, lo, hi, p)

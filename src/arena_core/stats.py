@@ -407,14 +407,15 @@ def paired_bootstrap(
 # ---------------------------------------------------------------------- paired tests
 def paired_t(diffs: Floats, level: float = 0.95) -> tuple[float, float, float, float]:
     """One-sample t on per-unit differences: (mean, low, high, two-sided p). Covers the
-    population mean difference; (mean, -inf, inf, 1) with no spread or fewer than 2 units."""
+    population mean difference; (mean, -inf, inf, 1) with no spread or fewer than 2 units (t
+    cannot judge them: the exact sign and signed-rank tests still can)."""
     d = np.asarray(diffs, dtype=float)
     n = d.size
     if n == 0:
         raise ValueError("paired_t needs at least one difference")
     mean = float(d.mean())
     if n < 2 or float(d.std(ddof=1)) == 0.0:
-        return mean, -math.inf, math.inf, 1.0 if n < 2 or mean == 0 else 0.0
+        return mean, -math.inf, math.inf, 1.0
     se = float(d.std(ddof=1)) / math.sqrt(n)
     tq = t_quantile(0.5 + level / 2.0, n - 1)
     return mean, mean - tq * se, mean + tq * se, 2.0 * t_sf(abs(mean) / se, n - 1)
@@ -545,7 +546,8 @@ def deals_needed(
 def regression_slope(y: Floats, x: Floats, level: float = 0.95) -> tuple[float, float, float, float]:
     """Least-squares slope of ``y`` on ``x`` over independent units: (slope, low, high,
     two-sided p against 0), t with ``n - 2`` degrees of freedom; (nan, -inf, inf, 1) with
-    fewer than 3 units or no spread in ``x``."""
+    fewer than 3 units or no spread in ``x``, (slope, -inf, inf, 1) when the points lie exactly on
+    a line (no residual spread to judge the slope by)."""
     yy, xx = np.asarray(y, dtype=float), np.asarray(x, dtype=float)
     n = yy.size
     if n != xx.size:
@@ -557,6 +559,6 @@ def regression_slope(y: Floats, x: Floats, level: float = 0.95) -> tuple[float, 
     resid = yy - yy.mean() - beta * (xx - xx.mean())
     se = math.sqrt(float(np.sum(resid**2)) / (n - 2) / sxx)
     if se == 0:
-        return beta, beta, beta, 0.0 if beta else 1.0
+        return beta, -math.inf, math.inf, 1.0
     tq = t_quantile(0.5 + level / 2.0, n - 2)
     return beta, beta - tq * se, beta + tq * se, 2.0 * t_sf(abs(beta) / se, n - 2)
