@@ -143,8 +143,10 @@ NFSP_LEDUC = dict(
 )
 
 #: OpenSpiel's policy gradient (``open_spiel.python.jax.policy_gradient.PolicyGradient``), RPG loss,
-#: as in OpenSpiel's Kuhn example (open_spiel/python/examples/kuhn_policy_gradient.py: ``loss_str``
-#: "rpg", one hidden layer of 128, the agent's other defaults, which are these). It learns after every
+#: as in OpenSpiel's Kuhn example (open_spiel/python/examples/kuhn_policy_gradient.py of earlier
+#: releases, for the TensorFlow agent: ``loss_str`` "rpg", one hidden layer of 128, the agent's other
+#: defaults, which the JAX agent shares but for the batch: it learns from every episode, the
+#: TensorFlow one from 16; 2.0.2 ships no policy-gradient example for poker). It learns after every
 #: episode (the critic; the policy every 8th); it keeps no average policy, so its exploitability is
 #: the current policy's.
 PG_LEDUC = dict(
@@ -376,8 +378,10 @@ rates are rough.
   did, at a few dozen episodes); the bench skips that learning step (there is nothing to learn
   from yet) and changes nothing else.
 - `policy_gradient`: OpenSpiel's JAX policy gradient (`open_spiel.python.jax.policy_gradient`)
-  with the RPG loss, as in OpenSpiel's Kuhn example (`examples/kuhn_policy_gradient.py`:
-  `{pg}`); it keeps no average policy, so its `exploitability` column is its current policy's.
+  with the RPG loss, as in OpenSpiel's Kuhn example (`examples/kuhn_policy_gradient.py` of earlier
+  releases, for its TensorFlow agent: RPG, one hidden layer of 128, the agent's defaults, which the
+  JAX agent shares but for the batch: it learns from every episode, the TensorFlow one from 16;
+  2.0.2 ships no policy-gradient example for poker): `{pg}`; it keeps no average policy, so its `exploitability` column is its current policy's.
   Not tuned.
 - `cfrplus`: OpenSpiel's CFR+ (`CFRPlusSolver`); `cfr`: the project's pure-Python vanilla CFR
   (`arena_train.exact.CFR`) on the native game. Both are deterministic: seed 0 only names the file.
@@ -413,7 +417,7 @@ response is a DQN whose target network is refreshed every 19,200 steps and whose
 decays over 20,000,000 steps, and the example runs 20,000,000 episodes. So NFSP's curve here shows
 its start, not its rate, and a ratio against it at a few tens of thousands of episodes says little
 about the issue's question. The comparison the issue asks for, at 1,000,000 episodes, is not
-made: OpenSpiel's JAX NFSP plays about 35 episodes per second on this machine (its own docstring
+made: OpenSpiel's JAX NFSP plays 34-41 episodes per second on this machine (its own docstring
 calls it about 4x slower than its TensorFlow version), so three seeds would take the CPU-hours
 listed below. That is a negative of budget, not a finding about either method."""
 
@@ -578,6 +582,10 @@ def _rate(seeds: dict[int, list[dict[str, float]]]) -> float | None:
     return sum(r["episodes"] for r in done) / sum(r["wall_s"] for r in done) if done else None
 
 
+def _ratio(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def speeds(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
     """The speed lines: each method's episodes/s and the ratios the issue's peers give."""
     rate = {m: r for m, seeds in counted.items() if (r := _rate(seeds))}
@@ -590,10 +598,12 @@ def speeds(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
         ("lm_selfplay", "selfplay_pg"),
         ("cfr", "cfrplus"),
     ]
-    ratios = [f"`{a}` / `{b}` = {rate[a] / rate[b]:,.3g}" for a, b in pairs if a in rate and b in rate]
+    ratios = [f"`{a}` / `{b}` = {_ratio(rate[a] / rate[b])}" for a, b in pairs if a in rate and b in rate]
     each = ", ".join(f"`{m}` {r:,.0f}" for m, r in sorted(rate.items()))
+    per_seed = [[_rate({0: rows}) for rows in seeds.values()] for seeds in counted.values()]
+    spread = max((max(r) / min(r) for r in per_seed if len(r) > 1 and all(r)), default=1.0)
     return [
-        f"**Speed** (episodes per second of wall time, evaluations included, one core each): {each}. "
+        f"**Speed** (episodes per second of wall time, evaluations included, one core each; measured on this machine at different times and loads, so rough: one method's seeds differ by up to {spread:.1f}x): {each}. "
         f"Ratios: {'; '.join(ratios) or 'none yet (no pair of peers run)'}."
     ]
 
