@@ -41,20 +41,25 @@ def test_the_megagem_student_runs_the_issues_compare_command(tmp_path):
     assert report["difference"]["n"] == 2
 
 
-def test_the_textarena_loop_model_plays_its_game_from_its_arena_json():
+def test_the_textarena_loop_model_runs_the_issues_compare_command_from_its_arena_json():
+    """`arena compare <player> <generalist> --game <id> --opponents <generalist> --json`, every
+    name read from models/textarena-loop/arena.json, on two fresh deals: it runs and no seat faults."""
     pytest.importorskip("mlx")
     pytest.importorskip("textarena")
-    from arena_core.episode import EndReason, PolicyEvent
-    from arena_core.playerspec import make_player_from_spec
-    from arena_core.registry import make_game
-    from arena_core.runner import play_episode
-
     spec = json.loads((MODELS / "textarena-loop" / "arena.json").read_text())
     assert spec["player"] == "checkpoint:run=models/textarena-loop"
-    model = make_player_from_spec(f"checkpoint:run={MODELS / 'textarena-loop'}")
-    record = play_episode(make_game(spec["game"]), [model, make_player_from_spec("random")], seed=5)
-    assert record.end is not None and record.end.reason is EndReason.NATURAL
-    assert not [e for e in record.events if isinstance(e, PolicyEvent)]  # no fault, no illegal answer
+    out = subprocess.run(
+        [sys.executable, "-m", "arena_core.cli", "compare", spec["player"], spec["generalist"]]
+        + ["--game", spec["game"], "--opponents", spec["generalist"], "--deals", "2", "--seed", "31337", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout[out.stdout.index("{") :])
+    assert report["deals"] == 2 and sum(report["games"].values()) == 8
+    assert all(not f for f in report["faults"].values())  # no fault, no illegal answer
 
 
 def test_the_magnet_example_reaches_kuhn_nash_and_the_plain_run_does_not():
