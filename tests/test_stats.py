@@ -254,7 +254,9 @@ def test_paired_t_p_value_rejects_exactly_when_the_interval_excludes_zero(diffs,
 
 @settings(max_examples=300, deadline=None)
 @given(
-    points=st.lists(st.tuples(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), st.sampled_from([0.0, 1.0, 2.0, 3.0])), min_size=1, max_size=7),
+    points=st.lists(
+        st.tuples(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), st.sampled_from([0.0, 1.0, 2.0, 3.0])), min_size=1, max_size=7
+    ),
     level=st.sampled_from([0.9, 0.95]),
 )
 @example(points=[(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)], level=0.95)  # three collinear deals
