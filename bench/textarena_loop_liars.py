@@ -9,6 +9,7 @@ held-out deals, the shipped checkpoint of the loop, and the report.
     python -m arena_train.loop examples/textarena_loop_liars.toml --out runs/textarena-loop-liars
     python bench/textarena_loop_liars.py ship    # the loop's final checkpoint -> models/textarena-loop
     python bench/textarena_loop_liars.py policy  # what the shipped checkpoint does
+    python bench/textarena_loop_liars.py curve   [--only seed2_step8]  # each seed's checkpoints against the generalist
     python bench/textarena_loop_liars.py report  [--write --notes bench/results/textarena-liars/reading.md]
 
     python bench/textarena_loop_liars.py collect --run runs/textarena-loop-liars-seed2  # a loop run -> loop-seed2/
@@ -76,6 +77,29 @@ EVALS = {
     "seed2_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed2/seed2/train"}', GENERALIST, 40),
     "seed3_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed3/seed3/train"}', GENERALIST, 40),
     "seed4_vs_generalist": ('checkpoint{run = "runs/textarena-loop-liars-seed4/seed4/train"}', GENERALIST, 40),
+}
+
+#: the training curve against the generalist (issue 32, point 3): every loop seed's saved
+#: checkpoints (steps 0, 8, 16, 24; greedy, as the held-out rows) on their own deals 930000..
+CURVE_SEED = 930_000
+CURVE_DEALS = 10
+CURVE_STEPS = (0, 8, 16, 24)
+
+
+def loop_run_dir(seed: int) -> str:
+    """Where loop seed ``seed``'s training run lives (seed 0: the shipped run)."""
+    return (
+        "runs/textarena-loop-liars/seed0/train"
+        if seed == 0
+        else f"runs/textarena-loop-liars-seed{seed}/seed{seed}/train"
+    )
+
+
+CURVE = {  # step 0 is the stock model, the same weights in every seed: played once
+    f"seed{seed}_step{step}": (f'checkpoint{{run = "{loop_run_dir(seed)}", step = {step}}}', GENERALIST, CURVE_DEALS)
+    for seed in range(5)
+    for step in CURVE_STEPS
+    if step > 0 or seed == 0
 }
 
 
@@ -148,6 +172,35 @@ def tune(args: argparse.Namespace) -> int:
 
 def evaluate(args: argparse.Namespace) -> int:
     return _run(EVALS, EVAL_SEED, Path(args.out) / "eval", args.only)
+
+
+def curve(args: argparse.Namespace) -> int:
+    return _run(CURVE, CURVE_SEED, Path(args.out) / "curve", args.only)
+
+
+def _generalist_curve(out: Path) -> str:
+    """Each loop seed's win rate against the generalist at its saved checkpoints (Wilson and
+    deal-clustered 95%)."""
+    rows = []
+    for seed in range(5):
+        cells = []
+        for step in CURVE_STEPS:
+            path = out / "curve" / f"seed{seed if step else 0}_step{step}.json"
+            if not path.exists():
+                cells.append("not run")
+                continue
+            s = summary(json.loads(path.read_text()))
+            cells.append(f"{_pct(s['win_rate'])} [{_pct(s['clustered'][0])}, {_pct(s['clustered'][1])}]")
+        rows.append(f"| {seed} | " + " | ".join(cells) + " |")
+    if all("not run" in r for r in rows):
+        return ""
+    head = "| loop seed | " + " | ".join(f"step {k}" for k in CURVE_STEPS) + " |"
+    return (
+        "Training curves against the generalist (`curve`: every loop seed's saved checkpoints, greedy, against "
+        f"`{GENERALIST}` on their own deals {CURVE_SEED}..{CURVE_SEED + CURVE_DEALS - 1}, both seatings, "
+        "20 games a cell; win rate %, deal-clustered 95%; step 0 is the stock model, the same weights in every seed, "
+        "played once):\n\n" + head + "\n|---|" + "---|" * len(CURVE_STEPS) + "\n" + "\n".join(rows) + "\n"
+    )
 
 
 def rules(args: argparse.Namespace) -> int:
@@ -545,6 +598,8 @@ def section(out: Path) -> str:
         + _loop_table(out)
         + "\n"
         + _curve(out)
+        + "\n"
+        + _generalist_curve(out)
     )
 
 
@@ -562,7 +617,15 @@ def report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    for name, fn in (("rules", rules), ("tune", tune), ("eval", evaluate), ("report", report), ("policy", policy)):
+    commands = (
+        ("rules", rules),
+        ("tune", tune),
+        ("eval", evaluate),
+        ("curve", curve),
+        ("report", report),
+        ("policy", policy),
+    )
+    for name, fn in commands:
         p = sub.add_parser(name)
         p.add_argument("--out", default=str(OUT))
         p.add_argument("--only", default=None, help="run only this pairing (one per CPU slot)")
