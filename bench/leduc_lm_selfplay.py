@@ -26,10 +26,8 @@ per evaluation, then a ``done`` row; a finished file is skipped, an unfinished o
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -160,28 +158,12 @@ def run(
 
 
 def write_seed(seed: int, episodes: int, evals: int, out: Path) -> Path:
-    """One seed into ``out/lm_selfplay/seed_<seed>.jsonl`` in bench/leduc_bench.py's format (until
-    that bench lists the method); a finished file is skipped, an unfinished one started again."""
+    """One seed into ``out/lm_selfplay/seed_<seed>.jsonl``: bench/leduc_bench.py's own writer for
+    its ``lm_selfplay`` method (a finished file is skipped, an unfinished one started again)."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from leduc_bench import finished, result_path
+    from leduc_bench import run as run_method
 
-    path = result_path(out, "lm_selfplay", seed)
-    if finished(path):
-        print(f"{path}: finished already, skipped")
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    with path.open("w") as fh:
-
-        def emit(n: int, value: float, **extra: float) -> None:
-            row = {"episodes": n, "exploitability": value, **extra, "wall_s": round(time.perf_counter() - started, 2)}
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            print(f"lm_selfplay seed {seed}: {n} episodes, average {value:.4f}, last {extra['last_iterate']:.4f}")
-
-        run(seed, episodes, evals, emit)
-        fh.write(json.dumps({"done": True, "method": "lm_selfplay", "seed": seed, "episodes": episodes}) + "\n")
-    return path
+    return run_method("lm_selfplay", seed, episodes, evals, out)
 
 
 def main(argv: list[str] | None = None) -> int:
