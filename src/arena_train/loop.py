@@ -409,11 +409,14 @@ def run_seed(
         log(f"seed {seed}: resuming the training from {latest.name}")
         trainer = GRPOTrainer(gcfg.model_copy(update={"resume_from": str(latest)}), run_dir, progress=None)
     curve = [r for r in _read_jsonl(exact_path) if trainer is None or r["step"] <= trainer.step]
+    if trainer is not None:  # rows past a resumed checkpoint are replayed: drop them once, then append
+        exact_path.write_text("".join(json.dumps(r) + "\n" for r in curve))
 
     def exact_row(step: int) -> None:
         if analysis is not None and trainer is not None:
             curve.append({"step": step, **analysis(trainer.policy().distributions)})
-            exact_path.write_text("".join(json.dumps(r) + "\n" for r in curve))
+            with exact_path.open("a") as fh:
+                fh.write(json.dumps(curve[-1]) + "\n")
 
     if trainer is not None and (not curve or curve[-1]["step"] != trainer.step):
         exact_row(trainer.step)
@@ -433,11 +436,10 @@ def run_seed(
         _entrant(n, o, derive_seed(t_seed, "opponent", i))
         for i, (n, o) in enumerate(zip(opp_names, cfg.tournament.opponents))
     ]
-    if frontier is not None:
-        opponents.append(_entrant(FRONTIER, {"player": "openai", "options": frontier}, derive_seed(t_seed, "frontier")))
-        opp_names.append(FRONTIER)
     opp_specs = list(cfg.tournament.opponents)
     if frontier is not None and cfg.tournament.frontier is not None:
+        opponents.append(_entrant(FRONTIER, {"player": "openai", "options": frontier}, derive_seed(t_seed, "frontier")))
+        opp_names.append(FRONTIER)
         opp_specs.append(frontier_spec(cfg.tournament.frontier))
 
     def model_entrant(name: str, step: int) -> Entrant:
