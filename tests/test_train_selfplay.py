@@ -13,7 +13,7 @@ pytest.importorskip("mlx.core")
 from arena_core.errors import ConfigError  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
 from arena_core.runner import play_episode  # noqa: E402
-from arena_train.exact import exploitability, information_states  # noqa: E402
+from arena_train.exact import average_policy, exploitability, information_states  # noqa: E402
 from arena_train.expert_iteration import ExpertIterationTrainer  # noqa: E402
 from arena_train.grpo import GRPOTrainer, lm_policy_table  # noqa: E402
 from arena_train.lm import trainables  # noqa: E402
@@ -128,6 +128,43 @@ def test_self_play_resumes_exactly_with_baselines_and_snapshots(selfplay_run, tm
     resumed.run()
     assert rows(tmp_path / "resumed") == rows(run_dir)
     assert resumed.role_baseline == trainer.role_baseline
+
+
+def test_the_average_weighs_snapshots_equally_or_by_their_step(selfplay_run, tmp_path):
+    trainer, run_dir = selfplay_run
+    tables, game = trainer.policy_tables, trainer.game
+    assert trainer.policy_table_steps == [0, 1, 2]
+    logged = [x["eval_avg_exploitability"] for x in rows(run_dir) if "eval_exploitability" in x]
+    assert logged[-1] == pytest.approx(exploitability(game, average_policy(game, tables)).exploitability, abs=1e-12)
+    linear = GRPOTrainer(dict(SELF, eval={**SELF["eval"], "average": "linear"}), tmp_path / "linear")
+    linear.run()
+    # the same seed trains the same policies; only the average's weights differ (the initial policy weighs 0)
+    assert linear.policy_tables == tables
+    got = [x["eval_avg_exploitability"] for x in rows(tmp_path / "linear") if "eval_exploitability" in x]
+    want = [
+        exploitability(game, tables[0]).exploitability,
+        exploitability(game, tables[1]).exploitability,
+        exploitability(game, average_policy(game, tables, [0.0, 1.0, 2.0])).exploitability,
+    ]
+    assert got == pytest.approx(want, abs=1e-12)
+    assert got[-1] != pytest.approx(logged[-1], abs=1e-9)
+
+
+def test_a_checkpoint_without_snapshot_steps_takes_them_from_the_metrics(selfplay_run, tmp_path):
+    _, run_dir = selfplay_run
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(run_dir, old)
+    state_path = old / "checkpoints" / "step_000001" / "state.json"
+    state = json.loads(state_path.read_text())
+    del state["policy_table_steps"]
+    state_path.write_text(json.dumps(state))
+    resumed = GRPOTrainer(dict(SELF, resume_from=str(old / "checkpoints" / "step_000001")), tmp_path / "resumed")
+    assert resumed.policy_table_steps == [0, 1]
+    (old / "metrics.jsonl").unlink()
+    with pytest.raises(ConfigError, match="2 policy snapshots but 0 steps"):
+        GRPOTrainer(dict(SELF, resume_from=str(old / "checkpoints" / "step_000001")), tmp_path / "again")
 
 
 # ---------------------------------------------------------------------- runs never mix

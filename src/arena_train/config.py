@@ -95,6 +95,11 @@ class EvalConfig(_Strict):
         description="also compute the exact exploitability of the learner's (sampling) policy and of its "
         "average over the evaluations so far (two-player games that enumerate their deals, e.g. Kuhn poker)",
     )
+    average: Literal["uniform", "linear"] = Field(
+        default="uniform",
+        description="how the average policy weighs its evaluation snapshots (each also by its own reach): "
+        "equally, or in proportion to the step it was taken at (the initial policy then weighs nothing)",
+    )
 
 
 class GRPOConfig(_Strict):

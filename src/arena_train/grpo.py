@@ -341,6 +341,7 @@ class GRPOTrainer:
         # the KL term's reference: the initial weights, or a moving copy of the learner (magnet_every)
         self.magnet = self.reference
         self.policy_tables: list[PolicyTable] = []  # the learner's exact policy at each evaluation (exploitability)
+        self.policy_table_steps: list[int] = []  # the step each of them was taken at
         self.log = MetricsLog(self.run_dir / "metrics.jsonl")
         for spec in ([] if cfg.self_play else self.pool.players) + (
             [cfg.eval.anchor] if cfg.eval.anchor != "initial" else []
@@ -592,7 +593,8 @@ class GRPOTrainer:
             self.pool.snapshots = self.pool.snapshots[-cfg.pool.max_snapshots :]
         return row
 
-    def evaluate(self) -> dict[str, Any]:
+    def evaluate(self, step: int = 0) -> dict[str, Any]:
+        """The evaluation after training ``step`` (0: the initial policy)."""
         cfg = self.config
         greedy = self.policy(temperature=0.0)
         keys = derive_seed(cfg.seed, "eval_keys")
@@ -639,8 +641,9 @@ class GRPOTrainer:
         if cfg.eval.exploitability:
             table = self.policy_table()
             self.policy_tables.append(table)
+            self.policy_table_steps.append(step)
             last = exploitability(self.game, table)
-            avg = exploitability(self.game, average_policy(self.game, self.policy_tables))
+            avg = exploitability(self.game, self.average_policy())
             out.update(
                 {
                     "eval_exploitability": last.exploitability,
@@ -650,6 +653,14 @@ class GRPOTrainer:
                 }
             )
         return out
+
+    def average_policy(self) -> PolicyTable:
+        """The realisation-weighted average of the evaluation snapshots, weighted as ``eval.average``
+        says (linear: by the snapshot's step; while only the initial policy is in, it alone)."""
+        weights = None
+        if self.config.eval.average == "linear" and any(self.policy_table_steps):
+            weights = [float(s) for s in self.policy_table_steps]
+        return average_policy(self.game, self.policy_tables, weights)
 
     # -------------------------------------------------------------- the loop
     def run(self) -> RunSummary:
@@ -662,7 +673,7 @@ class GRPOTrainer:
         for step in range(self.step + 1, cfg.steps + 1):
             row = self.train_step(step)
             if (cfg.eval.every and step % cfg.eval.every == 0) or step == cfg.steps:
-                row.update(self.evaluate())
+                row.update(self.evaluate(step))
                 final_eval = {k: v for k, v in row.items() if k.startswith("eval_")}
             self.step = step
             self.log.append(row)
@@ -710,6 +721,7 @@ class GRPOTrainer:
             "info_baseline": [[list(k), v] for k, v in self.info_baseline.items()],
             "episodes_total": self.episodes_total,
             "policy_tables": self.policy_tables,
+            "policy_table_steps": self.policy_table_steps,
             "config": self.config.model_dump(mode="json"),
         }
         (ckpt / "state.json").write_text(json.dumps(state, indent=2))
@@ -751,6 +763,14 @@ class GRPOTrainer:
         ]
         src = ckpt.parent.parent / "metrics.jsonl"
         rows = [r for r in MetricsLog(src).rows() if r.get("step", 0) <= self.step] if src.exists() else []
+        # older checkpoints lack the snapshots' steps: the evaluations in the metrics are the snapshots
+        steps = state.get("policy_table_steps") or [int(r["step"]) for r in rows if "eval_exploitability" in r]
+        if len(steps) != len(self.policy_tables):
+            raise ConfigError(
+                f"checkpoint {ckpt} keeps {len(self.policy_tables)} policy snapshots but {len(steps)} steps for them; "
+                "resume from a checkpoint whose run directory still has its metrics.jsonl"
+            )
+        self.policy_table_steps = [int(s) for s in steps]
         self.log.path.parent.mkdir(parents=True, exist_ok=True)
         self.log.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
 
