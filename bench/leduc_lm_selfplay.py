@@ -74,28 +74,55 @@ def leduc_model_path() -> str:
 
 
 class SnapshotAverage:
-    """The uniform mixture of policy snapshots as one behaviour policy, kept incrementally on a
-    compiled tree: at each information state, the snapshots' probabilities weighted by each
-    snapshot's own reach of it (``arena_train.exact.average_policy`` with equal weights; where no
-    snapshot reaches the state, their plain mean, as there)."""
+    """The mixture of policy snapshots as one behaviour policy, kept incrementally on a compiled
+    tree: at each information state, the snapshots' probabilities weighted by each snapshot's own
+    reach of it times its weight (``arena_train.exact.average_policy``; where no snapshot reaches
+    the state, their weighted plain mean, as there). Weights: equal (``"uniform"``) or the step the
+    snapshot was taken at (``"linear"``, as GRPO's ``eval.average``; while every weight is 0, that
+    is while only the initial model is in, the snapshots count equally)."""
 
-    def __init__(self, tree: Any) -> None:
-        self.tree = tree
+    def __init__(self, tree: Any, weighting: str = "uniform") -> None:
+        if weighting not in ("uniform", "linear"):
+            raise ValueError(f"weighting is 'uniform' or 'linear', not {weighting!r}")
+        self.tree, self.weighting = tree, weighting
         self.reach_sum = np.zeros_like(tree.mask)
         self.plain_sum = np.zeros_like(tree.mask)
+        self.equal = (np.zeros_like(tree.mask), np.zeros_like(tree.mask))  # the same sums, equal weights
+        self.weight = 0.0
         self.count = 0
 
-    def add(self, probs: np.ndarray) -> None:
-        self.reach_sum += self.tree.own_reach(probs)[:, None] * probs
-        self.plain_sum += probs
+    def add(self, probs: np.ndarray, step: int = 0) -> None:
+        reach = self.tree.own_reach(probs)[:, None] * probs
+        w = 1.0 if self.weighting == "uniform" else float(step)
+        self.reach_sum += w * reach
+        self.plain_sum += w * probs
+        self.equal[0][...] += reach
+        self.equal[1][...] += probs
+        self.weight += w
         self.count += 1
 
     def policy(self) -> np.ndarray:
         if not self.count:
             raise ValueError("the average of no snapshots")
-        tot = self.reach_sum.sum(axis=1, keepdims=True)
-        out: np.ndarray = np.where(tot > 0, self.reach_sum / np.where(tot > 0, tot, 1.0), self.plain_sum / self.count)
+        reach_sum, plain_sum, weight = (
+            (self.reach_sum, self.plain_sum, self.weight) if self.weight > 0 else (*self.equal, float(self.count))
+        )
+        tot = reach_sum.sum(axis=1, keepdims=True)
+        out: np.ndarray = np.where(tot > 0, reach_sum / np.where(tot > 0, tot, 1.0), plain_sum / weight)
         return out
+
+
+def kuhn_floor_changes() -> dict[str, Any]:
+    """The training changes of issue 31 point 5's language-model config, chosen on Kuhn's tuning
+    seeds (``bench/train_kuhn_lm_floor.py``, ``CHOSEN``), applied here untuned; its step-weighted
+    average is ``run(weighting="linear")``."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import train_kuhn_lm_floor as floor
+
+    changes = floor.changes(floor.CHOSEN)
+    if changes.pop("eval") != {"average": "linear"}:
+        raise ValueError(f"{floor.CHOSEN} changes the evaluation beyond its average; transpose it by hand")
+    return changes
 
 
 def eval_marks(steps: int, evals: int, every: int = SNAPSHOT_EVERY) -> list[int]:
@@ -113,10 +140,12 @@ def run(
     *,
     changes: dict[str, Any] | None = None,
     model_path: str | None = None,
+    weighting: str = "uniform",
 ) -> None:
     """GRPO self-play of the tiny model on Leduc for ``episodes`` episodes (whole steps of 64),
     emitting ``emit(episodes, avg_exploitability, last_iterate=..., snapshots=...)`` at about
-    ``evals`` log-spaced marks. ``changes``: config keys replaced (tests use a smaller step)."""
+    ``evals`` log-spaced marks. ``changes``: config keys replaced (tests use a smaller step);
+    ``weighting``: how the snapshots are weighted (:class:`SnapshotAverage`)."""
     from arena_core.registry import make_game
     from arena_train.exact import information_states
     from arena_train.grpo import GRPOTrainer, lm_policy_table
@@ -138,15 +167,15 @@ def run(
         def probs() -> np.ndarray:
             return tree.probs_from_table(lm_policy_table(game, trainer.policy(), infos))
 
-        average = SnapshotAverage(tree)
-        average.add(probs())  # the initial model is the first snapshot
+        average = SnapshotAverage(tree, weighting)
+        average.add(probs(), 0)  # the initial model is the first snapshot
         for step in range(1, steps + 1):
             trainer.train_step(step)
             trainer.step = step
             current = None
             if step % SNAPSHOT_EVERY == 0:
                 current = probs()
-                average.add(current)
+                average.add(current, step)
             if step in marks:
                 current = probs() if current is None else current
                 emit(

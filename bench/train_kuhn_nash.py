@@ -182,6 +182,43 @@ ROUND3["r3_warm200_magnet0.25_m400_e0.05to0"] = {
     "magnet_every": 400,
     "optim": dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0, warmup_steps=200),
 }
+#: issue 31 point 5 on the LM (tuning seeds 0 and 1): the five-seed config with the average weighted by
+#: the snapshot's step (the random start weighs nothing), its entropy bonus annealed to 0.02 (a lower
+#: logit-equilibrium floor for the last iterate), and with a proximal KL toward a magnet reset every 50
+#: updates (damping the rotation of simultaneous gradient play without moving its fixed point)
+_P5 = {
+    **ROUND3["r3_16x4_b1_0_e0.05_lr1.2e-4_warm200"],
+    "eval": dict(anchor="kuhn_king_only", every=50, exploitability=True, average="linear"),
+}
+ROUND3["p5_lin_e0.05to0.02"] = {**_P5, "entropy_final": 0.02}
+ROUND3["p5_lin_e0.05to0.02_prox0.2_m50"] = {**_P5, "entropy_final": 0.02, "kl_beta": 0.2, "magnet_every": 50}
+ROUND3["p5_lin_e0.05to0.02_prox0.4_m50"] = {**_P5, "entropy_final": 0.02, "kl_beta": 0.4, "magnet_every": 50}
+#: the magnet as in the numpy runs (reset every 25,600 episodes, so the policy nears the regularised
+#: equilibrium around each magnet before it moves), with the annealed entropy and step-weighted average
+ROUND3["p5_lin_e0.05to0.02_mag0.25_m400"] = {**_P5, "entropy_final": 0.02, "kl_beta": 0.25, "magnet_every": 400}
+#: a strong magnet (R-NaD's regime: each window near the regularised equilibrium around its magnet,
+#: whose strength no longer biases the fixed point once the magnet moves), reset every 6,400 episodes
+ROUND3["p5_lin_e0.05to0.02_mag1.0_m100"] = {**_P5, "entropy_final": 0.02, "kl_beta": 1.0, "magnet_every": 100}
+#: the same with fewer, less noisy updates: 128 or 256 episodes per step (the magnet still reset every
+#: 3,200 episodes, the warmup over the same share of the run, a snapshot every 3,200 episodes)
+ROUND3["p5_lin_e0.05to0.02_prox0.2_32x4"] = {
+    **_P5,
+    "deals_per_step": 32,
+    "entropy_final": 0.02,
+    "kl_beta": 0.2,
+    "magnet_every": 25,
+    "eval": {**_P5["eval"], "every": 25},
+    "optim": {**_P5["optim"], "warmup_steps": 100},
+}
+ROUND3["p5_lin_e0.05to0.02_prox0.2_64x4"] = {
+    **_P5,
+    "deals_per_step": 64,
+    "entropy_final": 0.02,
+    "kl_beta": 0.2,
+    "magnet_every": 13,
+    "eval": {**_P5["eval"], "every": 13},
+    "optim": {**_P5["optim"], "warmup_steps": 50},
+}
 PROBES.update(ROUND3)
 for _name in ("r3_16x4_b1_0_e0.05_lr1.2e-4", "r3_16x4_b1_0_e0.05_lr1.2e-4_warm200"):
     VARIANTS[_name] = ROUND3[_name]

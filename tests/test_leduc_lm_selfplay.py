@@ -51,6 +51,29 @@ def test_snapshot_average_is_the_exact_realisation_weighted_average(tree):
     assert tree.exploitability(avg.policy()) == pytest.approx(tree.exploitability(exact), abs=1e-12)
 
 
+def test_the_step_weighted_average_is_the_exact_average_with_those_weights(tree):
+    a, b, c = (_random_policy(tree, k, 2.0) for k in (3, 4, 5))
+    avg = lm_bench.SnapshotAverage(tree, "linear")
+    avg.add(a, 0)
+    assert np.allclose(avg.policy(), a)  # only the initial model (weight 0): it alone
+    avg.add(b, 50)
+    assert np.allclose(avg.policy(), b, atol=1e-12)  # the initial model now weighs nothing
+    avg.add(c, 150)
+    tables = [tree.table(p) for p in (a, b, c)]
+    exact = tree.probs_from_table(average_policy(tree.game, tables, [0.0, 50.0, 150.0]))
+    assert np.allclose(avg.policy(), exact, atol=1e-12)
+    uniform = tree.probs_from_table(average_policy(tree.game, tables))
+    assert not np.allclose(exact, uniform, atol=1e-3)
+    with pytest.raises(ValueError, match="uniform' or 'linear"):
+        lm_bench.SnapshotAverage(tree, "last")
+
+
+def test_the_kuhn_floor_changes_are_the_chosen_configs_training_changes():
+    changes = lm_bench.kuhn_floor_changes()
+    assert "eval" not in changes and changes  # the average is the run's weighting, not a config key
+    assert set(changes) <= set(lm_bench.CONFIG) | {"entropy_final", "magnet_every"}
+
+
 def test_eval_marks_are_log_spaced_and_on_snapshots():
     assert lm_bench.eval_marks(1000, 5) == [1, 6, 32, 200, 1000]
     assert lm_bench.eval_marks(3, 10) == [1, 2, 3]
