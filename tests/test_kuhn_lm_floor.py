@@ -103,6 +103,7 @@ def test_tuning_seeds_never_enter_the_verdict_or_its_table(tmp_path):
         )
     text = floor.report(tmp_path, plot=None)
     assert "**Verdict on the fresh seeds: met**" in text
-    assert "| 100 |" in text and "| 0 |" not in text
-    trials = text.split("**Trials on the tuning seeds**")[1]
-    assert f"`{floor.CHOSEN}`" in trials  # the tuning seeds are listed as trials
+    verdict_part, trials = text.split("**Trials on the tuning seeds**")
+    assert "| 100 |" in verdict_part and "| 0 |" not in verdict_part
+    # the tuning seeds are listed as trials, the verdict seeds are not
+    assert f"| `{floor.CHOSEN}` | " in trials and "| 0 | 0.5000 |" in trials and "| 100 |" not in trials
