@@ -975,8 +975,9 @@ last iterate dotted): [train_kuhn_nash_pg.png](train_kuhn_nash_pg.png).
 r3_warm200_magnet0.25_m400_e0.05to0`: the round-3 five-seed GRPO config with its entropy bonus
 annealed 0.05 to 0, KL 0.25 toward a magnet reset every 400 updates): average 0.0445, last
 iterate 0.0305 (best last iterate seen 0.0134) at 299,968 episodes, worse in the average than
-that config's 0.0162 on the same seed; not pursued to fresh seeds in this session, so the LM's
-own rung is as the section above reports.
+that config's 0.0162 on the same seed (the equal-weights average carries the slow start). The
+language model's own runs with these pieces, tuned on seeds 0-1 and judged on fresh seeds, are
+the next section.
 
 **Tuning trials** (seeds {PG_TUNING_SEEDS[0]}-{PG_TUNING_SEEDS[-1]}, 300,000 episodes, changes to the chosen config): {probes}.
 **The network's trials** (the magnet config, changes listed): {network_probes}. A linear

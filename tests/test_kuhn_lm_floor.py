@@ -103,6 +103,7 @@ def test_tuning_seeds_never_enter_the_verdict_or_its_table(tmp_path):
         )
     text = floor.report(tmp_path, plot=None)
     assert "**Verdict on the fresh seeds: met**" in text
+    assert "holds for the average policy (5 of 5, goal 5) and holds for the last iterate (5 of 5, goal 3)" in text
     verdict_part, trials = text.split("**Trials on the tuning seeds**")
     assert "| 100 |" in verdict_part and "| 0 |" not in verdict_part
     # the tuning seeds are listed as trials, the verdict seeds are not
