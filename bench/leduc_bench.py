@@ -538,6 +538,7 @@ def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dic
             text = [f"current policy {_mean_t([rows[-1]['exploitability'] for rows in seeds.values()])}"]
         lines.append(f"- `{method}` at {episodes:,} episodes: " + ", ".join(text))
     out = ["**At the end of each run** (verdict seeds):", "", *lines, ""]
+    out += _floor_against_plain(counted)
     learners = [
         m for m in ("lm_selfplay", "lm_selfplay_floor", "nfsp", "policy_gradient", "selfplay_pg") if counted.get(m)
     ]
@@ -576,6 +577,29 @@ def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dic
             ]
     out += speeds(counted)
     return "\n".join(out)
+
+
+def _floor_against_plain(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
+    """The Kuhn point-5 changes on Leduc (``lm_selfplay_floor``) against the LM's first config, paired by
+    seed (the same initial model and first deals) where both ended at the same episode count."""
+    from arena_core.stats import paired_t
+
+    a, b = counted.get("lm_selfplay_floor", {}), counted.get("lm_selfplay", {})
+    seeds = sorted(k for k in set(a) & set(b) if a[k][-1]["episodes"] == b[k][-1]["episodes"])
+    if len(seeds) < 2:
+        return []
+    parts = []
+    for key, name in (("exploitability", "average policy"), ("last_iterate", "last iterate")):
+        diffs = [a[k][-1][key] - b[k][-1][key] for k in seeds]
+        mean, low, high, _ = paired_t(diffs)
+        parts.append(f"{name} {mean:+.4f} (t 95% [{low:+.4f}, {high:+.4f}])")
+    return [
+        f"**The Kuhn point-5 changes on Leduc** (`lm_selfplay_floor` minus `lm_selfplay`, paired by seed, "
+        f"{len(seeds)} seeds at {a[seeds[0]][-1]['episodes']:,} episodes; chosen on Kuhn, not tuned here): "
+        + ", ".join(parts)
+        + ".",
+        "",
+    ]
 
 
 def not_run(counted: dict[str, dict[int, list[dict[str, float]]]]) -> str:

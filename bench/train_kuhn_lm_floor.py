@@ -45,6 +45,7 @@ TRIALS = (
     "p5_lin_e0.05to0.02_mag0.25_m400",
     "p5_lin_e0.05to0.02_mag1.0_m100",
     "p5_lin_e0.05to0.02_mag0.25_m200",
+    "p5_lin_e0.05to0.02_mag0.25_m400_lr1.8e-4",
 )
 #: the config run on the verdict seeds
 CHOSEN = "p5_lin_e0.05to0.02_mag0.25_m200"

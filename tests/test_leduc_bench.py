@@ -140,3 +140,17 @@ def test_the_test_install_does_not_pull_the_deep_learning_framework():
     framework = {"jax", "flax", "optax", "chex", "dm-haiku", "rlax", "orbax-checkpoint", "torch", "tensorflow"}
     assert not pulled & framework and "bench" not in test_extras
     assert framework - {"torch", "tensorflow"} <= {re.split(r"[<>=;\[ ]", r)[0] for r in extras["bench"]}
+
+
+def test_the_kuhn_floor_variant_is_compared_with_the_first_lm_config_paired_by_seed(tmp_path):
+    verdict = {"lm_selfplay": (100, 101, 102), "lm_selfplay_floor": (100, 101, 102)}
+    for seed, v in ((100, 0.8), (101, 1.0), (0, 0.1)):
+        _fixture(tmp_path, "lm_selfplay", seed, [(1000, 2.0), (4000, v)], last_iterate=1.5)
+    for seed, v in ((100, 0.7), (101, 0.8), (0, 5.0)):  # seed 0 (tuning) must not enter the pairs
+        _fixture(tmp_path, "lm_selfplay_floor", seed, [(1000, 2.0), (4000, v)], last_iterate=1.0)
+    text = bench.summarise(bench.load_curves(tmp_path), verdict)
+    assert "paired by seed, 2 seeds at 4,000 episodes" in text
+    assert "average policy -0.1500 (t 95% [" in text and "last iterate -0.5000 (t 95% [-inf, +inf])" in text
+    # a variant that ended elsewhere is not paired
+    _fixture(tmp_path, "lm_selfplay_floor", 101, [(1000, 2.0), (2000, 0.8)], last_iterate=1.0)
+    assert "paired by seed" not in bench.summarise(bench.load_curves(tmp_path), verdict)
