@@ -628,8 +628,9 @@ def not_run(counted: dict[str, dict[int, list[dict[str, float]]]]) -> str:
     text = "\n".join(lines) or "- nothing: every method has its seeds at 1,000,000 episodes."
     return (
         "**Not run, and why.** The plan was 3 seeds per method to 1,000,000 episodes (CFR and CFR+: one, "
-        "deterministic). OpenSpiel's runs here (`cfrplus`, `nfsp`, `policy_gradient`) had one core of this "
-        "2-core machine, shared with other jobs, for about 100 minutes, the LM's runs the other; "
+        "deterministic). The runs were made in parts over two sessions on this 2-core machine, a core "
+        "each, beside other jobs (about 100 minutes of OpenSpiel's runs in the first, NFSP taken on "
+        "to 50,000 episodes in the second); "
         f"bench/results/leduc/ holds every run made:\n\n{text}"
     )
 
