@@ -78,8 +78,8 @@ class SnapshotAverage:
     tree: at each information state, the snapshots' probabilities weighted by each snapshot's own
     reach of it times its weight (``arena_train.exact.average_policy``; where no snapshot reaches
     the state, their weighted plain mean, as there). Weights: equal (``"uniform"``) or the step the
-    snapshot was taken at (``"linear"``, as GRPO's ``eval.average``; while every weight is 0, that
-    is while only the initial model is in, the snapshots count equally)."""
+    snapshot was taken at (``"linear"``, as GRPO's ``eval.average``; while only the initial model,
+    of weight 0, is in, the average is that model)."""
 
     def __init__(self, tree: Any, weighting: str = "uniform") -> None:
         if weighting not in ("uniform", "linear"):
@@ -87,28 +87,27 @@ class SnapshotAverage:
         self.tree, self.weighting = tree, weighting
         self.reach_sum = np.zeros_like(tree.mask)
         self.plain_sum = np.zeros_like(tree.mask)
-        self.equal = (np.zeros_like(tree.mask), np.zeros_like(tree.mask))  # the same sums, equal weights
         self.weight = 0.0
+        self.unweighted: np.ndarray | None = None  # a snapshot of weight 0 (the initial model, linear)
         self.count = 0
 
     def add(self, probs: np.ndarray, step: int = 0) -> None:
-        reach = self.tree.own_reach(probs)[:, None] * probs
         w = 1.0 if self.weighting == "uniform" else float(step)
-        self.reach_sum += w * reach
+        if w == 0:
+            self.unweighted = probs.copy()
+        self.reach_sum += w * self.tree.own_reach(probs)[:, None] * probs
         self.plain_sum += w * probs
-        self.equal[0][...] += reach
-        self.equal[1][...] += probs
         self.weight += w
         self.count += 1
 
     def policy(self) -> np.ndarray:
         if not self.count:
             raise ValueError("the average of no snapshots")
-        reach_sum, plain_sum, weight = (
-            (self.reach_sum, self.plain_sum, self.weight) if self.weight > 0 else (*self.equal, float(self.count))
-        )
-        tot = reach_sum.sum(axis=1, keepdims=True)
-        out: np.ndarray = np.where(tot > 0, reach_sum / np.where(tot > 0, tot, 1.0), plain_sum / weight)
+        if self.weight == 0:  # only weightless snapshots so far: the initial model alone
+            assert self.unweighted is not None
+            return self.unweighted
+        tot = self.reach_sum.sum(axis=1, keepdims=True)
+        out: np.ndarray = np.where(tot > 0, self.reach_sum / np.where(tot > 0, tot, 1.0), self.plain_sum / self.weight)
         return out
 
 
