@@ -286,7 +286,10 @@ of simultaneous gradient play without moving its fixed point). Chosen config `{C
 tuning seeds {", ".join(map(str, TUNING_SEEDS))} (every trial below) and run once on each fresh seed
 {", ".join(map(str, VERDICT_SEEDS))}. Machine: {machine()}; {rate} episodes per second per run (two runs
 at a time, niced, with other jobs). Results: `bench/results/kuhn_lm/`; plot:
-[train_kuhn_nash_lm.png](train_kuhn_nash_lm.png).
+[train_kuhn_nash_lm.png](train_kuhn_nash_lm.png). Shipped: `models/kuhn-lm-floor` (verdict seed 101, the
+lowest average: the tiny Kuhn-only model, its tokenizer, the final weights and a state with every
+snapshot, so `checkpoint{{run = "models/kuhn-lm-floor", temperature = "train"}}` gives the last iterate
+and the snapshots the step-weighted average; `tests/test_shipped_models.py` recomputes both).
 
 **Verdict on the fresh seeds: {status}** (average policy <= {GOAL} in {k_avg} of {n}, goal {len(VERDICT_SEEDS)} of
 {len(VERDICT_SEEDS)}; last iterate <= {GOAL} in {k_last} of {n}, goal 3 of {len(VERDICT_SEEDS)}). {stats}.

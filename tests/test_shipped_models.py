@@ -18,7 +18,7 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize("name", ["megagem-student", "textarena-loop"])
+@pytest.mark.parametrize("name", ["megagem-student", "textarena-loop", "kuhn-lm-floor"])
 def test_a_shipped_model_is_at_most_25_mb_with_its_config(name):
     path = MODELS / name
     assert path.is_dir()
@@ -81,3 +81,25 @@ def test_the_magnet_example_reaches_kuhn_nash_and_the_plain_run_does_not():
 
     magnet, plain = final(), final("--plain")
     assert magnet[1] < 0.05 < plain[1]
+
+
+def test_the_kuhn_lm_floor_model_reproduces_its_recorded_exploitabilities():
+    """models/kuhn-lm-floor (issue 31 point 5, verdict seed 101): the shipped weights at the training
+    temperature give the recorded last iterate, and the snapshots kept in its state the recorded
+    step-weighted average, exactly."""
+    pytest.importorskip("mlx.core")
+    from arena_core.registry import make_game, make_player
+    from arena_train.exact import average_policy, exploitability, information_states
+    from arena_train.grpo import lm_policy_table
+
+    spec = json.loads((MODELS / "kuhn-lm-floor" / "arena.json").read_text())
+    rows = [json.loads(x) for x in (ROOT / spec["results"]).read_text().splitlines()]
+    recorded = [r for r in rows if "episodes" in r][-1]
+    game = make_game(spec["game"])
+    player = make_player(spec["player"].replace("checkpoint:run=", 'checkpoint{run = "') + '", temperature = "train"}')
+    table = lm_policy_table(game, player.policy_for(game), information_states(game))
+    assert exploitability(game, table).exploitability == pytest.approx(recorded["last_iterate"], abs=1e-9)
+    state = json.loads(next((MODELS / "kuhn-lm-floor" / "checkpoints").glob("step_*/state.json")).read_text())
+    tables = [{k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in state["policy_tables"]]
+    average = average_policy(game, tables, state["policy_table_steps"])
+    assert exploitability(game, average).exploitability == pytest.approx(recorded["average"], abs=1e-9)
