@@ -85,8 +85,8 @@ def test_the_magnet_example_reaches_kuhn_nash_and_the_plain_run_does_not():
 
 def test_the_kuhn_lm_floor_model_reproduces_its_recorded_exploitabilities():
     """models/kuhn-lm-floor (issue 31 point 5, verdict seed 101): the shipped weights at the training
-    temperature give the recorded last iterate, and the snapshots kept in its state the recorded
-    step-weighted average, exactly."""
+    temperature give the recorded last iterate (to float32 precision), and the snapshots kept in its
+    state the recorded step-weighted average (exactly)."""
     pytest.importorskip("mlx.core")
     from arena_core.registry import make_game, make_player
     from arena_train.exact import average_policy, exploitability, information_states
@@ -98,7 +98,8 @@ def test_the_kuhn_lm_floor_model_reproduces_its_recorded_exploitabilities():
     game = make_game(spec["game"])
     player = make_player(spec["player"].replace("checkpoint:run=", 'checkpoint{run = "') + '", temperature = "train"}')
     table = lm_policy_table(game, player.policy_for(game), information_states(game))
-    assert exploitability(game, table).exploitability == pytest.approx(recorded["last_iterate"], abs=1e-9)
+    # a float32 forward pass: the BLAS in use (OpenBLAS preloaded by make test, or not) moves it by ~1e-8
+    assert exploitability(game, table).exploitability == pytest.approx(recorded["last_iterate"], abs=1e-6)
     state = json.loads(next((MODELS / "kuhn-lm-floor" / "checkpoints").glob("step_*/state.json")).read_text())
     tables = [{k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in state["policy_tables"]]
     average = average_policy(game, tables, state["policy_table_steps"])
