@@ -18,7 +18,6 @@ from arena_core.cli import main
 from arena_core.errors import ConfigError
 from arena_core.playerspec import (
     PlayerSpec,
-    make_player_from_spec,
     parse_player_list,
     parse_player_spec,
     parse_player_words,
@@ -104,7 +103,7 @@ def test_the_inline_spelling_round_trips(name, opts):
 def test_registry_and_tournaments_read_the_same_grammar():
     player = make_player(f'openai{{base_url="{URL}", model="m", api_key_env=""}}')
     assert player.settings.base_url == URL and player.settings.model == "m" and player.settings.api_key_env == ""
-    again = make_player_from_spec(PlayerSpec("openai", {"base_url": URL, "model": "m", "api_key_env": ""}), seed=3)
+    again = make_player(PlayerSpec("openai", {"base_url": URL, "model": "m", "api_key_env": ""}), seed=3)
     assert again.settings == player.settings
 
 

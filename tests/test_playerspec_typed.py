@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from arena_core.errors import ConfigError
-from arena_core.playerspec import PlayerSpec, as_player_spec
+from pydantic import BaseModel, ValidationError
+
+from arena_core.errors import ConfigError, PlayerOptionsError
+from arena_core.playerspec import PlayerSpec, PlayerSpecField, as_player_spec
+from arena_core.registry import make_player
 from arena_tournament.config import config_from_dict
 from arena_tournament.identity import check_no_literal_secrets
 from arena_tournament.report_games import entrant_rows
@@ -79,6 +82,39 @@ def test_as_player_spec_reads_tables_and_refuses_others():
     for bad in (3, {"name": "random", "seed": 1}, {"options": {}}):
         with pytest.raises(ConfigError, match="not a player spec"):
             as_player_spec(bad)
+
+
+def test_a_spec_table_has_one_spelling_and_the_other_is_refused_naming_it():
+    """``{name, options}`` is the table; ``{player, options}`` (the loop's old spelling) is refused
+    in one line that names the right key."""
+    with pytest.raises(ConfigError, match=r"\{name = \.\.\., options = .*not player") as err:
+        as_player_spec({"player": "random", "options": {"x": 1}})
+    assert "\n" not in str(err.value)
+
+
+class _Holder(BaseModel):
+    spec: PlayerSpecField
+    specs: list[PlayerSpecField] = []
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS, ids=["braces", "colon", "table"])
+def test_a_spec_field_parses_every_spelling_and_writes_one_that_reads_back(spelling):
+    held = _Holder(spec=spelling, specs=[spelling, "random"])
+    want = PlayerSpec("openai", {"base_url": URL, "model": "tiny"})
+    assert held.spec == want and held.specs == [want, PlayerSpec("random")]
+    dumped = held.model_dump(mode="json")
+    assert dumped["spec"] == str(want) and _Holder.model_validate(dumped) == held
+
+
+def test_a_spec_field_names_the_field_of_a_bad_spec():
+    with pytest.raises(ValidationError, match=r"specs\.1[\s\S]*not a player spec"):
+        _Holder(spec="random", specs=["random", 3])
+
+
+def test_make_player_takes_a_parsed_spec_and_refuses_an_option_given_twice():
+    assert make_player(PlayerSpec("random"), seed=1).name == make_player("random", seed=1).name
+    with pytest.raises(PlayerOptionsError, match="'shade' is in the spec and given again"):
+        make_player(PlayerSpec("megagem_fair_value", {"shade": 0.9}), shade=0.8)
 
 
 # ---------------------------------------------------------------------- the source scan

@@ -48,11 +48,11 @@ def test_the_textarena_loop_model_runs_the_issues_compare_command_from_its_arena
     from arena.json must still build)."""
     pytest.importorskip("mlx")
     pytest.importorskip("textarena")
-    from arena_core.playerspec import make_player_from_spec
+    from arena_core.registry import make_player
 
     spec = json.loads((MODELS / "textarena-loop" / "arena.json").read_text())
     assert spec["player"] == "checkpoint:run=models/textarena-loop"
-    assert type(make_player_from_spec(spec["generalist"])).__name__ == "SearchPlayer"
+    assert type(make_player(spec["generalist"])).__name__ == "SearchPlayer"
     out = subprocess.run(
         [sys.executable, "-m", "arena_core.cli", "compare", spec["player"], "random"]
         + ["--game", spec["game"], "--opponents", "random", "--deals", "2", "--seed", "31337", "--json"],

@@ -51,9 +51,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from .playerspec import make_player_from_spec, players_from_args
+    from .playerspec import players_from_args
     from .policy import IllegalActionPolicy
-    from .registry import make_game
+    from .registry import make_game, make_player
     from .runner import play_episode
     from .seeding import derive_seed
 
@@ -61,7 +61,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     specs = players_from_args(args)
     names = [s.name for s in specs]  # names only: options may hold secrets
     game = make_game(args.game, params, num_players=len(specs))
-    players = [make_player_from_spec(s, seed=derive_seed(args.seed, "player", i)) for i, s in enumerate(specs)]
+    players = [make_player(s, seed=derive_seed(args.seed, "player", i)) for i, s in enumerate(specs)]
     policy = IllegalActionPolicy.parse(args.policy)
     record = play_episode(game, players, args.seed, policy=policy, turn_cap=args.turn_cap, log_path=args.log)
     if not args.quiet:

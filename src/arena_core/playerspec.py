@@ -13,12 +13,11 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer
 
 from .errors import ConfigError
-
-if TYPE_CHECKING:
-    from .players import Player
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -229,6 +228,8 @@ def as_player_spec(value: PlayerSpec | str | Mapping[str, Any]) -> PlayerSpec:
         return value
     if isinstance(value, str):
         return parse_player_spec(value)
+    if isinstance(value, Mapping) and "player" in value and "name" not in value:
+        raise ConfigError(f"player spec {dict(value)!r}: write the table {{name = ..., options = {{...}}}}, not player")
     if isinstance(value, Mapping) and isinstance(value.get("name"), str) and set(value) <= {"name", "options"}:
         options = value.get("options") or {}
         if not isinstance(options, Mapping):
@@ -237,8 +238,13 @@ def as_player_spec(value: PlayerSpec | str | Mapping[str, Any]) -> PlayerSpec:
     raise ConfigError(f"{value!r} is not a player spec; write NAME or NAME{{key=value, ...}}, e.g. {EXAMPLE}")
 
 
-def make_player_from_spec(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any) -> Player:
-    """The player for ``spec`` (a :class:`PlayerSpec` or any string spelling) from the registry."""
-    from .registry import make_player
+def _validated(value: Any) -> PlayerSpec:
+    try:
+        return as_player_spec(value)
+    except ConfigError as exc:  # pydantic reports a ValueError with the field's place
+        raise ValueError(str(exc)) from None
 
-    return make_player(spec, seed=seed, **extra)
+
+#: a pydantic config field holding a :class:`PlayerSpec`: any spelling is parsed on validation, and
+#: it is written back as ``str(spec)``, which parses to an equal spec
+PlayerSpecField = Annotated[PlayerSpec, BeforeValidator(_validated), PlainSerializer(str, return_type=str)]

@@ -297,17 +297,20 @@ def _check_option_types(name: str, factory: Any, options: dict[str, Any]) -> Non
             )
 
 
-def make_player(spec: str | PlayerSpec, *, seed: int = 0, **options: Any) -> Player:
-    """Instantiate a registered player from a ``PlayerSpec`` or any spelling of one
-    (:mod:`arena_core.playerspec`); keyword ``options`` are added to the spec's."""
-    from .playerspec import PlayerSpec, parse_player_spec
+def make_player(spec: PlayerSpec | str, *, seed: int = 0, **extra: Any) -> Player:
+    """The registered player a parsed :class:`~arena_core.playerspec.PlayerSpec` names, with its
+    options (a string spelling, as scripts write, is parsed here by ``as_player_spec``). ``extra``:
+    options the caller adds that a spec cannot carry; one given in both is refused."""
+    from .playerspec import as_player_spec
 
-    parsed = spec if isinstance(spec, PlayerSpec) else parse_player_spec(spec)
-    name = parsed.name
-    factory = load("players", name)
-    options = {**parsed.options, **options}
-    _check_options(name, factory, seed, options)
+    parsed = as_player_spec(spec)
+    both = sorted(set(parsed.options) & set(extra))
+    if both:
+        raise PlayerOptionsError(f"player {parsed.name!r}: option {both[0]!r} is in the spec and given again")
+    factory = load("players", parsed.name)
+    options = {**parsed.options, **extra}
+    _check_options(parsed.name, factory, seed, options)
     player: Player = factory(seed=seed, **options)
     if not callable(getattr(player, "act", None)):
-        raise PluginProtocolError(f"player {name!r} factory returned {player!r}, which has no act(decision)")
+        raise PluginProtocolError(f"player {parsed.name!r} factory returned {player!r}, which has no act(decision)")
     return player
