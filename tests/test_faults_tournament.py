@@ -89,8 +89,8 @@ def test_a_dead_worker_costs_its_game_as_a_crash_of_the_deciding_entrant(tmp_pat
         assert g.returns[g.offender] < min(others)  # a loss, last place: rated, never dropped
     assert all(g.reason == "natural" for g in games.values() if "dies" not in g.seats)
     summary = summarize(*load_results(report.path), resamples=0)
-    assert summary["leaderboard"][-1]["name"] == "dies"
-    assert {r["name"]: r["games"] for r in summary["leaderboard"]}["dies"] == len(dead)
+    assert summary.leaderboard[-1].name == "dies"
+    assert summary.row("dies").games == len(dead)
     again = run_tournament(cfg, quiet=True)  # resume does not loop on it
     assert again.played == 0 and by_key(report.path).keys() == games.keys()
 
@@ -208,11 +208,11 @@ def test_fault_rates_modes_and_the_flag(tmp_path):
     report = run_tournament(cfg, quiet=True)
     header, games = load_results(report.path)
     faults = fault_summary(header, games)
-    junk, boom, good = faults["entrants"]["junk"], faults["entrants"]["boom"], faults["entrants"]["good"]
-    assert junk["rates"]["illegal"] == 1.0 and junk["rates"]["default_applied"] == 1.0 and junk["mode"] == "constrained"
-    assert boom["rates"]["error"] == 1.0 and boom["counts"]["forfeit"] == 0
-    assert good["fault_rate"] == 0.0 and good["mode"] == "free" and not good["flagged"]
-    assert faults["flagged"] == ["junk", "boom"] and faults["mixed_modes"]
+    junk, boom, good = faults.entrants["junk"], faults.entrants["boom"], faults.entrants["good"]
+    assert junk.rates["illegal"] == 1.0 and junk.rates["default_applied"] == 1.0 and junk.mode == "constrained"
+    assert boom.rates["error"] == 1.0 and boom.counts["forfeit"] == 0
+    assert good.fault_rate == 0.0 and good.mode == "free" and not good.flagged
+    assert faults.flagged == ["junk", "boom"] and faults.mixed_modes
     assert all(f.kind in (FaultKind.ILLEGAL, FaultKind.ERROR) for g in games for f in g.faults)
     assert all(not f.detail.startswith(("illegal", "error")) for g in games for f in g.faults)  # the type is a field
 
@@ -252,9 +252,9 @@ def test_an_exhausted_cap_stops_the_entrant_and_its_games_are_listed_unplayed(tm
     assert hit[0].seats[hit[0].offender] == "capped"  # the game it ran out in is its forfeit (penalize)
     assert all(g.reason == "natural" for g in games if "capped" not in g.seats)
     faults = fault_summary(header, games)
-    assert faults["entrants"]["capped"]["unplayed_games"] == len(unplayed) == faults["games_unplayed"]
+    assert faults.entrants["capped"].unplayed_games == len(unplayed) == faults.games_unplayed
     summary = summarize(header, games, resamples=0)
-    assert {r["name"]: r["games"] for r in summary["leaderboard"]}["capped"] == len(capped) - len(unplayed)
+    assert summary.row("capped").games == len(capped) - len(unplayed)
     again = run_tournament(cfg, quiet=True)
     assert again.played == 0 and again.unplayed == 0  # unplayed games are recorded: resume keeps them
 
@@ -392,8 +392,8 @@ def test_resume_refuses_changed_identities_and_reads_format_one(tmp_path):
     old_file.write_text("\n".join(json.dumps(x) for x in [head, *games]) + "\n")
     h1, g1 = load_results(old_file)
     assert h1.format == "arena.tournament/1" and len(g1) == 1
-    assert summarize(h1, g1, resamples=0)["games_recorded"] == 1
-    assert fault_summary(h1, g1)["flagged"] == []
+    assert summarize(h1, g1, resamples=0).games_recorded == 1
+    assert fault_summary(h1, g1).flagged == []
 
 
 # ---------------------------------------------------------------------- done when
@@ -522,8 +522,8 @@ def test_a_worker_hung_beyond_its_timer_is_killed_and_the_game_is_a_timeout(tmp_
         (fault,) = g.faults
         assert g.reason == "player_error" and g.seats[g.offender] == "stuck"
         assert fault.kind is FaultKind.TIMEOUT and "could not be interrupted" in fault.detail
-    stuck = fault_summary(*load_results(report.path))["entrants"]["stuck"]
-    assert stuck["rates"]["timeout"] == 1.0 and stuck["decisions"] == len(games)
+    stuck = fault_summary(*load_results(report.path)).entrants["stuck"]
+    assert stuck.rates["timeout"] == 1.0 and stuck.decisions == len(games)
 
 
 def test_under_the_default_policy_the_moves_after_a_cap_are_counted_never_silent(tmp_path):
@@ -532,7 +532,7 @@ def test_under_the_default_policy_the_moves_after_a_cap_are_counted_never_silent
     games = by_key(report.path)
     hit = [g for g in games.values() if any(f.kind is FaultKind.CAP_EXHAUSTED for f in g.faults)]
     assert len(hit) == 1 and all(f.verdict == "default" and f.kind is FaultKind.CAP_EXHAUSTED for f in hit[0].faults)
-    counts = fault_summary(*load_results(report.path))["entrants"]["capped"]["counts"]
+    counts = fault_summary(*load_results(report.path)).entrants["capped"].counts
     assert counts["cap_exhausted"] == counts["default_applied"] == len(hit[0].faults) > 0
     unplayed = [g for g in games.values() if g.reason == "unplayed"]
     assert unplayed and all("spending cap" in g.detail for g in unplayed)

@@ -384,10 +384,12 @@ def test_summary_uses_deal_clusters_and_prints_what_it_resolves():
     tables = steiner_triple_system(7)
     header, games = _results(synthetic.simulate(np.linspace(-2, 2, 7), tables, 6, seed=4), 7, tables)
     s = summarize(header, games, resamples=200)
-    assert s["clusters"] == 6 and "cluster = one deal" in s["method"]["intervals"]
-    assert len(s["rating_pairs"]) == 21 and any(p["resolved"] for p in s["rating_pairs"])
-    for r in s["leaderboard"]:
-        assert r["rating_low"] < r["rating"] < r["rating_high"] and r["rank_low"] <= r["rank"] <= r["rank_high"]
+    assert s.clusters == 6 and "cluster = one deal" in s.method.intervals
+    assert len(s.rating_pairs) == 21 and any(p.resolved for p in s.rating_pairs)
+    for r in s.leaderboard:
+        assert r.rating_low is not None and r.rating_high is not None
+        assert r.rank_low is not None and r.rank_high is not None
+        assert r.rating_low < r.rating < r.rating_high and r.rank_low <= r.rank <= r.rank_high
     text = _board(s)
     assert "Resolved orderings (95%, Holm over 21 pairs): p6 >" in text
 
@@ -398,9 +400,9 @@ def test_six_game_tournament_prints_no_interval_and_says_why():
     tables = [(0, 1, 2)]
     header, games = _results(synthetic.simulate(np.linspace(-1, 1, 3), tables, 2, seed=5), 3, tables)
     s = summarize(header, games, resamples=200)
-    assert s["games_scored"] == 6
-    assert all(r["rating_low"] is None and r["rank_low"] is None for r in s["leaderboard"])
-    assert all(p["low"] is None and not p["resolved"] for p in s["head_to_head"])
+    assert s.games_scored == 6
+    assert all(r.rating_low is None and r.rank_low is None for r in s.leaderboard)
+    assert all(p.low is None and not p.resolved for p in s.head_to_head)
     text = _board(s)
     assert "Too few deals for intervals (2 < 4" in text and "[" not in text.split("Too few")[0].split("openskill")[-1]
 
@@ -411,11 +413,9 @@ def test_disconnected_results_print_groups_and_no_cross_group_pairs():
     tables = [(0, 1, 2), (3, 4, 5)]
     header, games = _results(synthetic.simulate(np.linspace(-1, 1, 6), tables, 5, seed=6), 6, tables)
     s = summarize(header, games, resamples=100)
-    assert s["groups"] == [["p0", "p1", "p2"], ["p3", "p4", "p5"]]
-    assert {r["group"] for r in s["leaderboard"]} == {1, 2} and max(r["rank"] for r in s["leaderboard"]) == 3
-    assert all(
-        {p["a"], p["b"]} <= set(s["groups"][0]) or {p["a"], p["b"]} <= set(s["groups"][1]) for p in s["rating_pairs"]
-    )
+    assert s.groups == [["p0", "p1", "p2"], ["p3", "p4", "p5"]]
+    assert {r.group for r in s.leaderboard} == {1, 2} and max(r.rank for r in s.leaderboard) == 3
+    assert all({p.a, p.b} <= set(s.groups[0]) or {p.a, p.b} <= set(s.groups[1]) for p in s.rating_pairs)
     assert "2 groups that never met" in _board(s)
 
 

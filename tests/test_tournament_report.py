@@ -114,6 +114,12 @@ def test_summary_json_and_ratings_cli(results, capsys):
         assert r["rating_low"] <= r["rating"] <= r["rating_high"] or r["name"] == "crash <&>"
     assert len(summary["head_to_head"]) == 21
     assert [s["seat"] for s in summary["seats"]] == [0, 1, 2]
+    from arena_tournament.summary import RatingsSummary
+
+    typed = RatingsSummary.model_validate(summary)  # the JSON reads back into the typed summary, whole
+    assert typed.to_json() == summary and typed.faults is not None and typed.row("crash <&>").faults > 0
+    with pytest.raises(ValueError, match="frozen"):
+        typed.leaderboard[0].rating = 0.0  # one reader cannot change what another reads
 
 
 def test_terminal_leaderboard_and_dispatcher(results, capsys):
@@ -126,6 +132,8 @@ def test_terminal_leaderboard_and_dispatcher(results, capsys):
 
 
 def test_html_without_intervals_still_renders():
+    from arena_tournament.summary import RatingsSummary
+
     summary = {
         "name": "n",
         "game": "g",
@@ -138,10 +146,15 @@ def test_html_without_intervals_still_renders():
         "games_recorded": 2,
         "games_scored": 2,
         "games_truncated": 0,
+        "games_unplayed": 0,
         "games_with_faults": 0,
+        "deals_scored": 1,
         "clusters": 1,
         "settings": {"policy": "penalize"},
-        "method": {"model": "PL", "scale": "x", "intervals": "none", "seed": 0},
+        "method": {"model": "PL", "regularization": 0.1, "scale": "x", "intervals": "none", "seed": 0},
+        "groups": [["a", "b"]],
+        "note": None,
+        "rating_pairs": [],
         "leaderboard": [
             {
                 "name": "a",
@@ -151,6 +164,7 @@ def test_html_without_intervals_still_renders():
                 "rank": 1,
                 "rank_low": None,
                 "rank_high": None,
+                "group": 1,
                 "theta": 0.05,
                 "faults": 0,
                 "games": 2,
@@ -167,6 +181,7 @@ def test_html_without_intervals_still_renders():
                 "rank": 2,
                 "rank_low": None,
                 "rank_high": None,
+                "group": 1,
                 "theta": -0.05,
                 "faults": 0,
                 "games": 2,
@@ -194,9 +209,10 @@ def test_html_without_intervals_still_renders():
         "seats": [{"seat": 0, "games": 2, "mean_score": 0.0, "mean_position": 1.5, "win_share": 0.5}] * 2,
         "player_seat_positions": {"a": [1.0, 1.0], "b": [2.0, 2.0]},
     }
-    page = html_report(summary)
+    typed = RatingsSummary.model_validate(summary)  # summary.json, read back
+    page = html_report(typed)
     assert "1010" in page and "1.00" in page
-    print_leaderboard(summary, file=sys.stderr)
+    print_leaderboard(typed, file=sys.stderr)
 
 
 # ---------------------------------------------------------------------- drill-down: entrants, games, decisions
@@ -387,12 +403,16 @@ def test_the_page_says_why_a_rating_pair_and_a_head_to_head_cell_disagree(result
     from arena_tournament.results import load_results
 
     summary = summarize(*load_results(results), resamples=100)
-    rating = next(p for p in summary["rating_pairs"] if not p["resolved"])
-    cell = next(h for h in summary["head_to_head"] if {h["a"], h["b"]} == {rating["a"], rating["b"]})
-    cell.update(resolved=True, low=0.55, high=0.9, a_above_b=0.75)  # as in the demo: expert ~ tiny-llm, cell ✓
-    page = _page_text(html_report(summary))
+    rating = next(p for p in summary.rating_pairs if not p.resolved)
+    cells = [
+        h.model_copy(update={"resolved": True, "low": 0.55, "high": 0.9, "a_above_b": 0.75})  # as in the demo:
+        if {h.a, h.b} == {rating.a, rating.b}  # expert ~ tiny-llm, cell ✓
+        else h
+        for h in summary.head_to_head
+    ]
+    page = _page_text(html_report(summary.model_copy(update={"head_to_head": cells})))
     assert _flat(DISAGREE_WHY) in page
-    assert f"{rating['a']} ~ {rating['b']} by rating, but head to head" in page
+    assert f"{rating.a} ~ {rating.b} by rating, but head to head" in page
 
 
 def test_redaction_goes_by_secret_option_names_only():

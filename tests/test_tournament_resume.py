@@ -77,7 +77,7 @@ def assert_same(killed: Path, whole: Path) -> None:
         (g.outcome() for g in g2), key=lambda o: o["key"]
     )
     s1, s2 = summarize(h1, g1, resamples=200), summarize(h2, g2, resamples=200)
-    assert s1["leaderboard"] == s2["leaderboard"] and s1["head_to_head"] == s2["head_to_head"]
+    assert s1.leaderboard == s2.leaderboard and s1.head_to_head == s2.head_to_head
 
 
 def test_sigkill_at_several_points_then_resume_gives_the_uninterrupted_results(tmp_path):

@@ -80,7 +80,7 @@ def test_four_player_tables_are_sampled_and_rotated(tmp_path):
         at = [g for g in games if g.cluster == table]
         assert all(sorted(g.seats[s] for g in at) == sorted(at[0].seats) for s in range(4))  # everyone in every seat
     summary = summarize(header, games, resamples=50)
-    assert summary["num_players"] == 4 and len(summary["seats"]) == 4
+    assert summary.num_players == 4 and len(summary.seats) == 4
 
 
 def test_crashing_and_garbage_players_are_recorded_and_the_tournament_goes_on(tmp_path):
@@ -107,9 +107,9 @@ def test_crashing_and_garbage_players_are_recorded_and_the_tournament_goes_on(tm
             else ("'12345' is not legal" in fault.detail)
         )
     summary = summarize(*load_results(report.path), resamples=50)
-    last_two = {r["name"] for r in summary["leaderboard"][-2:]}
+    last_two = {r.name for r in summary.leaderboard[-2:]}
     assert last_two == {"crash", "junk"}
-    assert {r["name"]: r["faults"] for r in summary["leaderboard"]}["crash"] > 0
+    assert summary.row("crash").faults > 0
 
 
 def test_default_policy_plays_the_default_action_for_a_crashing_player(tmp_path):
@@ -165,8 +165,8 @@ def test_the_game_time_limit_truncates_and_truncated_games_are_not_rated(tmp_pat
     slow = [g for g in games if "slow" in g.seats]
     assert slow and all(g.reason == "time_cap" and g.returns is None for g in slow)
     summary = summarize(header, games, resamples=20)
-    assert summary["games_truncated"] == len(slow)
-    assert {r["name"]: r["games"] for r in summary["leaderboard"]}["slow"] == 0
+    assert summary.games_truncated == len(slow)
+    assert summary.row("slow").games == 0
 
 
 def test_resume_plays_only_missing_games_and_drops_a_torn_line(tmp_path):

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO
 
 from arena_core.faults import FaultKind
 
 from .results import UNPLAYED, GameResult, PlayerFault, ScheduleLine
+from .summary import EntrantFaults, FaultSummary, RatingsSummary, UnplayedGame
 
 CAUSES = ("illegal", "unparseable", "timeout", "error", "cap_exhausted", "crash")
 OUTCOMES = ("default_applied", "forfeit")
@@ -45,15 +46,13 @@ def _kind_of(fault: PlayerFault) -> str:
 
 def fault_summary(
     header: ScheduleLine, games: Iterable[GameResult], max_fault_rate: float | None = None
-) -> dict[str, Any]:
-    """Per-entrant fault counts and rates, modes, flags, and the unplayed games, as JSON-able data."""
+) -> FaultSummary:
+    """Per-entrant fault counts and rates, modes, flags, and the unplayed games."""
     games = list(games)
     names = [e.name for e in header.schedule.entrants]
     if max_fault_rate is None:
-        max_fault_rate = (
-            header.max_fault_rate if getattr(header, "max_fault_rate", None) is not None else DEFAULT_MAX_FAULT_RATE
-        )
-    identities = getattr(header, "identities", {}) or {}
+        max_fault_rate = header.max_fault_rate if header.max_fault_rate is not None else DEFAULT_MAX_FAULT_RATE
+    identities = header.identities
     decisions = {n: 0 for n in names}
     counts = {n: {k: 0 for k in KINDS} for n in names}
     faulted = {n: 0 for n in names}
@@ -61,7 +60,7 @@ def fault_summary(
     unplayed = []
     for g in games:
         if g.reason == UNPLAYED:
-            unplayed.append({"key": g.key, "seats": list(g.seats), "reason": g.detail})
+            unplayed.append(UnplayedGame(key=g.key, seats=list(g.seats), reason=g.detail))
             continue
         if g.decisions is not None:
             for seat, count in enumerate(g.decisions):
@@ -85,105 +84,103 @@ def fault_summary(
                 decisions[f.player] += 1  # the decision that was running
             faulted[f.player] += 1  # every fault is one failed ask (a retried decision may fail more than once)
     entrants = {}
-    flagged = []
     for n in names:
         d = decisions[n]
         declared = (identities.get(n) or {}).get("mode")
         seen_modes = modes[n]
-        mode = declared or (max(seen_modes, key=lambda m: seen_modes[m]) if seen_modes else None)
         rate = faulted[n] / d if d else 0.0
-        row = {
-            "mode": mode,
-            "decisions": d,
-            "faulted_decisions": faulted[n],
-            "fault_rate": rate,
-            "counts": counts[n],
-            "rates": {k: (counts[n][k] / d if d else 0.0) for k in KINDS},
-            "unplayed_games": sum(1 for u in unplayed if n in u["seats"]),
-        }
-        row["flagged"] = bool(max_fault_rate is not None and d and rate > max_fault_rate)
-        if row["flagged"]:
-            flagged.append(n)
-        entrants[n] = row
-    all_modes = {r["mode"] for r in entrants.values() if r["mode"]}
-    return {
-        "max_fault_rate": max_fault_rate,
-        "entrants": entrants,
-        "flagged": flagged,
-        "unplayed": unplayed,
-        "games_unplayed": len(unplayed),
-        "mixed_modes": len(all_modes) > 1,
-        "counting": COUNTING,
-    }
+        entrants[n] = EntrantFaults(
+            mode=declared or (max(seen_modes, key=lambda m: seen_modes[m]) if seen_modes else None),
+            decisions=d,
+            faulted_decisions=faulted[n],
+            fault_rate=rate,
+            counts=counts[n],
+            rates={k: (counts[n][k] / d if d else 0.0) for k in KINDS},
+            unplayed_games=sum(1 for u in unplayed if n in u.seats),
+            flagged=bool(max_fault_rate is not None and d and rate > max_fault_rate),
+        )
+    return FaultSummary(
+        max_fault_rate=max_fault_rate,
+        entrants=entrants,
+        flagged=[n for n in names if entrants[n].flagged],
+        unplayed=unplayed,
+        games_unplayed=len(unplayed),
+        mixed_modes=len({r.mode for r in entrants.values() if r.mode}) > 1,
+        counting=COUNTING,
+    )
 
 
 def attach_faults(
-    summary: dict[str, Any], header: ScheduleLine, games: Iterable[GameResult], max_fault_rate: float | None = None
-) -> dict[str, Any]:
-    """Add :func:`fault_summary` to a ratings summary: ``summary["faults"]``, and on each
-    leaderboard row ``mode``, ``fault_rate``, ``fault_rates`` and ``flagged``. Returns it."""
+    summary: RatingsSummary, header: ScheduleLine, games: Iterable[GameResult], max_fault_rate: float | None = None
+) -> RatingsSummary:
+    """``summary`` with :func:`fault_summary` attached: its ``faults``, and on each leaderboard row
+    ``mode``, ``fault_rate``, ``fault_rates`` and ``flagged``."""
     faults = fault_summary(header, games, max_fault_rate)
-    summary["faults"] = faults
-    for row in summary.get("leaderboard", []):
-        info = faults["entrants"].get(row["name"])
+    rows = []
+    for row in summary.leaderboard:
+        info = faults.entrants.get(row.name)
         if info is not None:
-            row.update(
-                mode=info["mode"], fault_rate=info["fault_rate"], fault_rates=info["rates"], flagged=info["flagged"]
+            row = row.model_copy(
+                update={
+                    "mode": info.mode,
+                    "fault_rate": info.fault_rate,
+                    "fault_rates": info.rates,
+                    "flagged": info.flagged,
+                }
             )
-    return summary
+        rows.append(row)
+    return summary.model_copy(update={"faults": faults, "leaderboard": rows})
 
 
-def fault_lines(summary: dict[str, Any]) -> list[str]:
+def fault_lines(summary: RatingsSummary) -> list[str]:
     """The fault table as text lines (entrants with any fault, a mode note, unplayed games)."""
-    faults = summary.get("faults")
-    if not faults:
+    faults = summary.faults
+    if faults is None:
         return []
     lines = []
-    rows = [(n, r) for n, r in faults["entrants"].items() if r["faulted_decisions"] or r["unplayed_games"]]
+    rows = [(n, r) for n, r in faults.entrants.items() if r.faulted_decisions or r.unplayed_games]
     if rows:
         lines.append("faults per decision (" + ", ".join(KINDS) + "):")
         for n, r in rows:
-            rates = ", ".join(f"{k} {r['rates'][k]:.1%}" for k in KINDS if r["counts"][k])
-            flag = "  FLAGGED" if r["flagged"] else ""
-            extra = f", {r['unplayed_games']} games unplayed" if r["unplayed_games"] else ""
+            rates = ", ".join(f"{k} {r.rates[k]:.1%}" for k in KINDS if r.counts[k])
+            flag = "  FLAGGED" if r.flagged else ""
+            extra = f", {r.unplayed_games} games unplayed" if r.unplayed_games else ""
             rates = f" ({rates})" if rates else ""
             lines.append(
-                f"  {n} [{r['mode'] or '?'}]: {r['fault_rate']:.1%} of {r['decisions']} decisions faulted{rates}{extra}{flag}"
+                f"  {n} [{r.mode or '?'}]: {r.fault_rate:.1%} of {r.decisions} decisions faulted{rates}{extra}{flag}"
             )
-    if faults["mixed_modes"]:
-        modes = ", ".join(f"{n}={r['mode']}" for n, r in faults["entrants"].items() if r["mode"])
+    if faults.mixed_modes:
+        modes = ", ".join(f"{n}={r.mode}" for n, r in faults.entrants.items() if r.mode)
         lines.append(
             f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so"
         )
-    if faults["games_unplayed"]:
+    if faults.games_unplayed:
         lines.append(
-            f"{faults['games_unplayed']} scheduled games were not played (listed in the summary with their reason)"
+            f"{faults.games_unplayed} scheduled games were not played (listed in the summary with their reason)"
         )
     return lines
 
 
-def print_faults(summary: dict[str, Any], *, file: IO[str] | None = None) -> None:
+def print_faults(summary: RatingsSummary, *, file: IO[str] | None = None) -> None:
     for line in fault_lines(summary):
         print(line, file=file or sys.stdout)
 
 
-def flagged_line(summary: dict[str, Any]) -> str | None:
+def flagged_line(faults: FaultSummary) -> str | None:
     """One summary line naming the flagged entrants, or None."""
-    faults = summary.get("faults") or {}
-    flagged = faults.get("flagged") or []
-    if not flagged:
+    if not faults.flagged:
         return None
-    worst = ", ".join(f"{n} ({faults['entrants'][n]['fault_rate']:.0%})" for n in flagged)
-    return f"fault rate above max_fault_rate {faults['max_fault_rate']:g}: {worst}; see the faults in the summary"
+    worst = ", ".join(f"{n} ({faults.entrants[n].fault_rate:.0%})" for n in faults.flagged)
+    return f"fault rate above max_fault_rate {faults.max_fault_rate:g}: {worst}; see the faults in the summary"
 
 
 #: exit status of a run that finished its schedule with a flagged entrant
 EXIT_FLAGGED = 3
 
 
-def finish_status(summary: dict[str, Any], *, quiet: bool = False, file: IO[str] | None = None) -> int:
+def finish_status(faults: FaultSummary, *, file: IO[str] | None = None) -> int:
     """0, or :data:`EXIT_FLAGGED` after printing one line naming the flagged entrants."""
-    line = flagged_line(summary)
+    line = flagged_line(faults)
     if line is None:
         return 0
     print(f"arena tournament: {line}", file=file or sys.stderr)

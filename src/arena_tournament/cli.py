@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arena_core.clierrors import OneLineArgumentParser, guarded, non_negative_int, positive_int
 
@@ -18,6 +18,7 @@ from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispa
 
 if TYPE_CHECKING:
     from .config import RatingOptions
+    from .summary import RatingsSummary
 
 
 def non_negative_float(text: str) -> float:
@@ -47,7 +48,7 @@ def _rating_args(p: OneLineArgumentParser) -> None:
     )
 
 
-def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | None = None) -> dict[str, Any]:
+def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | None = None) -> RatingsSummary:
     from .config import RatingOptions
     from .ratings import summarize
     from .runner import load_results
@@ -132,7 +133,7 @@ def tournament_body(argv: Sequence[str] | None) -> int:
         )
     from .audit import fault_summary, finish_status, print_faults
 
-    faults = {"faults": fault_summary(*load_results(report.path), options.max_fault_rate)}
+    faults = fault_summary(*load_results(report.path), options.max_fault_rate)
     if args.no_report:
         return finish_status(faults)
     summary = _summary(report.path, args, config.ratings)
@@ -166,7 +167,7 @@ def ratings_body(argv: Sequence[str] | None) -> int:
     if args.json:
         import json
 
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(summary.to_json(), indent=2))
     else:
         from .audit import print_faults
 

@@ -41,6 +41,7 @@ import numpy as np
 from arena_core.stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
 
 from .schedule import table_groups  # one union-find, shared with the design check
+from .summary import HeadToHeadRow, LeaderboardRow, RatingMethod, RatingPair, RatingsSummary, SeatRow
 
 if TYPE_CHECKING:
     from .results import GameResult, ScheduleLine
@@ -594,8 +595,8 @@ def summarize(
     seed: int = 0,
     min_pair_games: int = 5,
     note_gap: float = 100.0,
-) -> dict[str, Any]:
-    """Everything the leaderboard and the report show, as JSON-able data.
+) -> RatingsSummary:
+    """Everything the leaderboard and the report show, typed (:class:`~arena_tournament.summary.RatingsSummary`).
 
     ``header`` is the results file's schedule line, ``games`` its game lines.
     """
@@ -613,107 +614,124 @@ def summarize(
         outcomes, names, resamples=resamples, regularization=regularization, base=base, seed=seed
     )
     pairs = head_to_head(outcomes, names, resamples=resamples, seed=seed, min_games=min_pair_games)
+    num_deals = len({g.seed for g in scored})
+    unit = (
+        "one deal (all its tables and seat rotations)"
+        if any(c.startswith("deal ") for c in cluster_of.values())
+        else "one table on one deal"
+    )
+    return RatingsSummary(
+        name=header.name,
+        game=schedule.game,
+        params=schedule.params,
+        num_players=schedule.num_players,
+        design=schedule.design,
+        deals=len(schedule.deals),
+        deals_scored=num_deals,
+        tables=len(schedule.tables),
+        games_scheduled=len(schedule.games()),
+        games_recorded=len(games),
+        games_scored=len(scored),
+        games_truncated=sum(1 for g in games if g.returns is None and not g.unplayed),
+        games_unplayed=sum(1 for g in games if g.unplayed),
+        games_with_faults=sum(1 for g in games if g.faults),
+        clusters=len({o.cluster for o in outcomes}),
+        settings=header.settings.model_dump(mode="json"),
+        method=RatingMethod(
+            model="Plackett-Luce (minorise-maximise), ties expanded",
+            regularization=regularization,
+            scale=f"{base:g} + {ELO_PER_LOGIT:.4f} x centred log-strength (Elo scale)",
+            intervals=(
+                f"95% cluster bootstrap ({resamples} resamples) with a small-sample t correction, cluster = {unit}; "
+                f"none below {MIN_CLUSTERS} clusters; resolved = Holm over all pairs"
+            ),
+            seed=seed,
+        ),
+        groups=fit.groups or [names],
+        note=few_games_note(fit, num_deals, gap=note_gap),
+        leaderboard=_leaderboard(fit, outcomes, games, names),
+        rating_pairs=_rating_pairs(fit),
+        head_to_head=[
+            HeadToHeadRow(
+                a=p.a,
+                b=p.b,
+                games=p.games,
+                clusters=p.clusters,
+                a_above_b=p.a_above_b,
+                low=None if p.interval is None else p.interval[0],
+                high=None if p.interval is None else p.interval[1],
+                mean_score_diff=p.mean_score_diff,
+                diff_low=None if p.diff_interval is None else p.diff_interval[0],
+                diff_high=None if p.diff_interval is None else p.diff_interval[1],
+                p=p.pvalue,
+                resolved=p.resolved,
+            )
+            for p in pairs
+        ],
+        seats=[SeatRow(**row) for row in seat_table(outcomes, schedule.num_players)],
+        player_seat_positions=player_seat_positions(outcomes, names, schedule.num_players),
+    )
+
+
+def _leaderboard(
+    fit: RatingFit, outcomes: Sequence[Outcome], games: Sequence[GameResult], names: list[str]
+) -> list[LeaderboardRow]:
+    """One row per entrant, by group, then rank."""
     skill = openskill_ratings(outcomes, names)
     table = player_table(outcomes, names)
     faults = {n: 0 for n in names}
     for g in games:
         for f in g.faults:
             faults[f.player] += 1
-    groups = fit.groups or [names]
-    group_of = {n: gi for gi, members in enumerate(groups) for n in members}
-    rows = []
-    for i, n in enumerate(names):
-        row = {
-            "name": n,
-            "rating": float(fit.rating[i]),
-            "rating_low": None if fit.rating_interval is None else float(fit.rating_interval[i, 0]),
-            "rating_high": None if fit.rating_interval is None else float(fit.rating_interval[i, 1]),
-            "rank": int(fit.rank[i]),
-            "rank_low": None if fit.rank_interval is None else float(fit.rank_interval[i, 0]),
-            "rank_high": None if fit.rank_interval is None else float(fit.rank_interval[i, 1]),
-            "group": group_of[n] + 1,
-            "theta": float(fit.theta[i]),
-            "faults": faults[n],
+    group_of = {n: gi for gi, members in enumerate(fit.groups or [names]) for n in members}
+
+    def bound(iv: np.ndarray | None, i: int, side: int) -> float | None:
+        return None if iv is None else float(iv[i, side])
+
+    rows = [
+        LeaderboardRow(
+            name=n,
+            rating=float(fit.rating[i]),
+            rating_low=bound(fit.rating_interval, i, 0),
+            rating_high=bound(fit.rating_interval, i, 1),
+            rank=int(fit.rank[i]),
+            rank_low=bound(fit.rank_interval, i, 0),
+            rank_high=bound(fit.rank_interval, i, 1),
+            group=group_of[n] + 1,
+            theta=float(fit.theta[i]),
+            faults=faults[n],
             **table[n],
-        }
-        if n in skill:
-            row.update(openskill_mu=skill[n][0], openskill_sigma=skill[n][1], openskill_ordinal=skill[n][2])
-        rows.append(row)
-    rows.sort(key=lambda r: (r["group"], r["rank"]))
-    rating_pairs = []
-    if fit.pair_resolved is not None:
-        assert fit.pair_diff is not None and fit.pair_low is not None  # set together
-        assert fit.pair_high is not None and fit.pair_p is not None
-        for i, j in itertools.combinations(range(len(names)), 2):
-            if group_of[names[i]] != group_of[names[j]]:
-                continue
-            a, b = (i, j) if fit.theta[i] >= fit.theta[j] else (j, i)
-            rating_pairs.append(
-                {
-                    "a": names[a],
-                    "b": names[b],
-                    "diff": float(fit.pair_diff[a, b]),
-                    "low": float(fit.pair_low[a, b]),
-                    "high": float(fit.pair_high[a, b]),
-                    "p": float(fit.pair_p[a, b]),
-                    "resolved": bool(fit.pair_resolved[a, b]),
-                }
+            openskill_mu=skill[n][0] if n in skill else None,
+            openskill_sigma=skill[n][1] if n in skill else None,
+            openskill_ordinal=skill[n][2] if n in skill else None,
+        )
+        for i, n in enumerate(names)
+    ]
+    return sorted(rows, key=lambda r: (r.group, r.rank))
+
+
+def _rating_pairs(fit: RatingFit) -> list[RatingPair]:
+    """Every within-group pair, the higher-rated first (none without intervals)."""
+    if fit.pair_resolved is None:
+        return []
+    assert fit.pair_diff is not None and fit.pair_low is not None  # set together
+    assert fit.pair_high is not None and fit.pair_p is not None
+    names = fit.names
+    group_of = {n: gi for gi, members in enumerate(fit.groups or [names]) for n in members}
+    out = []
+    for i, j in itertools.combinations(range(len(names)), 2):
+        if group_of[names[i]] != group_of[names[j]]:
+            continue
+        a, b = (i, j) if fit.theta[i] >= fit.theta[j] else (j, i)
+        out.append(
+            RatingPair(
+                a=names[a],
+                b=names[b],
+                diff=float(fit.pair_diff[a, b]),
+                low=float(fit.pair_low[a, b]),
+                high=float(fit.pair_high[a, b]),
+                p=float(fit.pair_p[a, b]),
+                resolved=bool(fit.pair_resolved[a, b]),
             )
-    num_deals = len({g.seed for g in scored})
-    expected = len(schedule.games())
-    unit = (
-        "one deal (all its tables and seat rotations)"
-        if any(c.startswith("deal ") for c in cluster_of.values())
-        else "one table on one deal"
-    )
-    return {
-        "name": header.name,
-        "game": schedule.game,
-        "params": schedule.params,
-        "num_players": schedule.num_players,
-        "design": schedule.design,
-        "deals": len(schedule.deals),
-        "deals_scored": num_deals,
-        "tables": len(schedule.tables),
-        "games_scheduled": expected,
-        "games_recorded": len(games),
-        "games_scored": len(scored),
-        "games_truncated": sum(1 for g in games if g.returns is None and not g.unplayed),
-        "games_unplayed": sum(1 for g in games if g.unplayed),
-        "games_with_faults": sum(1 for g in games if g.faults),
-        "clusters": len({o.cluster for o in outcomes}),
-        "settings": header.settings.model_dump(mode="json"),
-        "method": {
-            "model": "Plackett-Luce (minorise-maximise), ties expanded",
-            "regularization": regularization,
-            "scale": f"{base:g} + {ELO_PER_LOGIT:.4f} x centred log-strength (Elo scale)",
-            "intervals": (
-                f"95% cluster bootstrap ({resamples} resamples) with a small-sample t correction, cluster = {unit}; "
-                f"none below {MIN_CLUSTERS} clusters; resolved = Holm over all pairs"
-            ),
-            "seed": seed,
-        },
-        "groups": groups,
-        "note": few_games_note(fit, num_deals, gap=note_gap),
-        "leaderboard": rows,
-        "rating_pairs": rating_pairs,
-        "head_to_head": [
-            {
-                "a": p.a,
-                "b": p.b,
-                "games": p.games,
-                "clusters": p.clusters,
-                "a_above_b": p.a_above_b,
-                "low": None if p.interval is None else p.interval[0],
-                "high": None if p.interval is None else p.interval[1],
-                "mean_score_diff": p.mean_score_diff,
-                "diff_low": None if p.diff_interval is None else p.diff_interval[0],
-                "diff_high": None if p.diff_interval is None else p.diff_interval[1],
-                "p": p.pvalue,
-                "resolved": p.resolved,
-            }
-            for p in pairs
-        ],
-        "seats": seat_table(outcomes, schedule.num_players),
-        "player_seat_positions": player_seat_positions(outcomes, names, schedule.num_players),
-    }
+        )
+    return out

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from .summary import RatingsSummary
+
 
 def _fmt(x: Any, digits: int = 1) -> str:
     if x is None:
@@ -23,24 +25,24 @@ def _interval(lo: Any, hi: Any, digits: int = 0) -> str:
     return "-" if lo is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def leaderboard_rows(summary: dict[str, Any]) -> list[list[str]]:
+def leaderboard_rows(summary: RatingsSummary) -> list[list[str]]:
     """Leaderboard cells: rank, entrant, rating with interval, rank interval, openskill, stats."""
     rows = []
-    for r in summary["leaderboard"]:
-        skill = "-" if r.get("openskill_mu") is None else f"{r['openskill_mu']:.1f}±{r['openskill_sigma']:.1f}"
+    for r in summary.leaderboard:
+        skill = "-" if r.openskill_mu is None else f"{r.openskill_mu:.1f}±{r.openskill_sigma:.1f}"
         rows.append(
             [
-                str(r["rank"]),
-                r["name"],
-                f"{r['rating']:.0f} " + _interval(r["rating_low"], r["rating_high"]),
-                _interval(r["rank_low"], r["rank_high"]),
+                str(r.rank),
+                r.name,
+                f"{r.rating:.0f} " + _interval(r.rating_low, r.rating_high),
+                _interval(r.rank_low, r.rank_high),
                 skill,
-                str(r["games"]),
-                _fmt(r["mean_score"], 2),
-                _fmt(r["mean_margin"], 2),
-                _fmt(r["mean_position"], 2),
-                _fmt(r["win_share"], 2),
-                str(r["faults"]),
+                str(r.games),
+                _fmt(r.mean_score, 2),
+                _fmt(r.mean_margin, 2),
+                _fmt(r.mean_position, 2),
+                _fmt(r.win_share, 2),
+                str(r.faults),
             ]
         )
     return rows
@@ -71,51 +73,50 @@ DISAGREE_WHY = (
 )
 
 
-def title_line(summary: dict[str, Any]) -> str:
+def title_line(summary: RatingsSummary) -> str:
     """The leaderboard's first line: scored and truncated games, deals, design."""
-    deals = summary.get("deals_scored", summary.get("deals"))
     return (
-        f"{summary['name']}: {summary['game']}, {summary['games_scored']} scored games "
-        f"({summary['games_truncated']} truncated) on {deals} deals, {summary['design']} design"
+        f"{summary.name}: {summary.game}, {summary.games_scored} scored games "
+        f"({summary.games_truncated} truncated) on {summary.deals_scored} deals, {summary.design} design"
     )
 
 
-def disagreements(summary: dict[str, Any]) -> list[str]:
+def disagreements(summary: RatingsSummary) -> list[str]:
     """Pairs whose rating verdict and head-to-head verdict differ, as ``a ~ b (...)`` texts."""
-    rating = {frozenset((p["a"], p["b"])): p for p in summary.get("rating_pairs") or []}
+    rating = {frozenset((p.a, p.b)): p for p in summary.rating_pairs}
     out = []
-    for h in summary.get("head_to_head") or []:
-        r = rating.get(frozenset((h["a"], h["b"])))
-        if r is None or h.get("low") is None or bool(r["resolved"]) == bool(h["resolved"]):
+    for h in summary.head_to_head:
+        r = rating.get(frozenset((h.a, h.b)))
+        if r is None or h.low is None or r.resolved == h.resolved:
             continue
-        if h["resolved"]:
-            above, below = (h["a"], h["b"]) if h["a_above_b"] > 0.5 else (h["b"], h["a"])
-            out.append(f"{r['a']} ~ {r['b']} by rating, but head to head {above} above {below} (resolved)")
+        if h.resolved:
+            above, below = (h.a, h.b) if h.a_above_b > 0.5 else (h.b, h.a)
+            out.append(f"{r.a} ~ {r.b} by rating, but head to head {above} above {below} (resolved)")
         else:
-            out.append(f"{r['a']} > {r['b']} by rating, but head to head not resolved")
+            out.append(f"{r.a} > {r.b} by rating, but head to head not resolved")
     return out
 
 
-def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[str]:
+def leaderboard_notes(summary: RatingsSummary, *, max_pairs: int = 15) -> list[str]:
     """Plain lines under the leaderboard: groups that never met, which orderings the data
     resolve (Holm over all pairs) and which they do not, head-to-head pairs without an interval
     (too few shared deals or games), pairs whose rating and head-to-head verdicts differ, and
     the few-games note."""
     lines = []
-    groups = summary.get("groups") or []
+    groups = summary.groups
     if len(groups) > 1:
         lines.append(
             f"Entrants form {len(groups)} groups that never met (directly or through others): "
             + " | ".join("{" + ", ".join(g) + "}" for g in groups)
             + "; ratings and ranks compare only within a group."
         )
-    pairs = summary.get("rating_pairs") or []
+    pairs = summary.rating_pairs
     if pairs:
         wins: dict[str, list[str]] = {}
         for p in pairs:
-            if p["resolved"]:
-                wins.setdefault(p["a"], []).append(p["b"])
-        order = [r["name"] for r in summary["leaderboard"]]
+            if p.resolved:
+                wins.setdefault(p.a, []).append(p.b)
+        order = [r.name for r in summary.leaderboard]
         done = [
             f"{a} > {', '.join(sorted(bs, key=order.index))}"
             for a, bs in sorted(wins.items(), key=lambda kv: order.index(kv[0]))
@@ -124,17 +125,17 @@ def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[s
             f"Resolved orderings (95%, Holm over {len(pairs)} pairs): " + ("; ".join(done) if done else "none")
         )
         open_pairs = [
-            f"{p['a']} ~ {p['b']}"
-            for p in sorted(pairs, key=lambda p: (order.index(p["a"]), order.index(p["b"])))
-            if not p["resolved"]
+            f"{p.a} ~ {p.b}"
+            for p in sorted(pairs, key=lambda p: (order.index(p.a), order.index(p.b)))
+            if not p.resolved
         ]
         if open_pairs:
             more = f", and {len(open_pairs) - max_pairs} more" if len(open_pairs) > max_pairs else ""
             lines.append(
                 f"Not resolved ({len(open_pairs)} of {len(pairs)}): " + ", ".join(open_pairs[:max_pairs]) + more
             )
-    h2h = summary.get("head_to_head") or []
-    bare = [p for p in h2h if p.get("low") is None]
+    h2h = summary.head_to_head
+    bare = [p for p in h2h if p.low is None]
     if h2h and bare:
         lines.append(
             f"Head to head: no interval for {len(bare)} of {len(h2h)} pairs (fewer than 4 shared deals or 5 shared games); "
@@ -149,12 +150,12 @@ def leaderboard_notes(summary: dict[str, Any], *, max_pairs: int = 15) -> list[s
             + more
             + " (the ratings use every game against everyone, head to head only the games the two shared)."
         )
-    if summary.get("note"):
-        lines.append(summary["note"])
+    if summary.note:
+        lines.append(summary.note)
     return lines
 
 
-def print_leaderboard(summary: dict[str, Any], *, file: IO[str] | None = None) -> None:
+def print_leaderboard(summary: RatingsSummary, *, file: IO[str] | None = None) -> None:
     """The leaderboard on the terminal (a rich table when rich is installed), then the notes:
     resolved and unresolved orderings, groups that never met, too few games."""
     title = title_line(summary)
@@ -183,16 +184,16 @@ def print_leaderboard(summary: dict[str, Any], *, file: IO[str] | None = None) -
         console.print(line, markup=False, highlight=False)
 
 
-def write_json(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_json(summary: RatingsSummary, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from arena_core.outputs import atomic_write_text
 
-    atomic_write_text(path, json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, json.dumps(summary.to_json(), indent=2, sort_keys=False) + "\n")
     return path
 
 
-def ratings_png(summary: dict[str, Any]) -> bytes:
+def ratings_png(summary: RatingsSummary) -> bytes:
     """A PNG of every rating with its 95% interval, best at the top."""
     try:
         import matplotlib
@@ -201,20 +202,20 @@ def ratings_png(summary: dict[str, Any]) -> bytes:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise ImportError("the ratings plot needs matplotlib; fix: pip install 'turn-arena-core[tournament]'") from exc
-    rows = list(reversed(summary["leaderboard"]))
+    rows = list(reversed(summary.leaderboard))
     fig = Figure(figsize=(7, 0.45 * len(rows) + 1.2), dpi=110)
     ax = fig.add_subplot()
     y = list(range(len(rows)))
-    x = [r["rating"] for r in rows]
-    if rows and rows[0]["rating_low"] is not None:
+    x = [r.rating for r in rows]
+    lows = [r.rating_low for r in rows if r.rating_low is not None]
+    highs = [r.rating_high for r in rows if r.rating_high is not None]
+    if rows and len(lows) == len(highs) == len(rows):
         # drawn as segments: a percentile interval need not contain the point estimate
-        ax.hlines(y, [r["rating_low"] for r in rows], [r["rating_high"] for r in rows], color="#1f4e79", linewidth=1.5)
-        ax.plot(x, y, "o", color="#1f4e79")
-    else:
-        ax.plot(x, y, "o", color="#1f4e79")
-    ax.set_yticks(y, [r["name"] for r in rows])
+        ax.hlines(y, lows, highs, color="#1f4e79", linewidth=1.5)
+    ax.plot(x, y, "o", color="#1f4e79")
+    ax.set_yticks(y, [r.name for r in rows])
     ax.set_xlabel("rating (Elo scale), 95% cluster-bootstrap interval")
-    ax.set_title(f"{summary['name']}: {summary['game']}")
+    ax.set_title(f"{summary.name}: {summary.game}")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -222,7 +223,7 @@ def ratings_png(summary: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def write_png(summary: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_png(summary: RatingsSummary, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from arena_core.outputs import atomic_write_bytes
@@ -237,23 +238,17 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _h2h_matrix(summary: dict[str, Any]) -> str:
-    names = [r["name"] for r in summary["leaderboard"]]
+def _h2h_matrix(summary: RatingsSummary) -> str:
+    names = [r.name for r in summary.leaderboard]
     cell: dict[tuple[str, str], dict[str, Any]] = {}
-    for p in summary["head_to_head"]:
-        cell[(p["a"], p["b"])] = {
-            "p": p["a_above_b"],
-            "lo": p["low"],
-            "hi": p["high"],
-            "resolved": p["resolved"],
-            "n": p["games"],
-        }
-        cell[(p["b"], p["a"])] = {
-            "p": 1 - p["a_above_b"],
-            "lo": None if p["high"] is None else 1 - p["high"],
-            "hi": None if p["low"] is None else 1 - p["low"],
-            "resolved": p["resolved"],
-            "n": p["games"],
+    for p in summary.head_to_head:
+        cell[(p.a, p.b)] = {"p": p.a_above_b, "lo": p.low, "hi": p.high, "resolved": p.resolved, "n": p.games}
+        cell[(p.b, p.a)] = {
+            "p": 1 - p.a_above_b,
+            "lo": None if p.high is None else 1 - p.high,
+            "hi": None if p.low is None else 1 - p.low,
+            "resolved": p.resolved,
+            "n": p.games,
         }
     rows = []
     for a in names:
@@ -274,7 +269,7 @@ def _h2h_matrix(summary: dict[str, Any]) -> str:
     return _table(["row above column"] + [html.escape(n) for n in names], rows, "matrix")
 
 
-def html_report(summary: dict[str, Any], *, results: str | os.PathLike[str] | None = None) -> str:
+def html_report(summary: RatingsSummary, *, results: str | os.PathLike[str] | None = None) -> str:
     """A self-contained HTML page: leaderboard, ratings plot, head-to-head matrix, seat bias;
     with ``results`` (the results file or its directory) also the entrants, every game, and a
     step-through viewer of each recorded game's decisions."""
@@ -296,54 +291,48 @@ def html_report(summary: dict[str, Any], *, results: str | os.PathLike[str] | No
     seats = _table(
         ["seat", "games", "mean score", "mean position", "first-place share"],
         [
-            [
-                str(s["seat"]),
-                str(s["games"]),
-                _fmt(s["mean_score"], 2),
-                _fmt(s["mean_position"], 2),
-                _fmt(s["win_share"], 3),
-            ]
-            for s in summary["seats"]
+            [str(s.seat), str(s.games), _fmt(s.mean_score, 2), _fmt(s.mean_position, 2), _fmt(s.win_share, 3)]
+            for s in summary.seats
         ],
         "seats",
     )
-    seat_cols = [f"seat {i}" for i in range(summary["num_players"])]
+    seat_cols = [f"seat {i}" for i in range(summary.num_players)]
     per_player = _table(
         ["entrant"] + seat_cols,
-        [[esc(n)] + [_fmt(x, 2) for x in pos] for n, pos in summary["player_seat_positions"].items()],
+        [[esc(n)] + [_fmt(x, 2) for x in pos] for n, pos in summary.player_seat_positions.items()],
         "seats",
     )
     pairs = _table(
         ["A", "B", "games", "A above B", "95% interval", "mean score A−B", "95% interval", "resolved"],
         [
             [
-                esc(p["a"]),
-                esc(p["b"]),
-                str(p["games"]),
-                f"{p['a_above_b']:.3f}",
-                _interval(p["low"], p["high"], 3),
-                f"{p['mean_score_diff']:.2f}",
-                _interval(p["diff_low"], p["diff_high"], 2),
-                "yes" if p["resolved"] else "no",
+                esc(p.a),
+                esc(p.b),
+                str(p.games),
+                f"{p.a_above_b:.3f}",
+                _interval(p.low, p.high, 3),
+                f"{p.mean_score_diff:.2f}",
+                _interval(p.diff_low, p.diff_high, 2),
+                "yes" if p.resolved else "no",
             ]
-            for p in summary["head_to_head"]
+            for p in summary.head_to_head
         ],
         "pairs",
     )
     meta = (
-        f"Game <b>{esc(summary['game'])}</b> ({summary['num_players']} players), {esc(summary['design'])} design, "
-        f"{summary['tables']} tables × {summary['deals']} deals: {summary['games_scheduled']} games scheduled, "
-        f"{summary['games_recorded']} recorded, {summary['games_scored']} scored, {summary['games_truncated']} truncated, "
-        f"{summary['games_with_faults']} with player faults. Policy {esc(str(summary['settings']['policy']))}."
+        f"Game <b>{esc(summary.game)}</b> ({summary.num_players} players), {esc(summary.design)} design, "
+        f"{summary.tables} tables × {summary.deals} deals: {summary.games_scheduled} games scheduled, "
+        f"{summary.games_recorded} recorded, {summary.games_scored} scored, {summary.games_truncated} truncated, "
+        f"{summary.games_with_faults} with player faults. Policy {esc(str(summary.settings['policy']))}."
     )
-    method = summary["method"]
+    method = summary.method
     from .audit import fault_lines
 
     terminal = [title_line(summary), *leaderboard_notes(summary), *fault_lines(summary)]
     notes = "".join(f"<p>{esc(line)}</p>" for line in terminal)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{esc(summary["name"])} – Arena tournament report</title>
+<title>{esc(summary.name)} – Arena tournament report</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}
@@ -357,10 +346,10 @@ small {{ color: #555; }}
 {drill_css}
 </style></head>
 <body>
-<h1 id="title">{esc(summary["name"])}</h1>
+<h1 id="title">{esc(summary.name)}</h1>
 <p id="meta">{meta}</p>
 <h2>Leaderboard</h2>
-<p>Ratings: {esc(method["model"])}; {esc(method["scale"])}; {esc(method["intervals"])}.</p>
+<p>Ratings: {esc(method.model)}; {esc(method.scale)}; {esc(method.intervals)}.</p>
 <div id="leaderboard">{board}</div>
 <div id="notes">{notes}</div>
 <h2>Ratings plot</h2>
@@ -387,7 +376,7 @@ window.addEventListener("load", function () {{
 
 
 def write_html(
-    summary: dict[str, Any], path: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
+    summary: RatingsSummary, path: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
 ) -> Path:
     """Write :func:`html_report` atomically (a reader never sees half a page)."""
     from arena_core.outputs import atomic_write_text
@@ -398,7 +387,7 @@ def write_html(
 
 
 def write_all(
-    summary: dict[str, Any], directory: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
+    summary: RatingsSummary, directory: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
 ) -> dict[str, Path]:
     """summary.json, ratings.png and report.html in ``directory``; ``results`` (the results file)
     adds the entrants, the game list and the decision viewer to the page."""

@@ -19,6 +19,7 @@ from arena_core.outputs import scrub_secrets
 from arena_core.playerspec import as_player_spec
 
 from .identity import is_secret_name
+from .summary import RatingsSummary
 
 #: characters of one prompt or answer shown in the page (the record keeps the whole text)
 TEXT_LIMIT = 4000
@@ -257,10 +258,10 @@ def load_games_and_records(results: str | os.PathLike[str]) -> tuple[list[Any], 
     return list(games), records, header, ""
 
 
-def drilldown_for(summary: dict[str, Any], results: str | os.PathLike[str]) -> str:
+def drilldown_for(summary: RatingsSummary, results: str | os.PathLike[str]) -> str:
     """The drill-down HTML of the tournament whose results are at ``results``."""
     games, records, header, note = load_games_and_records(results)
-    modes = {r["name"]: r["mode"] for r in summary.get("leaderboard", []) if r.get("mode")}
+    modes = {r.name: r.mode for r in summary.leaderboard if r.mode}
     modes = {**modes_from_records(games, records), **modes}
     entrants = entrant_rows(header.schedule.entrants, modes, getattr(header, "identities", None))
     return drilldown_html(entrants, game_rows(games, records), note=note)

@@ -282,10 +282,10 @@ def rate_tournament(out: Path, options: RatingOptions) -> dict[str, Any]:
     )
     write_json(summary, out / "summary.json")
     return {
-        "method": summary["method"]["intervals"],
-        "note": summary["note"],
-        "leaderboard": [{k: r[k] for k in RATING_FIELDS} for r in summary["leaderboard"]],
-        "pairs": summary["rating_pairs"],
+        "method": summary.method.intervals,
+        "note": summary.note,
+        "leaderboard": [r.model_dump(mode="json", include=set(RATING_FIELDS)) for r in summary.leaderboard],
+        "pairs": [p.model_dump(mode="json") for p in summary.rating_pairs],
     }
 
 
