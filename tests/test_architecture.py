@@ -60,8 +60,6 @@ KNOWN_LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
 DEFERRED_CYCLES = {
     ("arena_core.check_cli", "arena_core.cli"): "`arena check` is registered in the CLI's command table lazily and "
     "reuses the CLI's error handling lazily",
-    ("arena_core.playerspec", "arena_core.registry"): "the registry parses player specs on demand; a player spec "
-    "resolves names through the registry on demand",
     ("arena_core.replay", "arena_core.testing.checks"): "replay verification reuses the kit's checks and the kit "
     "replays records, each on demand",
 }

@@ -8,7 +8,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from pydantic import BaseModel, ValidationError
 
 from arena_core.errors import ConfigError, PlayerOptionsError
