@@ -4,7 +4,7 @@
 # The venv is the development install: the root pyproject.toml puts all five packages in, editable,
 # at the versions of constraints.txt (the lock; `make lock` refreshes it, `make test-latest` tries the newest).
 #   make dists        -- a wheel and an sdist of each distribution (dists/*) in build/dists
-#   make check-split  -- CI's last step: build them, install the core alone (lowest Python), add the games
+#   make check-split  -- CI's last step: make dists, then install the core alone (lowest Python), add the games
 # Checks (docs/developing.md; CI runs them all through .ci/run):
 #   make lint         -- ruff lint + format check, mypy (strict on every package, plugins' public names), layer rules
 #   make test-fast    -- the suite without coverage (make test measures line + branch coverage, with its floor)
@@ -87,11 +87,15 @@ typecheck: venv
 
 coverage: test
 
+# DISTS_DIR is read from the repository root, as a user types it; DISTS=core builds only the ones named
+# (CI's check-split builds all five through here)
+DISTS_DIR ?= build/dists
+DISTS ?=
 dists: venv
-	$(BIN)/python scripts/dists.py build build/dists
+	$(BIN)/python scripts/dists.py build $(DISTS_DIR) $(DISTS)
 
-check-split: venv
-	PYTHON=$(BIN)/python LOCK=$(LOCK) bash scripts/check_split.sh
+check-split: dists
+	PYTHON=$(BIN)/python LOCK=$(LOCK) WHEELS=$(DISTS_DIR) bash scripts/check_split.sh
 
 # The verifiers bridge (dists/verifiers, issue 33) in its own throw-away venv with its own lock
 # (scripts/check_verifiers.sh; no dev venv needed). .ci/run runs it in the background from the start.

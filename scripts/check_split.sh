@@ -4,6 +4,8 @@
 #   PYTHON      builds the distributions (default: the dev venv's python; needs setuptools, wheel)
 #   LOW_PYTHON  the lowest Python that pyproject.toml declares (found under pyenv when not on PATH)
 #   LOCK        the constraints file whose pins the installs follow (default constraints.txt)
+#   WHEELS      a folder the distributions were built into (`make check-split` passes `make dists`'s);
+#               unset: they are built here into a temporary folder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -29,8 +31,13 @@ wheels="$work/wheels"
 echo "== every module compiles on $low"
 "$low" -c "import pathlib, sys; [compile(p.read_text(), str(p), 'exec') for p in pathlib.Path('src').rglob('*.py')]"
 
-echo "== build: a wheel and an sdist of each distribution"
-"$PYTHON" scripts/dists.py build "$wheels"
+if [ -n "${WHEELS:-}" ]; then
+    echo "== the distributions built by make dists, in $WHEELS"
+    wheels=$(cd "$WHEELS" && pwd)
+else
+    echo "== build: a wheel and an sdist of each distribution"
+    "$PYTHON" scripts/dists.py build "$wheels"
+fi
 
 echo "[${SECONDS}s] == the core alone, on $("$low" -c 'import platform; print("Python", platform.python_version())')"
 "$low" -m venv "$work/core"

@@ -9,7 +9,7 @@ checks that they agree and that every extra the root needs is there.
 
     python scripts/dists.py sync             # rewrite the root's generated entry-point block
     python scripts/dists.py check            # exit 1 (with the fix) when the root has drifted
-    python scripts/dists.py build OUTDIR     # a wheel and an sdist of each distribution
+    python scripts/dists.py build OUTDIR [NAME ...]  # a wheel and an sdist of each distribution (or of those named)
 """
 
 from __future__ import annotations
@@ -287,11 +287,18 @@ def _pip_wheel(source: Path, outdir: Path) -> None:
     )
 
 
-def build(outdir: Path) -> int:
+def build(outdir: Path, names: tuple[str, ...] = DISTS) -> int:
     """A wheel (``pip wheel --no-deps --no-build-isolation``) and an sdist of each distribution; the
-    sdist must rebuild the same wheel (nothing left out of it)."""
+    sdist must rebuild the same wheel (nothing left out of it). A relative ``outdir`` is read from the
+    working directory (``make dists``: ``build/dists``), never from a distribution's folder, where
+    the sdist is built."""
+    unknown = sorted(set(names) - set(DISTS))
+    if unknown:
+        print(f"no distribution named {', '.join(unknown)}; the distributions: {', '.join(DISTS)}", file=sys.stderr)
+        return 2
+    outdir = outdir.resolve()
     outdir.mkdir(parents=True, exist_ok=True)
-    for dist in DISTS:
+    for dist in names:
         src = ROOT / "dists" / dist
         for stale in [
             src / "build",
@@ -303,7 +310,7 @@ def build(outdir: Path) -> int:
         subprocess.run(
             [sys.executable, "-c", code], cwd=src, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
-    for dist in DISTS:
+    for dist in names:
         name = f"turn_arena_{dist}-{project(dist)['version']}"
         wheel = outdir / f"{name}-py3-none-any.whl"
         sdist = outdir / f"{name}.tar.gz"
@@ -331,8 +338,8 @@ def main(argv: list[str]) -> int:
         return sync()
     if argv[:1] == ["check"]:
         return check()
-    if argv[:1] == ["build"] and len(argv) == 2:
-        return build(Path(argv[1]))
+    if argv[:1] == ["build"] and len(argv) >= 2:
+        return build(Path(argv[1]), tuple(argv[2:]) or DISTS)
     print(__doc__, file=sys.stderr)
     return 2
 
