@@ -537,5 +537,8 @@ if __name__ == "__main__":  # pragma: no cover - maintenance: python -m arena_ga
 
     if sys.argv[1:] != ["--write-table"]:
         sys.exit("usage: python -m arena_games.matrix.equilibria --write-table  (needs pygambit: the solver extra)")
-    for written in write_table():
-        print(f"wrote {written}")
+    try:
+        for written in write_table():
+            print(f"wrote {written}")
+    except SolverUnavailableError as exc:  # one line naming the extra, not a traceback
+        sys.exit(f"error: {exc}")
