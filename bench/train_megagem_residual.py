@@ -459,7 +459,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from train_megagem_residual_report import report
 
-        report(out)
+        try:
+            report(out)
+        except FileNotFoundError as exc:  # a stage not run yet: say which, not a traceback
+            raise SystemExit(
+                f"{exc.filename} is missing: run the stages the report reads first (constant, train --seed S, "
+                "evaluate --seed S|constant, transfer; docs/benchmarks.md)"
+            ) from None
     return 0
 
 
