@@ -13,17 +13,9 @@ from arena_core.errors import ConfigError
 from arena_core.game import Position
 from arena_core.players import Decision
 from arena_core.registry import make_game
-from arena_core.transcript import (
-    NO_ANSWER,
-    NOT_ACCEPTED,
-    Conversation,
-    GenericTranscriptView,
-    SeatConversations,
-    TranscriptTurn,
-    TranscriptView,
-    observation_changes,
-)
+from arena_core.transcript import GenericTranscriptView, TranscriptTurn, TranscriptView, observation_changes
 from arena_core.views import get_view
+from arena_players.conversation import NO_ANSWER, NOT_ACCEPTED, Conversation, SeatConversations
 from arena_players.llm_common import ViewPrompts
 
 GAMES = {

@@ -14,8 +14,10 @@ from arena_core.errors import ConfigError
 from arena_core.game import Game
 from arena_core.players import Decision
 from arena_core.text import ParseResult
-from arena_core.transcript import Conversation, SeatConversations, TranscriptView
+from arena_core.transcript import TranscriptView
 from arena_core.views import get_view
+
+from .conversation import Conversation, SeatConversations
 
 TextRecord = Literal["full", "hash", "none"]
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
@@ -79,7 +81,7 @@ class DecisionPrompt:
     ``messages``: the full list to send; ``legal``: the legal strings shown (for retry
     feedback); ``added``: how many of ``messages`` this decision added (all of them in the
     snapshot view); ``turn``: the seat's turn number in the conversation (0 in the snapshot
-    view); ``conversation``: the seat's :class:`~arena_core.transcript.Conversation`
+    view); ``conversation``: the seat's :class:`~arena_players.conversation.Conversation`
     (transcript view only) -- report the answer to it through :meth:`ViewPrompts.answered`."""
 
     messages: list[dict[str, str]]
@@ -94,8 +96,8 @@ class DecisionPrompt:
 
 class ViewPrompts:
     """The prompts of a text-based player in its ``view``: the shared piece of the OpenAI and
-    MLX players. In the transcript view it keeps one :class:`~arena_core.transcript.Conversation`
-    per ``(episode seed, seat)`` (:class:`~arena_core.transcript.SeatConversations`, at most
+    MLX players. In the transcript view it keeps one :class:`~arena_players.conversation.Conversation`
+    per ``(episode seed, seat)`` (:class:`~arena_players.conversation.SeatConversations`, at most
     ``max_conversations``, least recently used dropped).
 
     Per decision: ``prompt(decision)`` -> send ``messages``; on an unreadable answer that the
