@@ -219,11 +219,11 @@ def providers() -> dict[str, dict[str, str]]:
     """What the core says to install for a name one of the distributions registers: {kind: {name:
     "turn-arena-DIST[extra]"}}, and a namespace ("textarena/") for every name under it when all of
     them come from the same place (the data of ``registry.provider``; ``sync`` writes it)."""
-    out: dict[str, dict[str, str]] = {"games": {}, "players": {}, "trainers": {}, "namespaces": {}}
+    out: dict[str, dict[str, str]] = {"games": {}, "players": {}, "trainers": {}, "commands": {}, "namespaces": {}}
     for dist in DISTS:
         for group, eps in entry_points(project(dist)).items():
             kind = group.removeprefix("arena.")
-            if kind not in ("games", "players", "trainers"):
+            if kind not in ("games", "players", "trainers", "commands"):
                 continue
             for name, value in eps.items():
                 extra = re.search(r"\[([^\]]*)\]\s*$", value)

@@ -489,8 +489,8 @@ def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch, capsys):
 def _parser_with(cli, fn):
     real = cli.build_parser
 
-    def build():
-        parser = real()
+    def build(**kwargs):
+        parser = real(**kwargs)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices["list"].set_defaults(func=fn)
         return parser

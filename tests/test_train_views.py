@@ -33,7 +33,9 @@ def test_kuhn_and_megagem_bring_their_compact_views():
 
 
 def test_a_missing_view_names_the_views_the_game_has():
-    with pytest.raises(ConfigError, match=r"no 'storybook' view; it has \['compact', 'menu', 'text', 'transcript'\]"):
+    with pytest.raises(
+        ConfigError, match=r"no 'storybook' view; it has \['compact', 'human', 'menu', 'text', 'transcript'\]"
+    ):
         get_view(make_game("kuhn_poker"), "storybook")
     assert isinstance(get_view(make_game("kuhn_poker"), "storybook", fallback="menu"), MenuView)
 
@@ -103,7 +105,7 @@ def test_the_registered_class_is_the_rules_class_with_its_views():
     from arena_games.megagem import rules as megagem_rules
     from arena_games.textarena import TextArenaGame
 
-    generic = {"menu", "text", "transcript"}
+    generic = {"menu", "text", "transcript", "human"}  # human: registered for every game by turn-arena-players
     for game_id, rules_class, views in (
         ("kuhn_poker", KuhnPoker, generic | {"compact"}),
         ("megagem", megagem_rules.MegaGem, generic | {"compact"}),

@@ -3,18 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .clierrors import EXIT_USER_ERROR, OneLineArgumentParser, guarded, non_negative_int, policy_text, positive_int  # noqa: F401 (EXIT_USER_ERROR: re-exported)
-from .errors import ArenaError, ConfigError, ReplayDivergenceError
+from .clierrors import EXIT_USER_ERROR as EXIT_USER_ERROR  # re-exported
+from .clierrors import OneLineArgumentParser, guarded, non_negative_int, one_line, policy_text, positive_int
+from .errors import ArenaError, ConfigError, IllegalActionError, ReplayDivergenceError
 
 if TYPE_CHECKING:
     import importlib.metadata as md
 
+    from .episode import Header
+    from .game import Game, Position
+
 EXIT_DIVERGENCE = 1
+
+
+def summary(obj: Any, width: int = 100) -> str:
+    """The first sentence of ``obj``'s own docstring on one line (what `arena --help` says of a plugin
+    command and `arena list` of a player or trainer: taken from the plugin, never from a table here)."""
+    import re
+
+    text = " ".join(inspect.cleandoc(obj.__doc__ or "").split("\n\n")[0].split())
+    text = re.split(r"(?<=\.)\s", re.sub(r":\w+:`~?([^`]*)`", r"\1", text).replace("``", "`"), maxsplit=1)[0]
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -31,18 +46,21 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .registry import GROUPS, availability, list_plugins
+    """One line a plugin: name, distribution, and whether it loads here, else why; a player's or
+    trainer's line ends with the first sentence of its docstring."""
+    from .registry import GROUPS, availability, list_plugins, load
 
-    kinds = [args.kind] if args.kind else list(GROUPS)
-    for kind in kinds:
+    for kind in [args.kind] if args.kind else list(GROUPS):
         plugins = list_plugins(kind)
         print(f"{kind} ({len(plugins)}):")
+        width = max((len(info.name) for info in plugins), default=0)
         for info in plugins:
             ok, reason = info.available, info.reason
             if ok and not args.no_check:
                 ok, reason = availability(kind, info.name)
-            status = "available" if ok else f"unavailable: {reason}"
-            print(f"  {info.name:<36} {info.distribution:<20} {status}")
+            about = f"  {summary(load(kind, info.name))}" if ok and kind != "games" and not args.no_check else ""
+            status = f"available{about}" if ok else f"unavailable: {one_line(reason)}"
+            print(f"  {info.name:<{width}}  {info.distribution:<18} {status}")
         if kind == "games" and not plugins:
             print(
                 "  no games installed; get some with: pip install turn-arena-games  (TextArena titles: 'turn-arena-games[textarena]')"
@@ -54,27 +72,31 @@ def cmd_play(args: argparse.Namespace) -> int:
     from .playerspec import players_from_args
     from .policy import IllegalActionPolicy
     from .registry import make_game, make_player
+    from .replay import replay
     from .runner import play_episode
     from .seeding import derive_seed
 
-    params = _parse_params(args.param)
     specs = players_from_args(args)
     names = [s.name for s in specs]  # names only: options may hold secrets
-    game = make_game(args.game, params, num_players=len(specs))
+    game = make_game(args.game, _parse_params(args.param), num_players=len(specs))
+    if args.show:
+        _human_view(game)  # no human view: said before the game is played
     players = [make_player(s, seed=derive_seed(args.seed, "player", i)) for i, s in enumerate(specs)]
     policy = IllegalActionPolicy.parse(args.policy)
-    record = play_episode(game, players, args.seed, policy=policy, turn_cap=args.turn_cap, log_path=args.log)
+    try:
+        record = play_episode(game, players, args.seed, policy=policy, turn_cap=args.turn_cap, log_path=args.log)
+    except IllegalActionError as exc:  # --policy raise: say which policies play on
+        who = "a player" if exc.player is None else f"player {exc.player} ({names[exc.player]})"
+        raise ArenaError(
+            f"{who}: {exc}; --policy raise (the default) stops at the first "
+            "unreadable or illegal answer: --policy retry:3 asks again, default plays the game's default action, "
+            "penalize ends the game against the player"
+        ) from None
     if not args.quiet:
-        print(
-            f"{game.spec.id} v{game.spec.version}  seed {args.seed}  players: "
-            + ", ".join(f"{i}={n}" for i, n in enumerate(names))
-        )
-        for event in record.events:
-            if event.type == "step":
-                what = event.action + (" (substituted by the policy)" if event.substituted else "")
-            else:
-                what = f"policy {event.verdict}: {event.detail}"
-            print(f"  ply {event.ply:>3}  player {event.player} ({names[event.player]}): {what}")
+        try:  # replayed from its record: positions for --show, actions by the game's names for them
+            replay(record, game, on_event=transcript(args.show, names))
+        except ReplayDivergenceError as exc:
+            print(f"(the transcript stops here: {game.spec.id} does not replay its own episode: {exc})")
     end = record.end
     assert end is not None  # play_episode plays to the end
     if end.returns is None:
@@ -92,7 +114,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .replay import replay_file
 
     try:
-        records = replay_file(args.file, game_key=getattr(args, "game", None))
+        records = replay_file(args.file, game_key=args.game, on_event=transcript(True) if args.show else None)
     except ReplayDivergenceError as exc:
         print(f"arena: replay diverged: {exc}", file=sys.stderr)
         return EXIT_DIVERGENCE
@@ -103,7 +125,52 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _human_view(game: Game[Any, Any]) -> Any:
+    if "human" not in game.views():
+        raise ConfigError(f"{game.spec.id} has no human view to show; fix: pip install turn-arena-players")
+    return game.views()["human"]()
+
+
+def transcript(show: bool, names: Sequence[str] = ()) -> Callable[[Game[Any, Any], Header, Position[Any], Any], None]:
+    """An ``on_event`` for :func:`~arena_core.replay.replay` that prints the header, then one line a
+    decision with the action by the game's name for it (``Game.action_label``); with ``show``, the
+    acting seat's human view before each decision and the final position (every seat's when
+    information is hidden)."""
+
+    printed: list[Header] = []
+
+    def on_event(game: Game[Any, Any], header: Header, pos: Position[Any], event: Any) -> None:
+        from .spec import Information
+
+        who = list(names or header.players) or ["?"] * game.num_players
+
+        def sees(seat: int, lead: str = "") -> None:
+            if show:
+                lines = _human_view(game).render(game, pos, seat).splitlines()
+                print(f"  {lead}player {seat} ({who[seat]}) sees:", *("      " + line for line in lines), sep="\n")
+
+        if not printed or printed[-1] is not header:
+            printed.append(header)
+            seats = ", ".join(f"{i}={n}" for i, n in enumerate(who))
+            print(f"{header.game} v{header.game_version}  seed {header.seed}  players: {seats}")
+        if event.type == "end":
+            for seat in range(1 if game.spec.information is Information.PERFECT else game.num_players):
+                sees(seat, "at the end, ")
+            return
+        sees(event.player)
+        if event.type == "step":
+            action = event.action if event.action_id < 0 else game.action_from_id(event.action_id)
+            what = game.action_label(pos.state, event.player, action)
+            what += " (substituted by the policy)" if event.substituted else ""
+        else:
+            what = f"policy {event.verdict}: {event.detail}"
+        print(f"  ply {event.ply:>3}  player {event.player} ({who[event.player]}): {what}")
+
+    return on_event
+
+
+def build_parser(*, describe: bool = False) -> argparse.ArgumentParser:
+    """The `arena` parser; ``describe`` (for --help) imports each plugin command for its description."""
     parser = OneLineArgumentParser(prog="arena", description="Turn-based multi-agent games, players and trainers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -129,25 +196,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--turn-cap", type=positive_int, default=None, help="truncate after this many decisions")
     p.add_argument("--log", default=None, help="append the episode as JSON lines to this file")
     p.add_argument("--quiet", action="store_true", help="print only the result")
+    p.add_argument("--show", action="store_true", help="show each position through the game's human view")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("replay", help="re-run an episode file and verify it step by step")
     p.add_argument("file", help="an episode file, or a tournament's output directory / records.jsonl.gz")
     p.add_argument("--game", default=None, metavar="KEY", help="only this game of a tournament's records")
+    p.add_argument("--show", action="store_true", help="print every decision and position (the game's human view)")
     p.set_defaults(func=cmd_replay)
     sub.add_parser("check", help="run the conformance kit on a game: one line per check", add_help=False)
     for name, ep in sorted(_plugin_commands().items()):
-        sub.add_parser(name, help=f"from {ep.value.split(':')[0]} (plugin command)", add_help=False)
+        sub.add_parser(name, help=_command_help(ep) if describe else None, add_help=False)
     return parser
 
 
-#: commands that Arena's other distributions register through ``arena.commands``: only the
-#: install hint for a user who types one without the distribution lives here
-_COMMANDS_ELSEWHERE = {
-    **dict.fromkeys(("tournament", "ratings", "report", "compare", "export"), "turn-arena-tournament"),
-    "study": "'turn-arena-games[study]'",
-    "train": "turn-arena-train",
-}
+def _command_help(ep: md.EntryPoint) -> str:
+    try:
+        text = summary(ep.load()).rstrip(".") or f"from {ep.module}"
+    except Exception:  # a command whose extra is missing: --help still lists it
+        return f"from {ep.module} (cannot be imported here)"
+    return text[:1].lower() + text[1:]  # as argparse writes its own
 
 
 def _plugin_commands() -> dict[str, md.EntryPoint]:
@@ -181,19 +249,21 @@ def _delegate(argv: list[str]) -> tuple[str, Callable[..., int | None], list[str
             return code
 
         return f"arena {name}", run_plugin, rest
-    if name in _COMMANDS_ELSEWHERE:
+    from .registry import provider  # where a command of Arena's own comes from (generated data)
+
+    dist = provider("commands", name)
+    if dist is not None:
 
         def missing(args: list[str]) -> int:
-            raise ConfigError(
-                f"`arena {name}` comes with another distribution; fix: pip install {_COMMANDS_ELSEWHERE[name]}"
-            )
+            fix = f"'{dist}'" if "[" in dist else dist
+            raise ConfigError(f"`arena {name}` comes with another distribution; fix: pip install {fix}")
 
         return "arena", missing, rest
     return None
 
 
 def _main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(describe=argv[:1] in (["-h"], ["--help"])).parse_args(argv)
     code: int = args.func(args)
     return code
 

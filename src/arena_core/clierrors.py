@@ -154,6 +154,10 @@ def guarded(prog: str, fn: Callable[..., int | None], *args: Any) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader left (`arena list | head`): no message, and none at exit either
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INTERNAL_ERROR
     except MemoryError:
         if debug_enabled():
             raise

@@ -167,6 +167,10 @@ class Game(ABC, Generic[S, A]):
         """Canonical string of an action (unique within any legal set)."""
         return str(action)
 
+    def action_label(self, state: S, player: int, action: A) -> str:
+        """What transcripts and people call ``action`` of ``player`` at ``state`` (default: the canonical string)."""
+        return self.action_to_str(action)
+
     def default_action(self, state: S, player: int) -> A:
         """The substitute used by the 'default' illegal-action policy."""
         return self.legal_actions(state, player)[0]

@@ -194,6 +194,8 @@ def availability(kind: str, name: str) -> tuple[bool, str]:
     """Import the plugin to see whether it really works here; never raises."""
     try:
         load(kind, name)
+    except PluginUnavailableError as exc:  # the import's own reason: the caller names the plugin already
+        return False, str(exc.__cause__ or exc)
     except Exception as exc:  # listing must survive any broken plugin
         return False, f"{type(exc).__name__}: {exc}"
     return True, ""

@@ -27,10 +27,14 @@ class IncompleteRecordsError(EpisodeError):
         self.records = records
 
 
-def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> EpisodeRecord:
+def replay(
+    record: EpisodeRecord, game: Game[Any, Any] | None = None, *, on_event: Callable[..., None] | None = None
+) -> EpisodeRecord:
     """Re-run ``record`` from its seed and inputs; raise ReplayDivergenceError at the first line
     that differs, or when the game changes a state it was given (a record of such a game is never
-    called exact). Returns the re-run record."""
+    called exact). ``on_event(game, header, position, event)`` sees each recorded event with the
+    position it was decided at, then the end with the last position (``arena replay --show``).
+    Returns the re-run record."""
     from .episode import digest
     from .testing.checks import state_key  # catches a game that changes the state it is given
 
@@ -51,8 +55,12 @@ def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> Episode
         players=header.players,
         record_observations=any(isinstance(e, Step) and e.obs_digest for e in record.events),
     )
+    before = match.position
     for n, event in enumerate(record.events):
         produced = match.record.events
+        before = before if n < len(produced) else match.position  # a substitute: its policy event's position
+        if on_event is not None:
+            on_event(game, header, before, event)
         if n < len(produced):  # produced already (a substituted step follows its policy event)
             _compare(n, event, produced[n])
             continue
@@ -102,6 +110,8 @@ def replay(record: EpisodeRecord, game: Game[Any, Any] | None = None) -> Episode
                 f"the record ends ({record.end.reason.value}) at ply {record.end.ply}; the re-run is still going"
             )
         _compare("end", record.end, match.end, _END_FIELDS)
+        if on_event is not None:
+            on_event(game, header, match.position, record.end)
     return match.record
 
 
@@ -138,7 +148,11 @@ def _records_from_readers(path: str | os.PathLike[str], key: str | None) -> list
 
 
 def replay_file(
-    path: str | os.PathLike[str], game: Game[Any, Any] | None = None, *, game_key: str | None = None
+    path: str | os.PathLike[str],
+    game: Game[Any, Any] | None = None,
+    *,
+    game_key: str | None = None,
+    on_event: Callable[..., None] | None = None,
 ) -> list[EpisodeRecord]:
     """Replay every episode in a JSON-lines file. An episode without its end line (what a run
     killed mid-game leaves) is refused with :class:`EpisodeError`: there is no recorded result
@@ -146,7 +160,7 @@ def replay_file(
     try:
         records = _records_from_readers(path, game_key)
     except IncompleteRecordsError as exc:
-        verified = [replay(record, game) for record in exc.records]  # a divergence among them says so first
+        verified = [replay(r, game, on_event=on_event) for r in exc.records]  # a divergence among them says so first
         raise IncompleteRecordsError(
             f"{exc}; the {len(verified)} readable record(s) replayed exactly, the run as a whole is not verified",
             verified,
@@ -170,4 +184,4 @@ def replay_file(
                 f"{path}: {where} ({record.header.game}, seed {record.header.seed}) is incomplete: "
                 f"{len(record.events)} events and no end line (the run was cut off mid-game); nothing to verify"
             )
-    return [replay(record, game) for record in records]
+    return [replay(record, game, on_event=on_event) for record in records]

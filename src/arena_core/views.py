@@ -7,9 +7,10 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import ConfigError
+from .errors import ConfigError, PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .game import Game, Position
@@ -60,11 +61,26 @@ class MenuView:
 
 
 def default_views(game: Game[Any, Any]) -> dict[str, Callable[[], Any]]:
-    """The views every game has: ``text`` (its ``text_view()``), ``menu`` (:class:`MenuView`) and
-    ``transcript`` (:class:`~arena_core.transcript.GenericTranscriptView`); a game may override each."""
+    """The views every game has: ``text`` (its ``text_view()``), ``menu`` (:class:`MenuView`),
+    ``transcript`` (:class:`~arena_core.transcript.GenericTranscriptView`) and those that plugins
+    register for every game in ``arena.views`` (turn-arena-players' ``human``); a game may override each."""
     from .transcript import GenericTranscriptView
 
-    return {"text": game.text_view, "menu": MenuView, "transcript": GenericTranscriptView}
+    return {**_plugin_views(), "text": game.text_view, "menu": MenuView, "transcript": GenericTranscriptView}
+
+
+@cache
+def _plugin_views() -> dict[str, Callable[[], Any]]:
+    import importlib.metadata as md
+
+    eps = md.entry_points(group="arena.views")
+    if len(set(eps.names)) < len(eps):
+        raise PluginError(f"a view name is registered twice in arena.views: {sorted(ep.value for ep in eps)}")
+    return {ep.name: partial(_build, ep) for ep in eps}
+
+
+def _build(ep: Any) -> Any:
+    return ep.load()()
 
 
 def get_view(game: Game[Any, Any], name: str, *, fallback: str | None = None) -> Any:

@@ -1,9 +1,11 @@
 """A terminal player: a human-friendly view of the position, numbered legal moves, a typed choice.
 
-The view is not the language-model prompt: it is the game's ``"human"`` view when the game has
-one (``Game.views()``; an object with ``render(game, pos, player) -> str``), otherwise
-:class:`HumanView`, a readable summary of the player's own observation (boards as grids,
-nested tables indented, only the latest messages of a transcript).
+The view is not the language-model prompt: it is the game's ``"human"`` view (``Game.views()``; an
+object with ``render(game, pos, player) -> str``). :class:`HumanView`, a readable summary of the
+player's own observation (boards as grids, nested tables indented, only the latest messages of a
+transcript), is registered in ``arena.views`` as every game's ``"human"`` view, which a game may
+replace with its own; ``arena play --show`` and ``arena replay --show`` render positions through it.
+The moves are listed by the game's names for them (``Game.action_label``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, TextIO
 from arena_core.errors import ConfigError, PlayerError
 from arena_core.game import Game, Position
 from arena_core.players import BasePlayer, Decision, Move
+from arena_core.views import get_view
 
 #: the last messages of a transcript-like observation that the summary shows
 RECENT_MESSAGES = 6
@@ -118,10 +121,8 @@ class HumanView:
 
 
 def human_view(game: Game[Any, Any]) -> Any:
-    """The game's own ``"human"`` view if it has one, else :class:`HumanView`."""
-    views = game.views()
-    factory = views.get("human")
-    return factory() if factory is not None else HumanView()
+    """The game's ``"human"`` view (its own, else :class:`HumanView`)."""
+    return get_view(game, "human")
 
 
 class HumanPlayer(BasePlayer):
@@ -178,7 +179,7 @@ class HumanPlayer(BasePlayer):
             self._rules_shown.add(key)
             self._say(f"=== {game.spec.id}: rules ===\n{self._rules(decision)}")
         legal = list(decision.legal_actions)
-        names = [game.action_to_str(a) for a in legal]
+        names: list[str] = decision.view_with(lambda g, pos, seat: [g.action_label(pos.state, seat, a) for a in legal])
         view = decision.view_with(human_view(game).render)
         self._say(
             f"\n--- {game.spec.id}: you are player {decision.seat}; decision {decision.ply} ---\n{view}\n\nyour legal moves:"

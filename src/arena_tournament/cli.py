@@ -100,7 +100,9 @@ def main_tournament(argv: Sequence[str] | None = None) -> int:
 
 
 def tournament_body(argv: Sequence[str] | None) -> int:
-    """`arena tournament` without its error funnel (the `arena` command, or :func:`main_tournament`, runs it in one)."""
+    """Run (or resume) the tournament of a TOML/YAML config, then rate it and write the report.
+
+    `arena tournament` without its error funnel (the `arena` command, or :func:`main_tournament`, runs it in one)."""
     args = tournament_parser().parse_args(argv)
     from .config import load_config
     from .report import print_leaderboard, write_all
@@ -159,7 +161,9 @@ def main_ratings(argv: Sequence[str] | None = None) -> int:
 
 
 def ratings_body(argv: Sequence[str] | None) -> int:
-    """`arena ratings` without its error funnel."""
+    """Recompute the ratings of a results file and print the leaderboard.
+
+    `arena ratings` without its error funnel."""
     args = ratings_parser().parse_args(argv)
     from .report import print_leaderboard
 
@@ -191,7 +195,9 @@ def main_report(argv: Sequence[str] | None = None) -> int:
 
 
 def report_body(argv: Sequence[str] | None) -> int:
-    """`arena report` without its error funnel."""
+    """Write report.html, summary.json and ratings.png for a tournament's results.
+
+    `arena report` without its error funnel."""
     args = report_parser().parse_args(argv)
     from .report import write_all
 

@@ -365,7 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def compare_body(argv: Sequence[str] | None) -> int:
-    """`arena compare` without its error funnel (the `arena` command, or :func:`main`, runs it in one)."""
+    """Compare two players on shared deals with seat rotation (or re-analyse a results file).
+
+    `arena compare` without its error funnel (the `arena` command, or :func:`main`, runs it in one)."""
     from arena_core.clierrors import OneLineArgumentParser
 
     p = OneLineArgumentParser(prog="arena compare", description=main.__doc__)

@@ -203,7 +203,7 @@ def to_dataset(path: str | os.PathLike[str]) -> Any:
 
 
 def export_body(argv: Sequence[str] | None) -> int:
-    """`arena export`: game records as one row per decision (jsonl, or parquet with the export extra)."""
+    """Export a run's game records as one row per decision (jsonl, or parquet with the export extra)."""
     from arena_core.clierrors import OneLineArgumentParser
 
     p = OneLineArgumentParser(prog="arena export", description=__doc__.split("\n\n")[0] if __doc__ else None)

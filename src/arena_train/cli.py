@@ -72,6 +72,7 @@ class _Progress:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Train a player with a registered trainer from a TOML/JSON config."""
     parser = argparse.ArgumentParser(
         prog="arena train", description="Train a player with a registered trainer (arena.trainers)."
     )

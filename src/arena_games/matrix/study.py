@@ -690,7 +690,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry (``arena study``): returns the exit status (2 bad input, 1 the study stopped)."""
+    """Study a player on one-shot matrix games against their Nash equilibria.
+
+    The ``arena study`` command: returns the exit status (2 bad input, 1 the study stopped)."""
     args = build_parser().parse_args(argv)
     if args.merge:
         from .figures import merge_runs

@@ -82,7 +82,9 @@ class _MegaGemBot(BasePlayer):
 
 # ---------------------------------------------------------------------- simple bidders
 class HeuristicBidder(_MegaGemBot):
-    """Treasure: floor(fraction x bid limit) plus a seeded offset in [-noise, noise]; Loans and
+    """MegaGem's simple baseline: a fixed fraction of the bid limit on treasures, nothing on the rest.
+
+    Treasure: floor(fraction x bid limit) plus a seeded offset in [-noise, noise]; Loans and
     Investments: 0; reveal: alphabetically first colour (MegagemBench's heuristic-v1)."""
 
     name = "megagem_heuristic"
@@ -106,7 +108,9 @@ class HeuristicBidder(_MegaGemBot):
 
 
 class FairValueBidder(_MegaGemBot):
-    """Treasure: sum over the lot of chart(display count [+ own hand count]) x shade, rounded and
+    """Bids a shaded share of a treasure lot's value on the chart today; nothing on the rest.
+
+    Treasure: sum over the lot of chart(display count [+ own hand count]) x shade, rounded and
     clamped; otherwise 0; reveal: alphabetical default."""
 
     name = "megagem_fair_value"
@@ -128,7 +132,9 @@ class FairValueBidder(_MegaGemBot):
 
 
 class MarketAnchoredBidder(_MegaGemBot):
-    """Treasure: the median winning bid of same-size Treasure lots among the last five auctions
+    """Bids what similar treasure lots recently sold for; nothing on the rest.
+
+    Treasure: the median winning bid of same-size Treasure lots among the last five auctions
     (x anchor), else a quarter of its coins; +1 when last in the tiebreak order; otherwise 0."""
 
     name = "megagem_market"
@@ -369,7 +375,7 @@ class BidAnalysis(NamedTuple):
 
 
 class ExpertBidder(_MegaGemBot):
-    """The analytic expert.
+    """The analytic expert: the profit-maximising bid against a fitted model of the others' bids.
 
     Bid b* maximising (V - (1 + lambda_t) b) P(win | b), where V is the lot's expected final value
     given what this seat can see plus the exact mission bonus, minus the calibration offset delta;

@@ -304,6 +304,12 @@ class OpenSpielGame(Game[OpenSpielState, int]):
 
         return OpenSpielTextView()
 
+    def views(self) -> Mapping[str, Callable[[], Any]]:
+        """The core's views, and ``"human"``: OpenSpiel's own string for the seat (its board or cards)."""
+        from .text import OpenSpielHumanView
+
+        return {**super().views(), "human": OpenSpielHumanView}
+
 
 class ResamplingOpenSpielGame(OpenSpielGame):
     """A title whose OpenSpiel game implements ``ResampleFromInfostate`` (sequential games only):

@@ -549,7 +549,7 @@ _UNAVAILABLE_BY_CLASS = {class_name(t): reason for t, reason in UNAVAILABLE.item
 def __getattr__(name: str) -> type[TextArenaGame]:
     reason = _UNAVAILABLE_BY_CLASS.get(name)
     if reason is not None:
-        raise ImportError(f"TextArena title {name.replace('_', '-')} is unavailable here: {reason}")
+        raise ImportError(reason)  # the loader names the title: `arena list` shows one reason a title
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
