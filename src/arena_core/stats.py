@@ -35,6 +35,7 @@ __all__ = [
     "binomial_two_sided",
     "wilson_interval",
     "holm",
+    "holm_adjusted",
     "benjamini_hochberg",
     "ClusterMean",
     "cluster_mean",
@@ -185,6 +186,17 @@ def holm(pvalues: Floats, alpha: float = 0.05) -> list[bool]:
         if not (p[i] <= alpha / (len(p) - rank)):
             break
         out[i] = True
+    return out
+
+
+def holm_adjusted(pvalues: Floats) -> list[float]:
+    """Holm's adjusted p-values (``max over j <= i of (m - j) p_(j)`` in sorted order, capped at 1):
+    :func:`holm` rejects at ``alpha`` where the adjusted p-value is <= ``alpha`` (to rounding)."""
+    p = list(pvalues)
+    out, running = [1.0] * len(p), 0.0
+    for rank, i in enumerate(sorted(range(len(p)), key=lambda i: p[i])):
+        running = max(running, min(1.0, (len(p) - rank) * p[i]))
+        out[i] = running
     return out
 
 

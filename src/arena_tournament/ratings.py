@@ -38,7 +38,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arena_core.stats import bootstrap_t_interval, cluster_bootstrap_weights, cluster_mean, deals_needed, holm, t_sf
+from arena_core.stats import (
+    bootstrap_t_interval,
+    cluster_bootstrap_weights,
+    cluster_mean,
+    deals_needed,
+    holm,
+    holm_adjusted,
+    t_quantile,
+    t_sf,
+)
 
 from .schedule import table_groups  # one union-find, shared with the design check
 from .summary import HeadToHeadRow, LeaderboardRow, RatingMethod, RatingPair, RatingsSummary, SeatRow
@@ -274,7 +283,9 @@ class RatingFit:
     Intervals (when ``clusters >= min_clusters``) cover the population value: the rating the
     model would give on unlimited deals like these. ``pair_*`` are (n, n) arrays of
     ``rating[i] - rating[j]``, its interval, two-sided p-value and Holm verdict over all
-    within-group pairs (NaN / False across groups). ``rank`` and the rank sets count only
+    within-group pairs (NaN / False across groups); ``pair_sim_*`` its simultaneous interval (all
+    pairs at once, Bonferroni: it excludes 0 only where the Holm verdict resolves the pair) and
+    ``pair_p_holm`` the Holm-adjusted p-value (the verdict's footing). ``rank`` and the rank sets count only
     entrants of the same group; a rank set is ``[1 + resolved above, group size - resolved below]``.
     """
 
@@ -293,6 +304,9 @@ class RatingFit:
     pair_p: np.ndarray | None = None
     pair_resolved: np.ndarray | None = None
     pair_sd_per_cluster: np.ndarray | None = None  # spread of one cluster's difference (for deals_needed)
+    pair_sim_low: np.ndarray | None = None  # simultaneous interval: level 1 - alpha / (pairs tested), Bonferroni
+    pair_sim_high: np.ndarray | None = None
+    pair_p_holm: np.ndarray | None = None  # Holm-adjusted p-value: resolved where <= alpha
 
 
 def plackett_luce_ratings(
@@ -345,8 +359,12 @@ def plackett_luce_ratings(
         pvals[i, j] = pvals[j, i] = 1.0 if se <= 0 else 2.0 * t_sf(abs(diff[i, j]) / se, m - 1)
     verdicts = holm([pvals[i, j] for i, j in iu], 1.0 - level)
     resolved = np.zeros((n, n), dtype=bool)
-    for (i, j), v in zip(iu, verdicts):
+    p_holm = np.full((n, n), np.nan)
+    for (i, j), v, adjusted in zip(iu, verdicts, holm_adjusted([pvals[i, j] for i, j in iu])):
         resolved[i, j] = resolved[j, i] = v
+        p_holm[i, j] = p_holm[j, i] = adjusted
+    # the same se as the p-value at level 1 - alpha/K: excludes 0 exactly where p <= alpha/K (Holm resolves it)
+    sim_half = t_quantile(1.0 - (1.0 - level) / (2 * max(1, len(iu))), m - 1) * d_se
     sizes = np.array([len(groups[g]) for g in gid])
     rank_iv = np.stack(
         [1 + (resolved & above).sum(axis=1), sizes - (resolved & ~above & same & ~np.eye(n, dtype=bool)).sum(axis=1)],
@@ -370,6 +388,9 @@ def plackett_luce_ratings(
         pvals,
         resolved,
         scale * d_se * math.sqrt(m) * nan_across,
+        scale * (diff - sim_half) * nan_across,
+        scale * (diff + sim_half) * nan_across,
+        p_holm,
     )
 
 
@@ -389,6 +410,9 @@ class HeadToHead:
     diff_interval: tuple[float, float] | None
     resolved: bool  # Holm over all pairs: the share differs from 0.5
     pvalue: float | None = None
+    p_holm: float | None = None  # Holm-adjusted: resolved where <= alpha
+    simultaneous: tuple[float, float] | None = None  # the share at level 1 - alpha / (pairs tested)
+    diff_simultaneous: tuple[float, float] | None = None
 
 
 def head_to_head(
@@ -408,10 +432,12 @@ def head_to_head(
     never narrower than the Wilson score interval of the games nor than what the m deals
     allow, so p-values count deals, not games); no interval below
     ``min_clusters`` clusters or ``min_games`` games. ``resolved``: Holm over every pair with
-    an interval. ``resamples`` and ``seed`` are kept for the call signature (no resampling
-    is needed: the cluster-level interval is closed-form)."""
-    level_alpha = 1.0 - level
-    stats_rows: list[tuple[str, str, int, int, float, _Span, float, _Span, float | None]] = []
+    an interval; ``simultaneous``: the share's interval at level ``1 - alpha / K`` (K pairs with
+    an interval; Bonferroni: all K cover at once with at least ``level``, and one excludes 0.5
+    only where Holm resolves the pair). ``resamples`` and ``seed`` are kept for the call
+    signature (no resampling is needed: the cluster-level interval is closed-form)."""
+    alpha = 1.0 - level
+    pairs: list[tuple[str, str, np.ndarray]] = []
     for ia, ib in itertools.combinations(range(len(names)), 2):
         a, b = names[ia], names[ib]
         per_cluster: dict[str, list[float]] = {}
@@ -422,28 +448,33 @@ def head_to_head(
                 acc[0] += 1.0 if sa > sb else 0.5 if sa == sb else 0.0
                 acc[1] += sa - sb
                 acc[2] += 1
-        if not per_cluster:
-            continue
-        sums = np.array([per_cluster[c] for c in sorted(per_cluster)])
+        if per_cluster:
+            pairs.append((a, b, np.array([per_cluster[c] for c in sorted(per_cluster)])))
+
+    def tested(sums: np.ndarray) -> bool:
+        return resamples > 0 and sums[:, 2].sum() >= min_games and len(sums) >= max(2, min_clusters)
+
+    family = max(1, sum(tested(sums) for _, _, sums in pairs))
+
+    def intervals(sums: np.ndarray, at: float) -> tuple[_Span, _Span, float]:
+        share = cluster_mean(sums[:, 0], sums[:, 2], at, bounds=(0.0, 1.0), null=0.5)
+        d = cluster_mean(sums[:, 1], sums[:, 2], at)
+        return (share.low, share.high), ((d.low, d.high) if math.isfinite(d.low) else None), share.pvalue
+
+    rows: list[dict[str, Any]] = []
+    for a, b, sums in pairs:
         games = int(sums[:, 2].sum())
-        above, diff = sums[:, 0].sum() / games, sums[:, 1].sum() / games
-        interval: _Span = None
-        diff_interval: _Span = None
-        p: float | None = None
-        if resamples > 0 and games >= min_games and len(sums) >= max(2, min_clusters):
-            share = cluster_mean(sums[:, 0], sums[:, 2], level, bounds=(0.0, 1.0), null=0.5)
-            interval, p = (share.low, share.high), share.pvalue
-            d = cluster_mean(sums[:, 1], sums[:, 2], level)
-            if math.isfinite(d.low):
-                diff_interval = (d.low, d.high)
-        stats_rows.append((a, b, games, len(sums), float(above), interval, float(diff), diff_interval, p))
-    tested = {i: r[8] for i, r in enumerate(stats_rows) if r[8] is not None}
-    verdicts = holm(list(tested.values()), level_alpha)
-    resolved = dict(zip(tested, verdicts))
-    return [
-        HeadToHead(a, b, g, c, above, iv, diff, div, resolved.get(i, False), p)
-        for i, (a, b, g, c, above, iv, diff, div, p) in enumerate(stats_rows)
-    ]
+        row: dict[str, Any] = dict(a=a, b=b, games=games, clusters=len(sums), interval=None, diff_interval=None)
+        row.update(a_above_b=float(sums[:, 0].sum() / games), mean_score_diff=float(sums[:, 1].sum() / games))
+        if tested(sums):
+            row["interval"], row["diff_interval"], row["pvalue"] = intervals(sums, level)
+            row["simultaneous"], row["diff_simultaneous"], _ = intervals(sums, 1.0 - alpha / family)
+        rows.append(row)
+    with_p = [i for i, r in enumerate(rows) if "pvalue" in r]
+    ps = [rows[i]["pvalue"] for i in with_p]
+    for i, verdict, adjusted in zip(with_p, holm(ps, alpha), holm_adjusted(ps)):
+        rows[i].update(resolved=verdict, p_holm=adjusted)
+    return [HeadToHead(**{"resolved": False, **r}) for r in rows]
 
 
 # ---------------------------------------------------------------------- openskill
@@ -643,7 +674,8 @@ def summarize(
             scale=f"{base:g} + {ELO_PER_LOGIT:.4f} x centred log-strength (Elo scale)",
             intervals=(
                 f"95% cluster bootstrap ({resamples} resamples) with a small-sample t correction, cluster = {unit}; "
-                f"none below {MIN_CLUSTERS} clusters; resolved = Holm over all pairs"
+                f"none below {MIN_CLUSTERS} clusters; resolved = Holm over all pairs, "
+                "and a pair's interval beside its verdict is simultaneous over the pairs tested (Bonferroni)"
             ),
             seed=seed,
         ),
@@ -665,6 +697,11 @@ def summarize(
                 diff_high=None if p.diff_interval is None else p.diff_interval[1],
                 p=p.pvalue,
                 resolved=p.resolved,
+                p_holm=p.p_holm,
+                sim_low=None if p.simultaneous is None else p.simultaneous[0],
+                sim_high=None if p.simultaneous is None else p.simultaneous[1],
+                diff_sim_low=None if p.diff_simultaneous is None else p.diff_simultaneous[0],
+                diff_sim_high=None if p.diff_simultaneous is None else p.diff_simultaneous[1],
             )
             for p in pairs
         ],
@@ -732,6 +769,9 @@ def _rating_pairs(fit: RatingFit) -> list[RatingPair]:
                 high=float(fit.pair_high[a, b]),
                 p=float(fit.pair_p[a, b]),
                 resolved=bool(fit.pair_resolved[a, b]),
+                sim_low=None if fit.pair_sim_low is None else float(fit.pair_sim_low[a, b]),
+                sim_high=None if fit.pair_sim_high is None else float(fit.pair_sim_high[a, b]),
+                p_holm=None if fit.pair_p_holm is None else float(fit.pair_p_holm[a, b]),
             )
         )
     return out

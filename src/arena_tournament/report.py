@@ -73,6 +73,38 @@ DISAGREE_WHY = (
 )
 
 
+#: how the intervals beside a verdict relate to it (on the page and in the docs)
+FOOTING = (
+    "Every interval printed beside a verdict (the pair tables and the matrix) is simultaneous: it holds for all "
+    "the pairs tested at once with 95% confidence (level 1 - 0.05/K for K pairs, Bonferroni), the footing of the "
+    "verdicts, which are Holm-controlled over the same K pairs; p (Holm) is the Holm-adjusted p-value, and a pair "
+    "is resolved exactly where it is at most 0.05. An interval that excludes chance therefore always belongs to a "
+    "resolved pair. A pair's interval taken alone (95%, unadjusted) is narrower and can exclude chance when the "
+    "verdict does not: with many pairs, some would by luck. The leaderboard's rating intervals are each entrant's "
+    "own (95%): whether two entrants are ordered is read from the pair verdicts, not from whether their "
+    "intervals overlap."
+)
+
+
+def footing_notes(summary: RatingsSummary) -> list[str]:
+    """Lines naming the pairs whose verdict and simultaneous interval differ in what they say:
+    Holm resolved them at a later step (it tests the r-th smallest p-value at 0.05/(K-r+1)),
+    while the interval is at 0.05/K; never the other way round."""
+    lines = []
+    for label, rows, null in (
+        ("rating pairs", [(p.a, p.b, p.resolved, p.sim_low, p.sim_high) for p in summary.rating_pairs], 0.0),
+        ("head to head", [(h.a, h.b, h.resolved, h.sim_low, h.sim_high) for h in summary.head_to_head], 0.5),
+    ):
+        later = [f"{a} ~ {b}" for a, b, ok, lo, hi in rows if ok and lo is not None and lo <= null <= hi]
+        if later:
+            lines.append(
+                f"Resolved by Holm's later steps though the simultaneous interval touches chance ({label}, marked †): "
+                + ", ".join(later)
+                + " (Holm tests the r-th smallest p-value at 0.05/(K-r+1); the interval is at 0.05/K)."
+            )
+    return lines
+
+
 def title_line(summary: RatingsSummary) -> str:
     """The leaderboard's first line: scored and truncated games, deals, design."""
     return (
@@ -238,15 +270,35 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _pvalue(p: float | None) -> str:
+    return "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _pair_interval(
+    lo: float | None, hi: float | None, plain_lo: float | None, plain_hi: float | None, digits: int
+) -> str:
+    """The simultaneous interval; a summary written before them shows its unadjusted one, said so."""
+    if lo is not None:
+        return _interval(lo, hi, digits)
+    return "-" if plain_lo is None else _interval(plain_lo, plain_hi, digits) + " (this pair alone)"
+
+
+def _verdict(resolved: bool, lo: float | None, hi: float | None, null: float) -> str:
+    if not resolved:
+        return "no"
+    return "yes †" if lo is not None and hi is not None and lo <= null <= hi else "yes"
+
+
 def _h2h_matrix(summary: RatingsSummary) -> str:
     names = [r.name for r in summary.leaderboard]
     cell: dict[tuple[str, str], dict[str, Any]] = {}
     for p in summary.head_to_head:
-        cell[(p.a, p.b)] = {"p": p.a_above_b, "lo": p.low, "hi": p.high, "resolved": p.resolved, "n": p.games}
+        lo, hi = (p.sim_low, p.sim_high) if p.sim_low is not None else (p.low, p.high)
+        cell[(p.a, p.b)] = {"p": p.a_above_b, "lo": lo, "hi": hi, "resolved": p.resolved, "n": p.games}
         cell[(p.b, p.a)] = {
             "p": 1 - p.a_above_b,
-            "lo": None if p.high is None else 1 - p.high,
-            "hi": None if p.low is None else 1 - p.low,
+            "lo": None if hi is None else 1 - hi,
+            "hi": None if lo is None else 1 - lo,
             "resolved": p.resolved,
             "n": p.games,
         }
@@ -261,7 +313,7 @@ def _h2h_matrix(summary: RatingsSummary) -> str:
             shade = int(255 - 120 * abs(c["p"] - 0.5) * 2)
             color = f"rgb({shade},255,{shade})" if c["p"] > 0.5 else f"rgb(255,{shade},{shade})"
             iv = "" if c["lo"] is None else f"<br><small>[{c['lo']:.2f}, {c['hi']:.2f}]</small>"
-            mark = " ✓" if c["resolved"] else ""
+            mark = (" ✓" if c["resolved"] else "") + (" †" if c["resolved"] and c["lo"] <= 0.5 <= c["hi"] else "")
             row.append(
                 f'<div class="h2h" style="background:{color}" title="{html.escape(a)} above {html.escape(b)} in {c["n"]} games">{c["p"]:.2f}{mark}{iv}</div>'
             )
@@ -303,19 +355,47 @@ def html_report(summary: RatingsSummary, *, results: str | os.PathLike[str] | No
         "seats",
     )
     pairs = _table(
-        ["A", "B", "games", "A above B", "95% interval", "mean score A−B", "95% interval", "resolved"],
+        [
+            "A",
+            "B",
+            "games",
+            "deals",
+            "A above B",
+            "simultaneous 95%",
+            "p (Holm)",
+            "resolved",
+            "mean score A−B",
+            "simultaneous 95%",
+        ],
         [
             [
                 esc(p.a),
                 esc(p.b),
                 str(p.games),
+                str(p.clusters),
                 f"{p.a_above_b:.3f}",
-                _interval(p.low, p.high, 3),
+                _pair_interval(p.sim_low, p.sim_high, p.low, p.high, 3),
+                _pvalue(p.p_holm),
+                _verdict(p.resolved, p.sim_low, p.sim_high, 0.5),
                 f"{p.mean_score_diff:.2f}",
-                _interval(p.diff_low, p.diff_high, 2),
-                "yes" if p.resolved else "no",
+                _pair_interval(p.diff_sim_low, p.diff_sim_high, p.diff_low, p.diff_high, 2),
             ]
             for p in summary.head_to_head
+        ],
+        "pairs",
+    )
+    rating_pairs = _table(
+        ["A", "B", "rating A−B", "simultaneous 95%", "p (Holm)", "resolved"],
+        [
+            [
+                esc(p.a),
+                esc(p.b),
+                f"{p.diff:.0f}",
+                _pair_interval(p.sim_low, p.sim_high, p.low, p.high, 0),
+                _pvalue(p.p_holm),
+                _verdict(p.resolved, p.sim_low, p.sim_high, 0.0),
+            ]
+            for p in summary.rating_pairs
         ],
         "pairs",
     )
@@ -329,6 +409,7 @@ def html_report(summary: RatingsSummary, *, results: str | os.PathLike[str] | No
     from .audit import fault_lines
 
     terminal = [title_line(summary), *leaderboard_notes(summary), *fault_lines(summary)]
+    footing = "".join(f"<p>{esc(line)}</p>" for line in [FOOTING, *footing_notes(summary)])
     notes = "".join(f"<p>{esc(line)}</p>" for line in terminal)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -354,8 +435,12 @@ small {{ color: #555; }}
 <div id="notes">{notes}</div>
 <h2>Ratings plot</h2>
 <div id="plot">{plot}</div>
+<div id="footing">{footing}</div>
+<h2>Rating pairs</h2>
+<p>Each pair's rating difference with its simultaneous interval, its Holm-adjusted p-value and verdict (the lines under the leaderboard list the same verdicts).</p>
+<div id="rating-pairs">{rating_pairs}</div>
 <h2>Head to head</h2>
-<p>Share of shared games in which the row entrant finished above the column entrant (ties count half), with its 95% deal-level interval; ✓ = resolved (differs from 0.5 under Holm's control over all pairs).</p>
+<p>Share of shared games in which the row entrant finished above the column entrant (ties count half), with its simultaneous deal-level interval; ✓ = resolved (differs from 0.5 under Holm's control over all pairs).</p>
 <p id="why-disagree">{esc(DISAGREE_WHY)}</p>
 <div id="head-to-head">{_h2h_matrix(summary)}</div>
 <div id="pairs">{pairs}</div>

@@ -80,7 +80,9 @@ class LeaderboardRow(_Frozen):
 
 
 class RatingPair(_Frozen):
-    """``a``'s rating minus ``b``'s (a rated at least as high), its interval, p-value and Holm verdict."""
+    """``a``'s rating minus ``b``'s (a rated at least as high), its interval, p-value and Holm verdict;
+    ``sim_low``/``sim_high`` its simultaneous interval over all pairs (Bonferroni) and ``p_holm``
+    the Holm-adjusted p-value, the verdict's footing (absent in summaries written before them)."""
 
     a: str
     b: str
@@ -89,10 +91,15 @@ class RatingPair(_Frozen):
     high: float
     p: float
     resolved: bool
+    sim_low: float | None = None
+    sim_high: float | None = None
+    p_holm: float | None = None
 
 
 class HeadToHeadRow(_Frozen):
-    """How often ``a`` finished above ``b`` where both sat (ties half), with its deal-level interval."""
+    """How often ``a`` finished above ``b`` where both sat (ties half), with its deal-level interval;
+    ``sim_*`` the simultaneous intervals over all pairs with an interval (Bonferroni) and ``p_holm``
+    the Holm-adjusted p-value, the verdict's footing."""
 
     a: str
     b: str
@@ -106,6 +113,11 @@ class HeadToHeadRow(_Frozen):
     diff_high: float | None
     p: float | None = None
     resolved: bool
+    p_holm: float | None = None
+    sim_low: float | None = None
+    sim_high: float | None = None
+    diff_sim_low: float | None = None
+    diff_sim_high: float | None = None
 
 
 class SeatRow(_Frozen):

@@ -119,7 +119,9 @@ def coverage(
     """Simulate ``trials`` tournaments and count how often each kind of interval covers its
     deal-averaged truth: ratings, pairwise rating differences, head-to-head shares. Also the
     share of tournaments with any falsely resolved pair (rating pairs or head-to-head, where
-    the truth is on the other side or equal) and the share of zero-width intervals."""
+    the truth is on the other side or equal), the share of zero-width intervals, and the share
+    of tournaments in which every pair's interval covers at once (``all_*``: the simultaneous
+    intervals printed beside the verdicts, and the plain ones for comparison)."""
     from .ratings import ELO_PER_LOGIT, head_to_head, plackett_luce_ratings
 
     th: np.ndarray = np.asarray(theta, dtype=float)
@@ -131,6 +133,7 @@ def coverage(
     per_trial: dict[str, list[float]] = {k: [] for k in hit}
     false_any = {"rating_pairs": 0, "head_to_head": 0}
     zero_width = 0
+    every = {f"all_{k}{s}": 0 for k in ("difference", "head_to_head") for s in ("", "_simultaneous")}
     for t in range(trials):
         before = {k: tuple(v) for k, v in hit.items()}
         outcomes = simulate(th, tables, deals, deal_sd=deal_sd, seed=seed * 100_003 + t)
@@ -146,6 +149,12 @@ def coverage(
         tdiff = (truth[:, None] - truth[None, :])[iu]
         hit["difference"][0] += int(np.sum((fit.pair_low[iu] <= tdiff) & (tdiff <= fit.pair_high[iu])))
         hit["difference"][1] += len(tdiff)
+        every["all_difference"] += bool(np.all((fit.pair_low[iu] <= tdiff) & (tdiff <= fit.pair_high[iu])))
+        assert fit.pair_sim_low is not None and fit.pair_sim_high is not None  # set with the pairs
+        every["all_difference_simultaneous"] += bool(
+            np.all((fit.pair_sim_low[iu] <= tdiff) & (tdiff <= fit.pair_sim_high[iu]))
+        )
+        covered = {"": True, "_simultaneous": True}
         wrong = fit.pair_resolved[iu] & (np.sign(fit.pair_diff[iu]) != np.sign(tdiff))
         false_any["rating_pairs"] += bool(wrong.any())
         bad = False
@@ -155,10 +164,14 @@ def coverage(
             if p.interval is None:  # too few deals or games for an interval: nothing to cover
                 continue
             hit["head_to_head"][0] += p.interval[0] <= true_p <= p.interval[1]
+            covered[""] &= p.interval[0] <= true_p <= p.interval[1]
+            covered["_simultaneous"] &= p.simultaneous is not None and p.simultaneous[0] <= true_p <= p.simultaneous[1]
             hit["head_to_head"][1] += 1
             zero_width += p.interval[1] - p.interval[0] <= 0
             bad |= p.resolved and (p.a_above_b - 0.5) * (true_p - 0.5) <= 0
         false_any["head_to_head"] += bad
+        for suffix, ok in covered.items():
+            every[f"all_head_to_head{suffix}"] += ok
         for k, (h, n) in hit.items():
             per_trial[k].append((h - before[k][0]) / max(1, n - before[k][1]))
     out: dict[str, Any] = {k: float(h / n) for k, (h, n) in hit.items()}
@@ -167,6 +180,7 @@ def coverage(
         k: float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan") for k, v in per_trial.items()
     }
     out.update({f"any_false_{k}": float(c / trials) for k, c in false_any.items()})
+    out.update({k: float(c / trials) for k, c in every.items()})
     out["zero_width"] = int(zero_width)
     out["counts"] = {k: n for k, (h, n) in hit.items()}
     out["trials"] = trials
