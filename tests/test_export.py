@@ -29,7 +29,7 @@ archetype = "coordination"
 [[entrants]]
 name = "model"
 player = "openai"
-options = {{ base_url = "{url}", model = "fake", api_key_env = "", retries = 0, temperature = 1.0 }}
+options = {{ base_url = "{url}", model = "fake", api_key_env = "", retries = 0, temperature = 1.0, record_prompt = "hash" }}
 
 [[entrants]]
 name = "uniform"

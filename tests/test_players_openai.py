@@ -156,7 +156,8 @@ def test_answers_are_parsed_and_telemetry_recorded(fake, api_key):
     tel = step.telemetry
     assert tel["parse_method"] == "last_line" and tel["legal"] and not tel["default_used"]
     assert tel["tokens_in"] == 100 and tel["tokens_out"] == 5 and tel["http_attempts"] == 1 and not tel["cached"]
-    assert tel["response"] == "I will check.\npass" and "prompt_sha256" in tel
+    assert tel["response"] == "I will check.\npass" and "prompt_sha256" not in tel  # kept in full by default
+    assert json.loads(tel["prompt"]) == script.requests[0]["messages"] and tel["prompt_chars"] == len(tel["prompt"])
     body = script.requests[0]
     assert body["model"] == "m" and body["messages"][0]["role"] == "system" and isinstance(body["seed"], int)
     assert script.auth[0] == f"Bearer {SECRET}"

@@ -116,7 +116,7 @@ class MLXSettings(BaseModel):
     max_tokens: int = Field(default=256, ge=1, description="free mode: the longest answer")
     retries: int = Field(default=0, ge=0, description="free mode: re-asks after an unreadable answer")
     record_prompt: TextRecord = Field(
-        default="hash", description="'full' text, its 'hash' and length, or 'none' (length only)"
+        default="full", description="'full' text, its 'hash' and length, or 'none' (length only)"
     )
     record_response: TextRecord = "full"
     prefill_step: int = Field(default=2048, ge=16)

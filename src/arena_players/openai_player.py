@@ -95,7 +95,9 @@ class OpenAISettings(BaseModel):
     max_total_tokens: int | None = Field(default=None, ge=0, description="spending cap: prompt + completion tokens")
     cache_dir: str | None = Field(default=None, description="directory for the on-disk response cache")
     retries: int = Field(default=0, ge=0, description="re-asks after an unreadable answer, with feedback")
-    record_prompt: Literal["full", "hash", "none"] = "hash"
+    record_prompt: Literal["full", "hash", "none"] = Field(
+        default="full", description="'full' text (scrubbed of secrets when written), its 'hash' and length, or 'none'"
+    )
     record_response: Literal["full", "hash", "none"] = "full"
     extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
     view: PromptView = Field(default="snapshot", description=VIEW_FIELD_DESCRIPTION)
