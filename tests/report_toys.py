@@ -1,9 +1,14 @@
-"""A text-answering player for the report tests: it reads the prompt, answers in free text
-(sometimes garbage, so that faults appear), and records prompt and answer in its telemetry."""
+"""Players and a server for the report tests: a text-answering player that reads the prompt,
+answers in free text (sometimes garbage, so that faults appear) and records prompt, answer and
+token counts in its telemetry; and a fake OpenAI-compatible server that plays draw-or-stand
+(tournament_toys' game) for the real OpenAI-compatible player."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena_core.players import BasePlayer, Decision, Move
+from arena_games.matrix.fakellm import FakeChatServer
 
 
 class Chatty(BasePlayer):
@@ -23,4 +28,12 @@ class Chatty(BasePlayer):
         text = f"I think <{pick}> & then </script> is best.\nAnswer: {pick}"
         if self.garbage_every and self.calls % self.garbage_every == 0:
             text = "mumble </script><b>not a move</b>"
-        return Move(text, {"prompt": prompt.user, "response": text, "mode": "free"})
+        usage = {"model": "chatty-1", "tokens_in": len(prompt.user) // 4, "tokens_out": len(text) // 4}
+        return Move(text, {"prompt": prompt.user, "response": text, "mode": "free", **usage})
+
+
+class DrawServer(FakeChatServer):
+    """Answers every draw-or-stand prompt with a short reasoning line and ``Answer: draw``."""
+
+    def answer(self, body: dict[str, Any]) -> str:
+        return "My card is low enough to gamble.\nAnswer: draw"

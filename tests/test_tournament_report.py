@@ -57,6 +57,7 @@ def chromium_dom(path, fragment: str = "") -> str:
         "--disable-sync",
         "--no-first-run",
         f"--user-data-dir={profile}",
+        "--virtual-time-budget=10000",  # wait for the page's own asynchronous work (unpacking the viewer's data)
         "--dump-dom",
         path.resolve().as_uri() + fragment,
     ]
@@ -227,25 +228,41 @@ DRILL_ENTRANTS = [
     {"name": "crash", "factory": "tournament_toys:Crashing"},
     {"name": "capped", "factory": "fault_toys:Capped", "options": {"calls": 2}},  # its later games go unplayed
     {"name": "leaky", "factory": "fault_toys:Leaky"},  # its error text quotes a key
+    # the real OpenAI-compatible player with its default options, on a local fake server (report_toys.DrawServer)
+    {"name": "frontier", "player": "openai", "options": {"model": "fake-frontier", "api_key_env": ""}},
 ]
+#: USD per million tokens: the fake frontier priced, chatty's model ("chatty-1") not, one name misspelt
+PRICES = {"fake-frontier": {"prompt": 2.5, "completion": 10.0}, "fake-frontr": {"prompt": 1.0, "completion": 1.0}}
 
 
 @pytest.fixture(scope="module")
 def drill(tmp_path_factory):
+    """`arena tournament` with a price table (kept as prices.json), then `arena report` (which reads it)."""
+    from arena_tournament.cli import main_tournament
+    from report_toys import DrawServer
+
     out = tmp_path_factory.mktemp("drill")
-    cfg = config_from_dict(
-        {
+    with DrawServer() as server:
+        entrants = [
+            {**e, "options": {**e["options"], "base_url": server.url}} if e["name"] == "frontier" else e
+            for e in DRILL_ENTRANTS
+        ]
+        config = {
             "name": "drill",
             "game": "draw_or_stand",
             "game_factory": "tournament_toys:DrawOrStand",
-            "entrants": DRILL_ENTRANTS,
+            "entrants": entrants,
             "deals": 2,
             "output": str(out),
             "run": {"fresh_players": False},
+            "prices": PRICES,
         }
-    )
-    path = run_tournament(cfg, quiet=True).path
-    assert main_report([str(path), "--bootstrap", "0", "--quiet"]) == 0
+        (out / "drill.yaml").write_text(json.dumps(config))  # YAML reads JSON
+        # 3: entrants over the fault-rate limit are flagged (chatty's garbage, crash, capped, leaky)
+        assert main_tournament([str(out / "drill.yaml"), "--quiet", "--bootstrap", "0"]) == 3
+    assert json.loads((out / "prices.json").read_text()) == PRICES
+    (out / "report.html").unlink()
+    assert main_report([str(out), "--bootstrap", "0", "--quiet"]) == 0  # prices from prices.json
     return out
 
 
@@ -334,6 +351,49 @@ def test_the_viewer_steps_through_a_games_decisions_in_chromium(drill):
     assert 'data-step="0"' in first
 
 
+def test_the_game_list_filters_by_entrant_and_result_and_the_viewer_shows_the_seats_view_in_chromium(drill):
+    """One browser run: the list filtered to the games the frontier lost (from the page's own
+    link in the results table), and one of its games opened at its decision: the seat's view of
+    the position, the whole prompt it was sent, its answer, action and usage."""
+    from urllib.parse import quote
+
+    from arena_tournament.records import read_game_records
+    from arena_tournament.runner import load_results
+
+    _, games = load_results(drill)
+    records = read_game_records(drill)
+    lost = [
+        g
+        for g in games
+        if "frontier" in g.seats and g.returns and g.returns[g.seats.index("frontier")] < max(g.returns)
+    ]
+    assert lost
+    key = next(g.key for g in lost if g.key in records and g.seats.index("frontier") < g.plies)
+    record = records[key]
+    n = next(i for i, e in enumerate(record.events) if e.player == record.header.players.index("frontier"))
+    page = (drill / "report.html").read_text()
+    assert 'href="#entrant=frontier&amp;result=lost"' in page  # the link the results table offers
+    dom = chromium_dom(drill / "report.html", f"#entrant=frontier&result=lost&game={quote(key, safe='')}&step={n}")
+    table = dom[dom.index('class="games"') : dom.index('id="game-viewer"')]
+    rows = re.findall(r'<tr class="game"[^>]*>', table)
+    shown = {html.unescape(re.search(r'data-key="([^"]*)"', r).group(1)) for r in rows if "hidden" not in r}
+    assert shown == {g.key for g in lost} and len(rows) == len(games)  # the others are hidden, not removed
+    assert f'data-shown="{len(lost)}"' in dom and f"showing {len(lost)} of {len(games)} games" in dom
+    viewer = dom[dom.index('id="game-viewer"') :]
+    viewer = viewer[: viewer.index("</dl>")]
+    assert f'data-step="{n}"' in viewer and "seat's view" in viewer
+    view = viewer[viewer.index('class="view"') :]
+    assert re.search(r"<pre>card: \d+\nturn: \d+", view), view[:300]
+    sent = json.loads(record.events[n].telemetry["prompt"])
+    for message in sent:  # the prompt the real player sent, whole, message by message
+        assert (
+            f'<span class="role">{message["role"]}</span><pre>{html.escape(message["content"], quote=False)}</pre>'
+            in viewer
+        )
+    assert "Answer: draw" in viewer and "tokens 100 in, 10 out (fake-frontier)" in viewer
+    assert re.search(r"cost (\$0\.0003|\$0\.0000)", viewer)
+
+
 def test_report_files_have_the_mode_of_an_ordinary_write(drill):
     """Atomic writes go through a private temporary file; the page must not stay private (0600)."""
     mask = os.umask(0o022)
@@ -353,7 +413,9 @@ def test_past_the_page_budget_games_are_listed_without_their_decisions(drill, mo
     rows = report_games.game_rows(games, records)
     embedded = [r for r in rows if r["decisions"] is not None]
     assert len(embedded) == 1 and sum(r["omitted"] for r in rows) == len(records) - 1
-    assert "not embedded (page size)" in report_games.games_html(rows)
+    from arena_tournament.report_viewer import games_html
+
+    assert "not embedded (page size)" in games_html(rows)
 
 
 def test_damaged_game_records_leave_the_games_listed_and_say_why(drill, tmp_path):
@@ -431,3 +493,163 @@ def test_redaction_goes_by_secret_option_names_only():
         "model": "m",
     }
     assert not is_secret_name("api_key_env") and is_secret_name("client_secret")
+
+
+# ---------------------------------------------------------------------- issue 46.5: the evaluator's drill-down
+def _page_data(page: str) -> dict:
+    """The viewer's data as the page embeds it (packed JSON the script unpacks), with each text
+    spelt out (the page keeps runs of line numbers into its table of lines)."""
+    from arena_tournament.report_viewer import unpack
+
+    start = page.index('id="game-data" data-encoding="gzip+base64">') + len(
+        'id="game-data" data-encoding="gzip+base64">'
+    )
+    data = unpack(page[start : page.index("</script>", start)])
+    lines = data["lines"]
+    data["texts"] = [
+        "\n".join(lines[n] for a, k in zip(runs[::2], runs[1::2]) for n in range(a, a + k)) for runs in data["texts"]
+    ]
+    return data
+
+
+def _row(page: str, table: str, name: str) -> str:
+    part = page[page.index(f'class="{table}"') :]
+    part = part[part.index(f'data-entrant="{html.escape(name)}"') :]
+    return part[: part.index("</tr>")]
+
+
+def test_llm_prompts_are_kept_whole_and_shown_with_the_seats_view_of_each_position(drill):
+    from arena_tournament.records import read_game_records
+
+    records = read_game_records(drill)
+    mine = [(k, r) for k, r in sorted(records.items()) if "frontier" in r.header.players]
+    asked = [
+        e.telemetry for _, r in mine for e in r.events if e.player == r.header.players.index("frontier") and e.telemetry
+    ]
+    assert asked and all("prompt" in t and "prompt_sha256" not in t for t in asked)  # the player's default: in full
+    data = _page_data((drill / "report.html").read_text())
+    texts, games = data["texts"], {g["key"]: g for g in data["games"]}
+    key, record = mine[0]
+    seat = record.header.players.index("frontier")
+    n = next(i for i, e in enumerate(record.events) if e.player == seat)
+    shown = games[key]["decisions"][n]
+    sent = json.loads(record.events[n].telemetry["prompt"])
+    assert [[role, texts[i]] for role, i in shown["prompt"]] == [[m["role"], m["content"]] for m in sent]
+    assert len(texts[shown["prompt"][0][1]]) > 100 and "draw_or_stand" in texts[shown["prompt"][0][1]]
+    from tournament_toys import DrawOrStand
+
+    game = DrawOrStand(num_players=3)
+    position = game.start(record.header.seed)
+    for e in record.events[:n]:  # the seat's view is the game's human view of the position it decided at
+        position = game.act(position, e.player, e.action)
+    from arena_core.views import get_view
+
+    assert texts[shown["view"]] == get_view(game, "human").render(game, position, seat)
+    assert f"card: {position.state.cards[seat]}" in texts[shown["view"]]
+    assert shown["usage"] == {
+        "tokens_in": 100,
+        "cached": 0,
+        "tokens_out": 10,
+        "latency_s": shown["usage"]["latency_s"],
+        "cost": "$0.0003",  # (100 x 2.5 + 10 x 10) / 1e6 = 0.00035
+        "model": "fake-frontier",
+        "call": True,
+        "cache_hit": False,
+    }
+    final = games[key]["final"]  # hidden information: every seat's view at the end
+    assert [f["seat"] for f in final] == [0, 1, 2] and all("card: " in texts[f["view"]] for f in final)
+
+
+def test_results_usage_and_cost_per_entrant_and_per_game(drill):
+    from arena_tournament.records import read_game_records
+    from arena_tournament.runner import load_results
+
+    _, games = load_results(drill)
+    records = read_game_records(drill)
+    page = (drill / "report.html").read_text()
+    asked = [
+        e.telemetry
+        for r in records.values()
+        for e in r.events
+        if "frontier" in r.header.players and e.player == r.header.players.index("frontier") and e.telemetry
+    ]
+    calls, billed = len(asked), sum(not t["cached"] for t in asked)  # an answer from its response cache is free
+    frontier = _row(page, "results", "frontier")
+    cost = billed * (100 * 2.5 + 10 * 10) / 1e6
+    assert f"<td>{calls}</td><td>{calls * 100:,}</td><td>{calls * 10:,}</td>" in frontier
+    assert f'<td class="cost">${cost:.4f}</td>' in frontier
+    mine = [g for g in games if "frontier" in g.seats]
+    won = sum(1 for g in mine if g.returns and sorted(g.returns)[-2] < g.returns[g.seats.index("frontier")])
+    assert f'result=won">{won}</a>' in frontier and won > 0
+    chatty = _row(page, "results", "chatty & co")
+    assert "unknown (no price for chatty-1)" in chatty and "$" not in chatty  # a missing price is never 0
+    bot = _row(page, "results", "s1")
+    assert bot.count('<td class="cost">-</td>') == 2 and "<td>0</td><td>0</td>" in bot  # no model calls
+    notes = page[page.index('id="usage-notes"') : page.index("<h2>Games")]
+    assert "chatty-1 (" in notes and "never counted as 0" in notes
+    assert "names models no decision used: fake-frontr" in notes
+    table = page[page.index('class="games"') :]
+    for g in mine:  # per game: priced calls in dollars; a call of chatty's unpriced model makes it unknown
+        row = table[table.index(f'data-key="{html.escape(g.key)}"') :]
+        row = row[: row.index("</tr>")]
+        if g.key not in records:  # not played: nothing used
+            assert '<td class="na">-</td><td class="na">-</td><td class="na">-</td>' in row
+            continue
+        models = {e.telemetry.get("model") for e in records[g.key].events}
+        expect = "unknown" if "chatty-1" in models else "$" if "fake-frontier" in models else "-<"
+        assert expect in row[row.index('<td class="cost">') :], row
+
+
+def test_a_hashed_prompt_is_rebuilt_and_a_record_that_does_not_replay_says_so(drill):
+    import hashlib
+
+    from arena_tournament.records import read_game_records
+    from arena_tournament.report_games import Texts, decisions_of, seat_views
+    from tournament_toys import DrawOrStand
+
+    records = read_game_records(drill)
+    key, record = next((k, r) for k, r in sorted(records.items()) if r.header.players[0] == "frontier")
+    first = record.events[0]
+    sent = first.telemetry.pop("prompt")
+    first.telemetry["prompt_sha256"] = hashlib.sha256(sent.encode()).hexdigest()  # as record_prompt = "hash" keeps it
+    game, texts = DrawOrStand(num_players=3), Texts()
+    views = seat_views(record, game, texts)
+    (shown, *_) = decisions_of(record, list(record.header.players), texts=texts, views=views)
+    assert "rebuilt from the game's text view" in shown["prompt_note"]
+    assert json.dumps([{"role": r, "content": texts.text(i)} for r, i in shown["prompt"]], ensure_ascii=False) == sent
+    first.telemetry["prompt_sha256"] = "0" * 64  # a hash the rebuild does not match: the hash, said so
+    (shown, *_) = decisions_of(record, list(record.header.players), texts=texts, views=seat_views(record, game, texts))
+    assert shown["prompt"] is None and "kept the hash only" in shown["prompt_note"]
+    end = record.end.model_copy(update={"returns": [99.0] * 3})
+    broken = seat_views(record.model_copy(update={"end": end}), game, texts)  # it no longer replays: no views, and why
+    assert broken.seen == [None] * len(record.events) and "could not be rebuilt" in broken.note
+
+
+def test_prices_are_validated_in_one_line(tmp_path, capsys):
+    from arena_core.errors import ConfigError
+    from arena_tournament.usage import ModelPrice, decision_usage, load_prices
+
+    base = {"game": "draw_or_stand", "entrants": ["random", "first_legal"]}
+    for prices, says in [
+        ({"m": {"promt": 1, "completion": 1}}, "did you mean 'prompt'"),
+        ({"m": {"prompt": -1, "completion": 1}}, "greater than or equal to 0"),
+        ({"m": {"prompt": float("nan"), "completion": 1}}, "finite number"),
+        ({"m": {"prompt": True, "completion": 1}}, "a price (a number)"),
+        ({" ": {"prompt": 1, "completion": 1}}, "model name is empty"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            config_from_dict({**base, "prices": prices})
+    bad = tmp_path / "prices.toml"
+    bad.write_text('[prices.m]\nprompt = "cheap"\ncompletion = 1\n')
+    assert main_report([str(tmp_path), "--prices", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "price of 'm'" in err and "USD per million tokens" in err
+    (tmp_path / "ok.json").write_text(json.dumps({"m": {"prompt": 3, "completion": 15, "cached_prompt": 0.3}}))
+    table = load_prices(tmp_path / "ok.json")
+    assert table == {"m": ModelPrice(prompt=3, completion=15, cached_prompt=0.3)}
+    u = decision_usage({"model": "m", "tokens_in": 1000, "cached_tokens": 400, "tokens_out": 100}, table)
+    assert u.cost == pytest.approx((600 * 3 + 400 * 0.3 + 100 * 15) / 1e6)
+    assert decision_usage({"model": "m", "tokens_in": 1000, "tokens_out": 9, "cached": True}, table).cost == 0.0
+    assert decision_usage({"model": "other", "tokens_in": 5}, table).cost_unknown
+    assert decision_usage({"model": "other", "tokens_in": 5, "cost": 0.25}, table).cost == 0.25  # the player's own
+    assert not decision_usage({"latency_s": 0.1}, table).call  # a bot: no model call, no cost

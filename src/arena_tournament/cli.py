@@ -121,6 +121,10 @@ def tournament_body(argv: Sequence[str] | None) -> int:
     }
     options = config.run.model_validate({**config.run.model_dump(), **changes}) if changes else config.run
     out = Path(args.out or config.output)
+    if config.prices:  # kept beside the results: `arena report` prices the decisions with it later
+        from .usage import write_prices
+
+        write_prices(config.prices, out)
     try:
         report = run_tournament(
             config, results_path=out / "results.jsonl", quiet=args.quiet, options=options, max_games=args.max_games
@@ -139,7 +143,7 @@ def tournament_body(argv: Sequence[str] | None) -> int:
     if args.no_report:
         return finish_status(faults)
     summary = _summary(report.path, args, config.ratings)
-    written = write_all(summary, out, results=report.path)
+    written = write_all(summary, out, results=report.path, prices=config.prices)
     if not args.quiet:
         print_leaderboard(summary)
         print_faults(summary)
@@ -185,6 +189,11 @@ def report_parser() -> OneLineArgumentParser:
     p.add_argument("results", help="results.jsonl (or the tournament's output directory)")
     p.add_argument("--out", help="directory for the report files (default: next to the results)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--prices",
+        help="price table (JSON, TOML or YAML; or a tournament config with [prices]) in USD per million tokens "
+        "by model (default: the prices.json the tournament kept beside its results)",
+    )
     _rating_args(p)
     return p
 
@@ -200,9 +209,14 @@ def report_body(argv: Sequence[str] | None) -> int:
     `arena report` without its error funnel."""
     args = report_parser().parse_args(argv)
     from .report import write_all
+    from .usage import PRICES_NAME, load_prices
 
+    kept = _results_dir(args.results) / PRICES_NAME
+    prices = load_prices(args.prices) if args.prices else load_prices(kept) if kept.is_file() else {}
     summary = _summary(args.results, args)
-    written = write_all(summary, Path(args.out) if args.out else _results_dir(args.results), results=args.results)
+    written = write_all(
+        summary, Path(args.out) if args.out else _results_dir(args.results), results=args.results, prices=prices
+    )
     if not args.quiet:
         for kind, path in written.items():
             print(f"{kind}: {path}")

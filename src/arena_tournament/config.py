@@ -17,6 +17,7 @@ from arena_core.playerspec import as_player_spec
 from arena_core.policy import IllegalActionPolicy
 
 from .schedule import Design, Entrant, Rotations, Schedule, make_schedule
+from .usage import ModelPrice, check_prices
 
 Backend = Literal["sequential", "process", "ray"]
 
@@ -136,6 +137,17 @@ class TournamentConfig(_Strict):
     output: str = Field(default="runs/tournament", description="directory for results.jsonl and the report")
     run: RunOptions = Field(default_factory=RunOptions)
     ratings: RatingOptions = Field(default_factory=RatingOptions)
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model name (as the decisions' telemetry names it); "
+        "a model without a price has its cost shown as unknown",
+    )
+
+    @field_validator("prices")
+    @classmethod
+    def _prices_named(cls, value: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        check_prices(value)
+        return value
 
     @field_validator("entrants", mode="before")
     @classmethod
@@ -295,13 +307,16 @@ def _explain(err: Mapping[str, Any]) -> str:
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] = TournamentConfig
+    keyed = False  # the last field was a mapping: the next part is one of its keys
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         field = model.model_fields.get(str(part))
         if field is None:
             return None
         ann = field.annotation
+        keyed = getattr(ann, "__origin__", None) is dict
         nested = next(
             (a for a in (ann, *getattr(ann, "__args__", ())) if isinstance(a, type) and issubclass(a, BaseModel)), None
         )

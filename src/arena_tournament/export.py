@@ -22,14 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from arena_core.episode import EpisodeRecord, Step, read_episodes
 from arena_core.errors import ConfigError
 from arena_core.faults import fault_of
-from arena_core.game import Game
+from arena_core.game import Game, Position
 from arena_core.match import Match
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_game
@@ -78,8 +78,10 @@ def _sha256(messages: Any) -> str:
     return hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _prompt(game: Game[Any, Any], match: Match, seat: int, telemetry: dict[str, Any]) -> tuple[list[Any], str]:
-    """The prompt of one decision and where it came from (the module docstring)."""
+def decision_prompt(
+    game: Game[Any, Any], position: Position[Any], seat: int, telemetry: Mapping[str, Any]
+) -> tuple[list[Any], str]:
+    """The prompt of one decision at ``position`` and where it came from (the module docstring)."""
     recorded = telemetry.get("prompt")
     if isinstance(recorded, str):
         try:
@@ -88,7 +90,7 @@ def _prompt(game: Game[Any, Any], match: Match, seat: int, telemetry: dict[str, 
             messages = [{"role": "user", "content": recorded}]
         return (messages if isinstance(messages, list) else [{"role": "user", "content": recorded}]), "recorded"
     try:
-        rebuilt = game.text_view().prompt(game, match.position, seat).messages()
+        rebuilt = game.text_view().prompt(game, position, seat).messages()
     except Exception:  # noqa: BLE001 - a game without a working text view still exports its moves
         return [], "none"
     want = telemetry.get("prompt_sha256")
@@ -115,7 +117,7 @@ def decision_rows(key: str, record: EpisodeRecord) -> Iterator[dict[str, Any]]:
         if n < len(match.record.events):  # the policy's substitute for the attempt just exported
             continue
         seat = event.player
-        prompt, source = _prompt(game, match, seat, event.telemetry)
+        prompt, source = decision_prompt(game, match.position, seat, event.telemetry)
         legal = [game.action_to_str(a) for a in match.legal_actions(seat)]
         row: dict[str, Any] = {
             "game": header.game,

@@ -7,10 +7,14 @@ import html
 import io
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .summary import RatingsSummary
+
+if TYPE_CHECKING:
+    from .usage import ModelPrice
 
 
 def _fmt(x: Any, digits: int = 1) -> str:
@@ -95,7 +99,9 @@ def footing_notes(summary: RatingsSummary) -> list[str]:
         ("rating pairs", [(p.a, p.b, p.resolved, p.sim_low, p.sim_high) for p in summary.rating_pairs], 0.0),
         ("head to head", [(h.a, h.b, h.resolved, h.sim_low, h.sim_high) for h in summary.head_to_head], 0.5),
     ):
-        later = [f"{a} ~ {b}" for a, b, ok, lo, hi in rows if ok and lo is not None and lo <= null <= hi]
+        later = [
+            f"{a} ~ {b}" for a, b, ok, lo, hi in rows if ok and lo is not None and hi is not None and lo <= null <= hi
+        ]
         if later:
             lines.append(
                 f"Resolved by Holm's later steps though the simultaneous interval touches chance ({label}, marked †): "
@@ -318,19 +324,26 @@ def _h2h_matrix(summary: RatingsSummary) -> str:
                 f'<div class="h2h" style="background:{color}" title="{html.escape(a)} above {html.escape(b)} in {c["n"]} games">{c["p"]:.2f}{mark}{iv}</div>'
             )
         rows.append(row)
-    return _table(["row above column"] + [html.escape(n) for n in names], rows, "matrix")
+    return _table(["row above column", *names], rows, "matrix")  # _table escapes the headers
 
 
-def html_report(summary: RatingsSummary, *, results: str | os.PathLike[str] | None = None) -> str:
-    """A self-contained HTML page: leaderboard, ratings plot, head-to-head matrix, seat bias;
-    with ``results`` (the results file or its directory) also the entrants, every game, and a
-    step-through viewer of each recorded game's decisions."""
+def html_report(
+    summary: RatingsSummary,
+    *,
+    results: str | os.PathLike[str] | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
+) -> str:
+    """A self-contained HTML page: leaderboard, ratings plot, pair verdicts with their
+    simultaneous intervals, head-to-head matrix, seat bias; with ``results`` (the results file or
+    its directory) also the entrants with their results and usage (cost at ``prices``, USD per
+    million tokens by model), every game (filterable by entrant and result), and a step-through
+    viewer of each recorded game's decisions with the seat's view of the position."""
     esc = html.escape
     drilldown, drill_css = "", ""
     if results is not None:
-        from .report_games import CSS, drilldown_for
+        from .report_viewer import CSS, drilldown_for
 
-        drilldown, drill_css = drilldown_for(summary, results), CSS
+        drilldown, drill_css = drilldown_for(summary, results, prices=prices), CSS
     try:
         plot = (
             '<img alt="ratings with 95% intervals" src="data:image/png;base64,'
@@ -461,25 +474,34 @@ window.addEventListener("load", function () {{
 
 
 def write_html(
-    summary: RatingsSummary, path: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
+    summary: RatingsSummary,
+    path: str | os.PathLike[str],
+    *,
+    results: str | os.PathLike[str] | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> Path:
     """Write :func:`html_report` atomically (a reader never sees half a page)."""
     from arena_core.outputs import atomic_write_text
 
     path = Path(path)
-    atomic_write_text(path, html_report(summary, results=results))
+    atomic_write_text(path, html_report(summary, results=results, prices=prices))
     return path
 
 
 def write_all(
-    summary: RatingsSummary, directory: str | os.PathLike[str], *, results: str | os.PathLike[str] | None = None
+    summary: RatingsSummary,
+    directory: str | os.PathLike[str],
+    *,
+    results: str | os.PathLike[str] | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> dict[str, Path]:
     """summary.json, ratings.png and report.html in ``directory``; ``results`` (the results file)
-    adds the entrants, the game list and the decision viewer to the page."""
+    adds the entrants, their results and usage (cost at ``prices``), the game list and the
+    decision viewer to the page."""
     directory = Path(directory)
     out = {
         "json": write_json(summary, directory / "summary.json"),
-        "html": write_html(summary, directory / "report.html", results=results),
+        "html": write_html(summary, directory / "report.html", results=results, prices=prices),
     }
     try:
         out["png"] = write_png(summary, directory / "ratings.png")
