@@ -347,38 +347,32 @@ def test_the_viewer_steps_through_a_games_decisions_in_chromium(drill):
     assert html.escape(tel["response"], quote=False) in viewer
     assert html.escape(tel["prompt"], quote=False) in viewer
     assert "seat 0 (chatty &amp; co)" in viewer
-    first = chromium_dom(drill / "report.html", f"#game={quote(key, safe='')}")
-    assert 'data-step="0"' in first
 
 
 def test_the_game_list_filters_by_entrant_and_result_and_the_viewer_shows_the_seats_view_in_chromium(drill):
-    """One browser run: the list filtered to the games the frontier lost (from the page's own
-    link in the results table), and one of its games opened at its decision: the seat's view of
-    the position, the whole prompt it was sent, its answer, action and usage."""
+    """One browser run: the list filtered to the frontier's games with one result (the link the
+    results table offers), and one of them opened (at its first decision, the frontier's): the
+    seat's view of the position, the whole prompt it was sent, its answer, action and usage."""
     from urllib.parse import quote
 
     from arena_tournament.records import read_game_records
+    from arena_tournament.report_games import outcomes
     from arena_tournament.runner import load_results
 
     _, games = load_results(drill)
     records = read_game_records(drill)
-    lost = [
-        g
-        for g in games
-        if "frontier" in g.seats and g.returns and g.returns[g.seats.index("frontier")] < max(g.returns)
-    ]
-    assert lost
-    key = next(g.key for g in lost if g.key in records and g.seats.index("frontier") < g.plies)
-    record = records[key]
-    n = next(i for i, e in enumerate(record.events) if e.player == record.header.players.index("frontier"))
+    key = next(g.key for g in games if g.key in records and g.seats[0] == "frontier")  # it decides first
+    record, n = records[key], 0
+    result = outcomes(record.header.players, records[key].end.returns)["frontier"]
+    same = [g for g in games if "frontier" in g.seats and outcomes(g.seats, g.returns)["frontier"] == result]
     page = (drill / "report.html").read_text()
-    assert 'href="#entrant=frontier&amp;result=lost"' in page  # the link the results table offers
-    dom = chromium_dom(drill / "report.html", f"#entrant=frontier&result=lost&game={quote(key, safe='')}&step={n}")
+    assert f'href="#entrant=frontier&amp;result={result}"' in page  # the link the results table offers
+    dom = chromium_dom(drill / "report.html", f"#entrant=frontier&result={result}&game={quote(key, safe='')}")  # step 0
     table = dom[dom.index('class="games"') : dom.index('id="game-viewer"')]
     rows = re.findall(r'<tr class="game"[^>]*>', table)
     shown = {html.unescape(re.search(r'data-key="([^"]*)"', r).group(1)) for r in rows if "hidden" not in r}
-    assert shown == {g.key for g in lost} and len(rows) == len(games)  # the others are hidden, not removed
-    assert f'data-shown="{len(lost)}"' in dom and f"showing {len(lost)} of {len(games)} games" in dom
+    assert shown == {g.key for g in same} and len(rows) == len(games)  # the others are hidden, not removed
+    assert f'data-shown="{len(same)}"' in dom and f"showing {len(same)} of {len(games)} games" in dom
     viewer = dom[dom.index('id="game-viewer"') :]
     viewer = viewer[: viewer.index("</dl>")]
     assert f'data-step="{n}"' in viewer and "seat's view" in viewer
