@@ -170,3 +170,19 @@ def test_holm_adjusted_p_values_agree_with_holm(p, alpha):
         if abs(a - alpha) > 1e-12 * max(1.0, alpha):  # off the rounding boundary: the same verdict
             assert verdict == (a <= alpha)
     assert stats.holm_adjusted([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_a_summary_from_before_the_simultaneous_intervals_says_its_intervals_are_each_pairs_own():
+    from arena_tournament.report import FOOTING, OLD_FOOTING, html_report
+    from arena_tournament.summary import RatingsSummary
+
+    header, games = _results(weak_wins=2)
+    data = summarize(header, games, resamples=100).to_json()
+    for row in data["rating_pairs"] + data["head_to_head"]:  # summary.json as an older arena wrote it
+        for key in ("sim_low", "sim_high", "diff_sim_low", "diff_sim_high", "p_holm"):
+            row.pop(key, None)
+    old = RatingsSummary.model_validate(data)
+    page = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", html_report(old))).split())
+    assert " ".join(OLD_FOOTING.split()) in page and " ".join(FOOTING.split()) not in page
+    h = old.head_to_head[0]
+    assert f"[{h.low:.3f}, {h.high:.3f}] (this pair alone)" in page

@@ -293,7 +293,9 @@ def test_report_lists_every_game_and_describes_each_entrant(drill):
     )
     assert len(read_game_records(drill)) == len(played)
     assert page.count('class="view"') == len(played)  # each played game can be stepped through
-    assert "sk-live-ABCDEF" not in page and "leaky" in table  # the leaked key never reaches the page
+    assert "sk-live-ABCDEF" not in page and "leaky" in table  # the leaked key never reaches the page ...
+    viewer_data = json.dumps(_page_data(page))  # ... nor the viewer's packed data
+    assert "leaky" in viewer_data and "sk-live-ABCDEF" not in viewer_data and "***" in viewer_data
     entrants = page[page.index('id="entrants"') : page.index("<h2>Games")]
     for e in DRILL_ENTRANTS:
         assert e["name"].replace("&", "&amp;") in entrants

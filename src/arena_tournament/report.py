@@ -111,6 +111,23 @@ def footing_notes(summary: RatingsSummary) -> list[str]:
     return lines
 
 
+#: said instead of FOOTING for a summary written before the simultaneous intervals
+OLD_FOOTING = (
+    "This summary was written before pair intervals were made simultaneous: each pair interval shown is that "
+    "pair's own (95%, unadjusted; marked 'this pair alone') and can exclude chance where the Holm verdict does "
+    "not resolve the pair; read the verdicts from 'resolved' (arena report on the results recomputes them)."
+)
+
+
+def footing_lines(summary: RatingsSummary) -> list[str]:
+    """How the intervals beside the verdicts relate to them: :data:`FOOTING` and the pairs Holm
+    resolved at a later step, or :data:`OLD_FOOTING` for a summary without simultaneous intervals."""
+    pairs = [(p.low, p.sim_low) for p in summary.rating_pairs] + [(h.low, h.sim_low) for h in summary.head_to_head]
+    if any(low is not None and sim is None for low, sim in pairs):
+        return [OLD_FOOTING]
+    return [FOOTING, *footing_notes(summary)]
+
+
 def title_line(summary: RatingsSummary) -> str:
     """The leaderboard's first line: scored and truncated games, deals, design."""
     return (
@@ -422,7 +439,7 @@ def html_report(
     from .audit import fault_lines
 
     terminal = [title_line(summary), *leaderboard_notes(summary), *fault_lines(summary)]
-    footing = "".join(f"<p>{esc(line)}</p>" for line in [FOOTING, *footing_notes(summary)])
+    footing = "".join(f"<p>{esc(line)}</p>" for line in footing_lines(summary))
     notes = "".join(f"<p>{esc(line)}</p>" for line in terminal)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
