@@ -63,6 +63,7 @@ def test_llm_example_config_reads_models_from_the_environment(monkeypatch):
     assert by_name["openai"].options["base_url"] == "http://127.0.0.1:9/v1"
     assert by_name["openai"].options["api_key_env"] == "OPENAI_API_KEY"  # the key itself is never in the config
     assert len(resolve_schedule(cfg).games()) == 7 * 4 * 3
+    assert cfg.prices["gpt-4o-mini"].completion == 0.60 and cfg.prices["tiny"].prompt == 0  # the report's cost
 
 
 def _free_port() -> int:
