@@ -1,5 +1,19 @@
-"""The rules protocol, and the base class that owns the invariants (docs/core.md): a game fills
-in the rules hooks over an immutable state; the machinery works on a :class:`Position`.
+"""The rules protocol, and the base class that owns the invariants (docs/core.md).
+
+A game fills in the rules hooks over an immutable state (``initial_state``, ``to_move``,
+``legal_actions``, ``next_state``, ``is_terminal``, ``returns``, ``observation``, the action ids,
+``encode_observation``) and may override the optional hooks and declarations, each declared here
+with a typed default. The machinery (every ``@final`` method) works on a :class:`Position` and
+owns the invariants, so no game re-implements them:
+
+- a deal is the seed's: ``start(seed)`` draws every chance outcome from ``deal_rng(seed)``;
+- legality has one place: ``act`` refuses an action outside ``legal_actions`` (``IllegalActionError``),
+  a player not to move (``NotYourTurnError``) and any action after the end (``GameOverError``);
+  the mask is derived from the same legal set;
+- simultaneous moves are committed one by one and revealed at once (``Position.pending``);
+- a terminal position absorbs: no one is to act, the mask is empty, ``final_returns`` is read there;
+- positions serialise and replay (``position_to_json``/``position_from_json``), and ``describe``
+  states the spec the kit checks the game against.
 """
 
 from __future__ import annotations
@@ -9,7 +23,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, final
+from typing import Any, ClassVar, Generic, TypeVar, final
 
 import numpy as np
 from pydantic import ValidationError
@@ -53,18 +67,6 @@ class Position(Generic[S]):
 _set_state, _set_pending, _set_ply = Position.state.__set__, Position.pending.__set__, Position.ply.__set__  # type: ignore[attr-defined,misc]  # the slots' descriptors
 
 
-class EngineTitle(Protocol):
-    """What the core knows of a wrapped engine's title (the TextArena adapter's ``TitleSpec``)."""
-
-    @property
-    def env_id(self) -> str: ...
-
-    @property
-    def vocabulary(self) -> Sequence[str]:
-        """The title's fixed action strings (its action-index space)."""
-        ...
-
-
 class Game(ABC, Generic[S, A]):
     """Base class of every game: override the rules hooks and optional declarations, never the
     machinery (marked ``@final``)."""
@@ -83,8 +85,6 @@ class Game(ABC, Generic[S, A]):
     #: ``(low, high)`` bounding every value of :meth:`encode_observation` (scalars, or arrays
     #: of ``observation_size``); the Gymnasium/PettingZoo spaces are ``Box(low, high)``
     observation_bounds: tuple[float | np.ndarray, float | np.ndarray] = (-math.inf, math.inf)
-    #: the title of a wrapped engine (the TextArena adapter sets it); None for a native game
-    title: ClassVar[EngineTitle | None] = None
 
     def __init__(self, params: GameParams | Mapping[str, Any] | None = None, *, num_players: int | None = None):
         try:

@@ -341,7 +341,8 @@ def difference(after: HeadToHead, before: HeadToHead, seed: int, resamples: int)
 
 
 def tokenizer_coverage(game_id: str, tokenizer: Tokenizer) -> dict[str, Any]:
-    """How the model's tokenizer encodes the title's action strings and the compact view's labels."""
+    """How the model's tokenizer encodes the game's action strings (its action-index space, read
+    through the protocol: ``action_to_str(action_from_id(i))``) and the compact view's labels."""
     from arena_core.registry import make_game
     from arena_core.views import get_view
 
@@ -350,7 +351,8 @@ def tokenizer_coverage(game_id: str, tokenizer: Tokenizer) -> dict[str, Any]:
 
     game = make_game(game_id)
     tokens = ActionTokens(tokenizer)
-    vocab = {a: len(tokens.encode_text(a)) for a in game.title.vocabulary} if game.title is not None else {}
+    strings = [game.action_to_str(game.action_from_id(i)) for i in range(game.num_actions)]
+    vocab = {a: len(tokens.encode_text(a)) for a in strings}
     roundtrip = all(tokenizer.decode(tokens.encode_text(a)) == a for a in vocab)
     out: dict[str, Any] = {"action_tokens": vocab, "roundtrip": roundtrip}
     try:
