@@ -146,9 +146,12 @@ def run(
     ``evals`` log-spaced marks. ``changes``: config keys replaced (tests use a smaller step);
     ``weighting``: how the snapshots are weighted (:class:`SnapshotAverage`)."""
     from arena_core.registry import make_game
+    from arena_train import grpo
     from arena_train.exact import information_states
-    from arena_train.grpo import GRPOTrainer, lm_policy_table
+    from arena_train.grpo_eval import lm_policy_table
+    from arena_train.run import RunDir
     from arena_train.selfplay_pg import CompiledGame
+    from arena_train.trainer import Parts
 
     config = {**CONFIG, **(changes or {})}
     per_step = config["deals_per_step"] * config["group_size"]
@@ -158,10 +161,10 @@ def run(
     infos = information_states(game)
     marks = set(eval_marks(steps, evals))
     with tempfile.TemporaryDirectory() as tmp:  # the trainer's manifest; nothing else is kept
-        trainer = GRPOTrainer(
-            {**config, "seed": seed, "steps": steps, "model": {"path": model_path or leduc_model_path()}},
-            Path(tmp) / "run",
+        cfg = grpo.TRAINER.parse(
+            {**config, "seed": seed, "steps": steps, "model": {"path": model_path or leduc_model_path()}}
         )
+        trainer = grpo.start(cfg, RunDir.claim(Path(tmp) / "run"), Parts())
 
         def probs() -> np.ndarray:
             return tree.probs_from_table(lm_policy_table(game, trainer.policy(), infos))
@@ -169,8 +172,8 @@ def run(
         average = SnapshotAverage(tree, weighting)
         average.add(probs(), 0)  # the initial model is the first snapshot
         for step in range(1, steps + 1):
-            trainer.train_step(step)
-            trainer.step = step
+            grpo.train_step(trainer, step)
+            trainer.state.step = step
             current = None
             if step % SNAPSHOT_EVERY == 0:
                 current = probs()
@@ -178,7 +181,7 @@ def run(
             if step in marks:
                 current = probs() if current is None else current
                 emit(
-                    trainer.episodes_total,
+                    trainer.state.episodes_total,
                     tree.exploitability(average.policy()),
                     last_iterate=tree.exploitability(current),
                     snapshots=average.count,

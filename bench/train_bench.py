@@ -88,13 +88,13 @@ def heldout_values(game, learner, deals) -> list[float]:
     return per_deal_means(play_episodes(game, specs, learner))
 
 
-def _exact_probe(trainer, game, trace: list, reached: dict, clock: dict):
+def _exact_probe(session, game, trace: list, reached: dict, clock: dict):
     """The trainer's progress hook: the greedy policy's exact Kuhn value at each step into
     ``trace``; the first step it reaches 0.25 into ``reached``; evaluation time into ``clock``."""
 
     def progress(step, row):
         t0 = time.perf_counter()
-        value = kuhn_exact(trainer.policy(temperature=0.0).decide, game)
+        value = kuhn_exact(session.policy(temperature=0.0).decide, game)
         trace.append((step, value))
         if value >= 0.25 - 1e-9 and "step" not in reached:
             reached.update(step=step, train_s=t0 - clock["start"] - clock["eval_s"])
@@ -104,7 +104,9 @@ def _exact_probe(trainer, game, trace: list, reached: dict, clock: dict):
 
 
 def kuhn_grpo(seeds, heldout: int, steps: int) -> dict:
-    from arena_train.grpo import GRPOTrainer
+    from arena_train import grpo
+    from arena_train.run import RunDir
+    from arena_train.trainer import Parts
 
     game = make_game("kuhn_poker")
     deals = [derive_seed(2026, "bench_heldout", i) for i in range(heldout)]
@@ -113,16 +115,17 @@ def kuhn_grpo(seeds, heldout: int, steps: int) -> dict:
     plot_dir = None
     for seed in seeds:
         run_dir = Path(tempfile.mkdtemp(prefix=f"kuhn-grpo-{seed}-"))
-        trainer = GRPOTrainer(dict(KUHN_GRPO, seed=seed, steps=steps), run_dir)
+        run = RunDir.claim(run_dir)
+        trainer = grpo.start(grpo.TRAINER.parse(dict(KUHN_GRPO, seed=seed, steps=steps)), run, Parts())
         trace: list[tuple[int, float]] = []
         reached: dict = {}
         clock = {"eval_s": 0.0, "start": time.perf_counter()}
 
-        trainer.progress = _exact_probe(trainer, game, trace, reached, clock)
+        probe = _exact_probe(trainer, game, trace, reached, clock)
         initial_values = heldout_values(game, trainer.policy(temperature=0.0), deals)
         initial_exact = kuhn_exact(trainer.policy(temperature=0.0).decide, game)
         clock["start"] = t0 = time.perf_counter()
-        summary = trainer.run()
+        summary = grpo.run_steps(run, trainer, Parts(progress=probe))
         wall = time.perf_counter() - t0 - clock["eval_s"]
         final_exact = kuhn_exact(trainer.policy(temperature=0.0).decide, game)
         values = heldout_values(game, trainer.policy(temperature=0.0), deals)
@@ -152,14 +155,18 @@ def kuhn_grpo(seeds, heldout: int, steps: int) -> dict:
 
 
 def kuhn_pg(seeds, heldout: int) -> list[dict]:
-    from arena_train.pg import NumericLearner, PolicyGradientTrainer
+    from arena_train import pg
+    from arena_train.pg import NumericLearner
+    from arena_train.run import RunDir
+    from arena_train.trainer import Parts
 
     game = make_game("kuhn_poker")
     deals = [derive_seed(2026, "bench_heldout", i) for i in range(heldout)]
     out = []
     for seed in seeds:
         t0 = time.perf_counter()
-        trainer = PolicyGradientTrainer(
+        run = RunDir.claim(tempfile.mkdtemp())
+        config = pg.TRAINER.parse(
             dict(
                 game="kuhn_poker",
                 seed=seed,
@@ -169,10 +176,10 @@ def kuhn_pg(seeds, heldout: int) -> list[dict]:
                 opponents=["kuhn_king_only"],
                 eval_deals=16,
                 bootstrap=200,
-            ),
-            tempfile.mkdtemp(),
+            )
         )
-        trainer.run()
+        trainer = pg.start(config, run, Parts())
+        pg.run_steps(run, trainer, Parts())
         wall = time.perf_counter() - t0
         learner = NumericLearner(trainer.policy, greedy=True)
         out.append(
@@ -210,30 +217,35 @@ def plot_kuhn(result: dict, path: Path) -> None:
 
 
 def megagem_ei(config: dict) -> dict:
-    from arena_train.expert_iteration import ExpertIterationTrainer
+    from arena_train import expert_iteration
+    from arena_train.trainer import Parts
 
     run_dir = Path(tempfile.mkdtemp(prefix="megagem-ei-"))
     t0 = time.perf_counter()
-    out = ExpertIterationTrainer(
-        config, run_dir, progress=lambda r, row: print("ei round", r, json.dumps(row), flush=True)
-    ).run()
+    summary = expert_iteration.TRAINER(
+        config, run_dir, Parts(progress=lambda r, row: print("ei round", r, json.dumps(row), flush=True))
+    )
+    out = {"run_id": summary.run_id, "metrics": summary.metrics, "report": summary.report}
     out["wall_s"] = time.perf_counter() - t0
     shutil.copy(run_dir / "metrics.png", DOCS / "train_megagem_ei_metrics.png")
     return out
 
 
 def megagem_grpo(config: dict) -> dict:
-    from arena_train.grpo import GRPOTrainer
+    from arena_train import grpo
+    from arena_train.trainer import Parts
 
     run_dir = Path(tempfile.mkdtemp(prefix="megagem-grpo-"))
     t0 = time.perf_counter()
-    summary = GRPOTrainer(
+    summary = grpo.TRAINER(
         config,
         run_dir,
-        progress=lambda s, row: print(
-            "grpo step", s, json.dumps({k: v for k, v in row.items() if isinstance(v, (int, float))}), flush=True
+        Parts(
+            progress=lambda s, row: print(
+                "grpo step", s, json.dumps({k: v for k, v in row.items() if isinstance(v, (int, float))}), flush=True
+            )
         ),
-    ).run()
+    )
     shutil.copy(run_dir / "metrics.png", DOCS / "train_megagem_grpo_metrics.png")
     return {
         "final_eval": summary.final_eval,

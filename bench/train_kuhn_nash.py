@@ -301,7 +301,8 @@ def run(seed: int, episodes: int, *, extend: bool = False, variant: str | None =
     """One seed for ``episodes`` episodes; ``extend``: continue the finished 300,000-episode run
     of that seed exactly (resume_from) to ``episodes`` in runs/kuhn_nash/extended/ (beyond the
     issue's budget: where the curve goes next)."""
-    from arena_train.grpo import GRPOTrainer
+    from arena_train import grpo
+    from arena_train.trainer import Parts
 
     root = variant_root(variant)
     config = {**CONFIG, **({**VARIANTS, **PROBES}[variant] if variant else {})}
@@ -332,8 +333,7 @@ def run(seed: int, episodes: int, *, extend: bool = False, variant: str | None =
                 fh.flush()
 
         extra = {"resume_from": str(root / f"seed_{seed}")} if extend else {}
-        trainer = GRPOTrainer({**config, "seed": seed, "steps": steps, **extra}, out, progress=progress)
-        trainer.run()
+        grpo.TRAINER({**config, "seed": seed, "steps": steps, **extra}, out, Parts(progress=progress))
     return out
 
 

@@ -79,14 +79,15 @@ def _say(quiet: bool, msg: str) -> None:
 
 def train_seed(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
     """Stages 1 and 2 for one seed; returns the distillation run's manifest."""
-    from arena_train.expert_iteration import train
+    from arena_train import expert_iteration
+    from arena_train.trainer import Parts
 
     base_dir, distil_dir = out / f"base_s{seed}", out / f"distil_s{seed}"
     if _finished(base_dir) is None:
         if base_dir.exists():
             raise BenchError(f"{base_dir} holds an unfinished run; remove it to start that stage again")
         t = time.perf_counter()
-        train({**cfg["base"], "seed": seed}, base_dir)
+        expert_iteration.TRAINER({**cfg["base"], "seed": seed}, base_dir)
         _say(quiet, f"seed {seed}: base student in {time.perf_counter() - t:.0f} s")
     done = _finished(distil_dir)
     if done is None:
@@ -105,7 +106,7 @@ def train_seed(cfg: dict, seed: int, out: Path, *, quiet: bool = False) -> dict:
             elif "eval_mean" in row:
                 _say(quiet, f"seed {seed}: step {step} margin {row['eval_mean']:+.1f} loss {row['sft_loss']:.3f}")
 
-        train(distil, distil_dir, progress=progress)
+        expert_iteration.TRAINER(distil, distil_dir, Parts(progress=progress))
         done = _finished(distil_dir)
     return done
 
@@ -123,7 +124,8 @@ def grpo_stages(cfg: dict) -> list[dict]:
 
 def train_grpo(stage: dict, seed: int, out: Path, *, quiet: bool = False) -> tuple[Path, dict]:
     """GRPO against the opponents from the seed's base or distilled student (``init_from``)."""
-    from arena_train.grpo import GRPOTrainer
+    from arena_train import grpo
+    from arena_train.trainer import Parts
 
     start = stage.get("from", "base")
     run_dir = out / f"grpo_{start}_s{seed}"
@@ -139,7 +141,7 @@ def train_grpo(stage: dict, seed: int, out: Path, *, quiet: bool = False) -> tup
             _say(quiet, f"seed {seed}: GRPO from {start}, step {step} margin {row['eval_margin']:+.1f}")
 
     init = str(out / f"{start}_s{seed}")
-    GRPOTrainer({**body, "seed": seed, "init_from": init}, run_dir, progress=progress).run()
+    grpo.TRAINER({**body, "seed": seed, "init_from": init}, run_dir, Parts(progress=progress))
     return run_dir, _finished(run_dir) or json.loads((run_dir / "manifest.json").read_text())
 
 
@@ -286,7 +288,7 @@ def expert_parameters(spec: str) -> dict:
 
 
 def run(cfg: dict, out: Path, *, quiet: bool = False) -> dict:
-    from arena_train.manifest import MetricsLog
+    from arena_train.run import MetricsLog
 
     out.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in cfg["seeds"]]
@@ -358,7 +360,7 @@ def plot(out: Path, summary: dict, path: Path) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    from arena_train.manifest import MetricsLog
+    from arena_train.run import MetricsLog
 
     grpo = summary.get("grpo") or []
     fig, axes = plt.subplots(3 if grpo else 2, 1, figsize=(7, 8.5 if grpo else 6))

@@ -14,7 +14,7 @@ import argparse
 import json
 import tempfile
 
-from arena_train.expert_iteration import ExpertIterationTrainer
+from arena_train import expert_iteration
 
 
 def main(argv=None) -> dict:
@@ -37,9 +37,9 @@ def main(argv=None) -> dict:
         "eval_deals": args.eval_deals,
         "optim": {"learning_rate": 3e-4},
     }
-    result = ExpertIterationTrainer(config, run_dir).run()
-    print(json.dumps(result["report"], indent=2))
-    return result["report"]
+    report = expert_iteration.TRAINER(config, run_dir).report or {}
+    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Mapping
+from typing import Any
 
-from arena_train.grpo import GRPOTrainer
+from arena_train import grpo
+from arena_train.trainer import Parts
 
 CONFIG = {
     "name": "kuhn-grpo",
@@ -39,15 +42,15 @@ def main(argv=None) -> dict:
     run_dir = args.run_dir or tempfile.mkdtemp(prefix="kuhn-grpo-")
     config = dict(CONFIG, steps=args.steps)
 
-    def show(step: int, row: dict) -> None:
+    def show(step: int, row: Mapping[str, Any]) -> None:
         if "eval_mean" in row:
             print(
                 f"step {step:3d}  reward {row['reward_mean']:+.3f}  eval vs anchor {row['eval_mean']:+.3f}  "
                 f"improvement {row['eval_improvement']:+.3f} [{row['eval_improvement_low']:+.3f}, {row['eval_improvement_high']:+.3f}]"
             )
 
-    summary = GRPOTrainer(config, run_dir, progress=show).run()
-    report = summary.report()  # refuses a silent player
+    summary = grpo.TRAINER(config, run_dir, Parts(progress=show))
+    report = summary.to_json()  # refuses a silent player
     print(f"run {report['run_id']} in {run_dir}")
     return report
 

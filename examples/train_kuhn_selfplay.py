@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from arena_core.registry import make_game, make_player
 from arena_core.runner import play_episode
+from arena_train import grpo
 from arena_train.checkpoint_player import CheckpointPlayer
-from arena_train.grpo import GRPOTrainer
+from arena_train.trainer import Parts
 
 CONFIG = {
     "name": "kuhn-selfplay",
@@ -49,15 +52,15 @@ def main(argv=None) -> dict:
     every = max(1, min(CONFIG["eval"]["every"], args.steps))
     config = dict(CONFIG, steps=args.steps, eval=dict(CONFIG["eval"], every=every))
 
-    def show(step: int, row: dict) -> None:
+    def show(step: int, row: Mapping[str, Any]) -> None:
         if "eval_exploitability" in row:
             print(
                 f"step {step:4d}  episodes {row['episodes_total']:6d}  exploitability: last {row['eval_exploitability']:.3f}"
                 f"  average {row['eval_avg_exploitability']:.3f}  entropy {row.get('entropy', float('nan')):.3f}"
             )
 
-    summary = GRPOTrainer(config, root / "selfplay", progress=show).run()
-    report = summary.report()
+    summary = grpo.TRAINER(config, root / "selfplay", Parts(progress=show))
+    report = summary.to_json()
 
     # the checkpoint as a player (greedy), against the king-only bot on a few deals, both seats
     game = make_game("kuhn_poker")
@@ -72,7 +75,7 @@ def main(argv=None) -> dict:
     print(f"checkpoint step {trained.step} vs kuhn_king_only: {total / 12:+.3f} per game over 12 games")
 
     # a new run from its weights: the manifest names the self-play run as the parent
-    child = GRPOTrainer(
+    grpo.TRAINER(
         dict(
             config,
             name="kuhn-from-selfplay",
@@ -83,7 +86,6 @@ def main(argv=None) -> dict:
         ),
         root / "child",
     )
-    child.run()
     parent = json.loads((root / "child" / "manifest.json").read_text())["parent_run"]
     print(f"child run's parent: {parent}")
     return {**report, "checkpoint_value": total / 12, "child_parent": parent}

@@ -13,8 +13,10 @@ import pytest
 
 pytest.importorskip("mlx.core")
 
+from arena_train import grpo  # noqa: E402
 from arena_train.exact import average_policy, exploitability  # noqa: E402
-from arena_train.grpo import GRPOTrainer  # noqa: E402
+from arena_train.run import RunDir  # noqa: E402
+from arena_train.trainer import Parts  # noqa: E402
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
@@ -50,8 +52,9 @@ def test_the_trials_are_round_3_configs_and_the_seeds_are_apart():
 
 def test_collect_keeps_every_evaluation_and_recomputes_the_equal_weights_average(tmp_path):
     run_dir = tmp_path / "p5" / "seed_4"
-    trainer = GRPOTrainer(dict(TINY), run_dir)
-    trainer.run()
+    run = RunDir.claim(run_dir)
+    trainer = grpo.start(grpo.TRAINER.parse(TINY), run, Parts())
+    grpo.run_steps(run, trainer, Parts())
     path = floor.collect_run(run_dir, tmp_path / "out" / "seed_4.jsonl")
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["step"] for r in rows[:-1]] == [0, 1, 2, 3]
@@ -60,7 +63,7 @@ def test_collect_keeps_every_evaluation_and_recomputes_the_equal_weights_average
         x["eval_avg_exploitability"] for x in logged if "eval_exploitability" in x
     ]
     game = trainer.game
-    want = exploitability(game, average_policy(game, trainer.policy_tables)).exploitability
+    want = exploitability(game, average_policy(game, trainer.state.policy_tables)).exploitability
     assert rows[-1]["done"] is True and rows[-1]["average_weights"] == "linear"
     assert rows[-1]["uniform_average"] == pytest.approx(want, abs=1e-12)
     assert rows[-1]["uniform_average"] != pytest.approx(rows[-2]["average"], abs=1e-9)

@@ -80,7 +80,10 @@ def test_eval_marks_are_log_spaced_and_on_snapshots():
 
 
 def test_a_few_grpo_steps_on_leduc_give_finite_exploitabilities(tree, tmp_path):
-    from arena_train.grpo import GRPOTrainer, lm_policy_table
+    from arena_train import grpo
+    from arena_train.grpo_eval import lm_policy_table
+    from arena_train.run import RunDir
+    from arena_train.trainer import Parts
 
     rows = []
     lm_bench.run(
@@ -92,15 +95,10 @@ def test_a_few_grpo_steps_on_leduc_give_finite_exploitabilities(tree, tmp_path):
         assert extra["snapshots"] == 1  # before the first snapshot step: the initial model only
     # that single snapshot is the initial model: its exploitability is the average's at every mark
     game = tree.game
-    initial = GRPOTrainer(
-        {
-            **lm_bench.CONFIG,
-            "seed": 7,
-            "steps": 1,
-            "model": {"path": lm_bench.leduc_model_path()},
-        },
-        tmp_path / "run",
+    config = grpo.TRAINER.parse(
+        {**lm_bench.CONFIG, "seed": 7, "steps": 1, "model": {"path": lm_bench.leduc_model_path()}}
     )
+    initial = grpo.start(config, RunDir.claim(tmp_path / "run"), Parts())
     p0 = tree.probs_from_table(lm_policy_table(game, initial.policy(), information_states(game)))
     assert rows[0][1] == pytest.approx(tree.exploitability(p0), abs=1e-9)
     assert rows[-1][1] == rows[0][1] and rows[-1][2]["last_iterate"] != rows[-1][1]  # the model moved

@@ -12,10 +12,21 @@ pytest.importorskip("mlx.core")
 from arena_core.players import Decision  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
 from arena_games.megagem.views import MEGAGEM_BID_GRID, MegaGemCompactView  # noqa: E402
-from arena_train.expert_iteration import ExpertIterationTrainer, GridExpert, expert_menu_index  # noqa: E402
+from arena_train import expert_iteration  # noqa: E402
+from arena_train.expert_iteration import GridExpert, expert_menu_index  # noqa: E402
 from arena_train.lm import menu_logprobs, records_batch, trainables  # noqa: E402
 
-SMALL = dict(rounds=1, deals_per_round=1, epochs=1, eval_deals=2, bootstrap=200, optim=dict(learning_rate=3e-4))
+SMALL = dict(
+    game="megagem",
+    expert="megagem_expert",
+    opponents=["megagem_heuristic"],
+    rounds=1,
+    deals_per_round=1,
+    epochs=1,
+    eval_deals=2,
+    bootstrap=200,
+    optim=dict(learning_rate=3e-4),
+)
 
 
 def test_expert_answers_map_to_the_nearest_legal_grid_bid():
@@ -47,8 +58,12 @@ def test_expert_answers_map_to_the_nearest_legal_grid_bid():
 
 
 def test_fine_tuning_raises_agreement_with_the_expert_labels(tmp_path):
-    trainer = ExpertIterationTrainer(dict(SMALL, epochs=4), tmp_path / "ei")
-    data, stats = trainer.collect(1)
+    from arena_train.run import RunDir
+    from arena_train.trainer import Parts
+
+    cfg = expert_iteration.TRAINER.parse(dict(SMALL, epochs=4))
+    trainer = expert_iteration.start(cfg, RunDir.claim(tmp_path / "ei"), Parts())
+    data, stats = expert_iteration.collect(trainer, 1)
     assert stats["labelled"] == stats["decisions"] == len(data) > 10
 
     def agreement() -> float:
@@ -57,7 +72,7 @@ def test_fine_tuning_raises_agreement_with_the_expert_labels(tmp_path):
 
     before = agreement()
     weights = trainables(trainer.model)
-    loss = trainer.fine_tune(data, 1)
+    loss = expert_iteration.fine_tune(trainer, data, 1)
     assert np.isfinite(loss)
     after = agreement()
     assert after > before + 0.1, (before, after)
@@ -66,8 +81,8 @@ def test_fine_tuning_raises_agreement_with_the_expert_labels(tmp_path):
 
 
 def test_short_run_reports_recovery_with_intervals(tmp_path):
-    out = ExpertIterationTrainer(SMALL, tmp_path / "run").run()
-    rep = out["report"]
+    out = expert_iteration.TRAINER(SMALL, tmp_path / "run")
+    rep = out.report
     for key in (
         "initial_margin",
         "student_margin",

@@ -14,10 +14,13 @@ import mlx.core as mx  # noqa: E402
 
 from arena_core.errors import ConfigError  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
+from arena_train import grpo  # noqa: E402
 from arena_train.config import parse_config  # noqa: E402
-from arena_train.grpo import GRPOTrainer, RunSummary, SilentPlayerError, evaluate, silent_status  # noqa: E402
+from arena_train.grpo_eval import evaluate, silent_status  # noqa: E402
 from arena_train.lm import trainables  # noqa: E402
 from arena_train.rollout import Choice, distinct_deals, expected_return  # noqa: E402
+from arena_train.run import RunDir  # noqa: E402
+from arena_train.trainer import Parts, RunSummary, SilentPlayerError  # noqa: E402
 
 BASE = dict(
     game="kuhn_poker",
@@ -44,10 +47,21 @@ def config(**over):
     return cfg
 
 
-def kuhn_value(trainer: GRPOTrainer, *, greedy: bool = True) -> float:
+def start(cfg, run_dir, parts=None):
+    """The run directory and the session (parts and state) grpo.train builds, to look inside."""
+    config = grpo.TRAINER.parse(cfg)
+    run = RunDir.claim(run_dir, resume=config.resume_from)
+    return run, grpo.start(config, run, parts or Parts())
+
+
+def run_all(started) -> RunSummary:
+    return grpo.run_steps(*started, Parts())
+
+
+def kuhn_value(session: grpo.GRPOSession, *, greedy: bool = True) -> float:
     """Exact value of the learner against kuhn_king_only over all six deals, both seats."""
-    game = trainer.game
-    policy = trainer.policy(temperature=0.0 if greedy else 1.0)
+    game = session.game
+    policy = session.policy(temperature=0.0 if greedy else 1.0)
     opponent = make_player("kuhn_king_only")
 
     def dist(g, pos, seat):
@@ -66,10 +80,10 @@ def metric_rows(run_dir):
 
 
 def test_short_run_changes_weights_and_records_finite_metrics(tmp_path):
-    trainer = GRPOTrainer(config(plot=True, checkpoint_every=1), tmp_path / "run")
-    before = trainables(trainer.model)
-    summary = trainer.run()
-    after = trainables(trainer.model)
+    run, session = start(config(plot=True, checkpoint_every=1), tmp_path / "run")
+    before = trainables(session.model)
+    summary = grpo.run_steps(run, session, Parts())
+    after = trainables(session.model)
     changed = [k for k in before if not np.array_equal(np.array(before[k]), np.array(after[k]))]
     assert len(changed) == len(before), "full fine-tuning updates every weight"
     rows = metric_rows(tmp_path / "run")
@@ -87,27 +101,27 @@ def test_short_run_changes_weights_and_records_finite_metrics(tmp_path):
     assert manifest["packages"]["mlx"] and manifest["status"] == "ok"
     assert (tmp_path / "run" / "metrics.png").stat().st_size > 1000
     assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["step_000001", "step_000002"]
-    assert summary.report()["steps"] == 2
+    assert summary.to_json()["steps"] == 2
 
 
 def test_same_seed_same_metrics_and_other_seed_differs(tmp_path):
-    a = GRPOTrainer(config(), tmp_path / "a").run().metrics
-    b = GRPOTrainer(config(), tmp_path / "b").run().metrics
-    c = GRPOTrainer(config(seed=4), tmp_path / "c").run().metrics
+    a = grpo.TRAINER(config(), tmp_path / "a").metrics
+    b = grpo.TRAINER(config(), tmp_path / "b").metrics
+    c = grpo.TRAINER(config(seed=4), tmp_path / "c").metrics
     assert a == b
     assert a != c
 
 
 def test_resume_continues_exactly(tmp_path):
-    straight = GRPOTrainer(config(steps=3, checkpoint_every=1), tmp_path / "straight")
-    full = straight.run().metrics
-    resumed_trainer = GRPOTrainer(
+    straight = start(config(steps=3, checkpoint_every=1), tmp_path / "straight")
+    full = run_all(straight).metrics
+    resumed_run = start(
         config(steps=3, resume_from=str(tmp_path / "straight" / "checkpoints" / "step_000001")), tmp_path / "resumed"
     )
-    assert resumed_trainer.step == 1
-    resumed = resumed_trainer.run()
+    assert resumed_run[1].state.step == 1
+    resumed = run_all(resumed_run)
     assert resumed.metrics == full
-    w1, w2 = trainables(straight.model), trainables(resumed_trainer.model)
+    w1, w2 = trainables(straight[1].model), trainables(resumed_run[1].model)
     assert all(np.array_equal(np.array(w1[k]), np.array(w2[k])) for k in w1)
     manifest = json.loads((tmp_path / "resumed" / "manifest.json").read_text())
     parent = json.loads((tmp_path / "straight" / "manifest.json").read_text())
@@ -117,22 +131,23 @@ def test_resume_continues_exactly(tmp_path):
 
 
 def test_lora_and_snapshot_pool(tmp_path):
-    trainer = GRPOTrainer(
+    started = start(
         config(
             model=dict(finetune="lora", lora_layers=2, lora_rank=4),
             pool=dict(players=[], snapshot_every=1, max_snapshots=1),
         ),
         tmp_path / "lora",
     )
-    names = set(trainables(trainer.model))
+    session = started[1]
+    names = set(trainables(session.model))
     assert names and all("lora" in n for n in names), "only adapters train"
-    base_before = np.array(trainer.model.model.embed_tokens.weight)
-    before = trainables(trainer.model)
-    trainer.run()
-    assert np.array_equal(base_before, np.array(trainer.model.model.embed_tokens.weight))
-    after = trainables(trainer.model)
+    base_before = np.array(session.model.model.embed_tokens.weight)
+    before = trainables(session.model)
+    run_all(started)
+    assert np.array_equal(base_before, np.array(session.model.model.embed_tokens.weight))
+    after = trainables(session.model)
     assert any(not np.array_equal(np.array(before[k]), np.array(after[k])) for k in before)
-    assert [step for step, _ in trainer.pool.snapshots] == [2]  # refreshed every step, one kept
+    assert [step for step, _ in session.state.pool.snapshots] == [2]  # refreshed every step, one kept
 
 
 def test_kuhn_grpo_learns_beyond_the_card_blind_value(tmp_path):
@@ -149,11 +164,11 @@ def test_kuhn_grpo_learns_beyond_the_card_blind_value(tmp_path):
         optim=dict(learning_rate=1e-4, grad_accum=1, schedule="linear"),
         eval=dict(deals=8),
     )
-    trainer = GRPOTrainer(cfg, tmp_path / "kuhn")
-    start = kuhn_value(trainer)
-    trainer.run()
-    end = kuhn_value(trainer)
-    assert start < 1 / 6
+    started = start(cfg, tmp_path / "kuhn")
+    first = kuhn_value(started[1])
+    run_all(started)
+    end = kuhn_value(started[1])
+    assert first < 1 / 6
     assert end > 1 / 6 + 0.04, f"greedy value {end:.3f} after 20 steps"
 
 
@@ -174,7 +189,7 @@ def test_silent_player_is_detected_and_refused(tmp_path):
     status = silent_status(res.bad_answer_rate, 0.2)
     assert status.startswith("rejected")
     with pytest.raises(SilentPlayerError, match="silent player"):
-        RunSummary(tmp_path, "r", 1, [], None, status).report()
+        RunSummary(tmp_path, "r", 1, [], status).to_json()
     assert silent_status(0.1, 0.2) == "ok"
 
 
@@ -194,31 +209,32 @@ def test_an_injected_model_needs_its_tokenizer(tmp_path):
 
     model, _ = load_lm("tiny")
     with pytest.raises(ConfigError, match="tokenizer together with an injected model"):
-        GRPOTrainer(config(steps=1), tmp_path, model=model)
+        grpo.TRAINER(config(steps=1), tmp_path, Parts(model=model))
 
 
 def test_resume_with_another_seed_is_refused(tmp_path):
-    GRPOTrainer(config(steps=1), tmp_path / "a").run()
+    grpo.TRAINER(config(steps=1), tmp_path / "a")
     with pytest.raises(ConfigError, match="same seed"):
-        GRPOTrainer(config(seed=9, resume_from=str(tmp_path / "a")), tmp_path / "b")
+        start(config(seed=9, resume_from=str(tmp_path / "a")), tmp_path / "b")
 
 
 def test_reference_weights_stay_frozen(tmp_path):
-    trainer = GRPOTrainer(config(steps=1), tmp_path / "r")
-    ref = {k: np.array(v) for k, v in trainer.reference.items()}
-    trainer.run()
-    assert all(np.array_equal(ref[k], np.array(trainer.reference[k])) for k in ref)
-    assert isinstance(trainer.reference[next(iter(ref))], mx.array)
+    started = start(config(steps=1), tmp_path / "r")
+    state = started[1].state
+    ref = {k: np.array(v) for k, v in state.reference.items()}
+    run_all(started)
+    assert all(np.array_equal(ref[k], np.array(state.reference[k])) for k in ref)
+    assert isinstance(state.reference[next(iter(ref))], mx.array)
 
 
 def test_lora_runs_are_reproducible(tmp_path):
     """mlx-lm draws LoRA matrices from MLX's clock-seeded global state; we redraw them from the seed."""
     cfg = config(steps=1, model=dict(finetune="lora", lora_layers=1, lora_rank=2))
-    a = GRPOTrainer(cfg, tmp_path / "a")
-    b = GRPOTrainer(cfg, tmp_path / "b")
-    wa, wb = trainables(a.model), trainables(b.model)
+    a = start(cfg, tmp_path / "a")
+    b = start(cfg, tmp_path / "b")
+    wa, wb = trainables(a[1].model), trainables(b[1].model)
     assert all(np.array_equal(np.array(wa[k]), np.array(wb[k])) for k in wa)
-    assert a.run().metrics == b.run().metrics
+    assert run_all(a).metrics == run_all(b).metrics
 
 
 def test_megagem_step_with_the_full_menu_and_margin_reward(tmp_path):
@@ -238,8 +254,8 @@ def test_megagem_step_with_the_full_menu_and_margin_reward(tmp_path):
         eval=dict(anchor="megagem_heuristic", deals=1, bootstrap=100),
         plot=False,
     )
-    trainer = GRPOTrainer(cfg, tmp_path / "mg")
-    row = trainer.train_step(1)
+    _, session = start(cfg, tmp_path / "mg")
+    row = grpo.train_step(session, 1)
     assert row["episodes"] == 2 and row["decisions"] > 10
     assert math.isfinite(row["loss"]) and math.isfinite(row["kl"])
     assert -2.0 - 0.5 * row["decisions"] <= row["reward_mean"] <= 1.1
@@ -250,21 +266,24 @@ def test_gradient_accumulation_matches_one_big_batch(tmp_path):
     the update is linear in the gradient)."""
     import mlx.optimizers as optim
 
-    from arena_train.grpo import grpo_update
+    from arena_train.grpo_loss import grpo_update
+    from arena_train.grpo_rollout import advantages, episode_specs
     from arena_train.lm import load_trainables
     from arena_train.rollout import play_episodes
 
-    trainer = GRPOTrainer(config(), tmp_path / "acc")
-    grouped = trainer.episode_specs(1)
-    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
-    samples, _ = trainer.samples(grouped, results)
-    start = trainables(trainer.model)
+    _, session = start(config(), tmp_path / "acc")
+    cfg, state = session.config, session.state
+    grouped = episode_specs(cfg, session.game, state.pool, session.opponent, 1)
+    results = play_episodes(session.game, [s for _, s in grouped], session.policy())
+    adv = advantages(cfg, [g for g, _ in grouped], results, session.reward, state.baselines)
+    samples = grpo.samples(session, adv)
+    initial = trainables(session.model)
     order = np.arange(len(samples))
     after = []
     for accum in (1, 3):
-        load_trainables(trainer.model, start)
+        load_trainables(session.model, initial)
         grpo_update(
-            trainer.model,
+            session.model,
             optim.SGD(learning_rate=0.1),
             samples,
             order=order,
@@ -274,10 +293,10 @@ def test_gradient_accumulation_matches_one_big_batch(tmp_path):
             kl_beta=0.05,
             temperature=3.0,
         )
-        after.append(trainables(trainer.model))
-    moved = max(float(np.abs(np.array(after[0][k]) - np.array(start[k])).max()) for k in start)
+        after.append(trainables(session.model))
+    moved = max(float(np.abs(np.array(after[0][k]) - np.array(initial[k])).max()) for k in initial)
     assert moved > 1e-4
-    for k in start:
+    for k in initial:
         np.testing.assert_allclose(np.array(after[0][k]), np.array(after[1][k]), atol=1e-5, rtol=1e-4)
 
 
@@ -285,7 +304,7 @@ def test_initial_anchor_and_ppo_epochs(tmp_path):
     """Against its own frozen initial weights, in a zero-sum game with both seats of every deal,
     the initial policy scores exactly 0; several PPO epochs on the same rollouts clip."""
     cfg = config(steps=1, ppo_epochs=3, optim=dict(learning_rate=1e-3), eval=dict(anchor="initial"))
-    summary = GRPOTrainer(cfg, tmp_path / "self").run()
+    summary = grpo.TRAINER(cfg, tmp_path / "self")
     first, last = summary.metrics[0], summary.metrics[-1]
     assert first["eval_mean"] == 0.0 and first["eval_improvement"] == 0.0
     assert last["clip_frac"] > 0.0

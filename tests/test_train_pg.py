@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 from arena_core.errors import ConfigError
 from arena_core.registry import make_game, make_player
 from arena_core.runner import play_episode
-from arena_train.pg import NumericLearner, NumericPolicy, PolicyGradientTrainer
+from arena_train import pg
+from arena_train.pg import NumericLearner, NumericPolicy
 from arena_train.rollout import Request, distinct_deals, expected_return
+from arena_train.run import RunDir
+from arena_train.trainer import Parts
 
 CFG = dict(
     game="kuhn_poker",
@@ -38,26 +41,32 @@ def exact_greedy_value(policy: NumericPolicy) -> float:
     )
 
 
+def start(cfg, run_dir):
+    """The run directory and the session pg.train builds, to look inside."""
+    run = RunDir.claim(run_dir)
+    return run, pg.start(pg.TRAINER.parse(cfg), run, Parts())
+
+
 def test_pg_reaches_the_best_response_to_king_only(tmp_path):
-    trainer = PolicyGradientTrainer(CFG, tmp_path / "pg")
+    run, trainer = start(CFG, tmp_path / "pg")
     assert exact_greedy_value(trainer.policy) < 1 / 6
-    out = trainer.run()
+    out = pg.run_steps(run, trainer, Parts())
     assert exact_greedy_value(trainer.policy) == pytest.approx(0.25)
-    assert out["final_eval"]["eval_improvement_low"] > 0
+    assert out.final_eval["eval_improvement_low"] > 0
     assert (tmp_path / "pg" / "policy.npz").exists() and (tmp_path / "pg" / "manifest.json").exists()
 
 
 def test_pg_same_seed_same_metrics(tmp_path):
     cfg = dict(CFG, steps=3)
-    a = PolicyGradientTrainer(cfg, tmp_path / "a").run()["metrics"]
-    b = PolicyGradientTrainer(cfg, tmp_path / "b").run()["metrics"]
-    c = PolicyGradientTrainer(dict(cfg, seed=1), tmp_path / "c").run()["metrics"]
+    a = pg.TRAINER(cfg, tmp_path / "a").metrics
+    b = pg.TRAINER(cfg, tmp_path / "b").metrics
+    c = pg.TRAINER(dict(cfg, seed=1), tmp_path / "c").metrics
     assert a == b and a != c
 
 
 def test_saved_policy_plays_as_a_registered_player(tmp_path):
-    trainer = PolicyGradientTrainer(dict(CFG, steps=2, hidden=8), tmp_path / "pg")
-    trainer.run()
+    run, trainer = start(dict(CFG, steps=2, hidden=8), tmp_path / "pg")
+    pg.run_steps(run, trainer, Parts())
     player = make_player(f"numeric_policy:weights={tmp_path / 'pg' / 'policy.npz'}")
     game = make_game("kuhn_poker")
     record = play_episode(game, [player, make_player("kuhn_king_only")], 7)
@@ -101,14 +110,13 @@ def test_policy_gradient_matches_finite_differences(seed, hidden):
 
 def test_pg_needs_a_numeric_encoding_and_valid_config(tmp_path):
     with pytest.raises(ConfigError, match="opponents"):
-        PolicyGradientTrainer(dict(CFG, opponents=[]), tmp_path / "x")
+        pg.TRAINER(dict(CFG, opponents=[]), tmp_path / "x")
 
 
 def test_kuhn_evaluation_is_exact_over_the_six_deals(tmp_path):
-    trainer = PolicyGradientTrainer(dict(CFG, steps=2), tmp_path / "pg")
+    run, trainer = start(dict(CFG, steps=2), tmp_path / "pg")
     assert len(trainer.eval_deals) == 6  # every deal once, not 64 draws with replacement
-    out = trainer.run()
-    final = out["final_eval"]
+    final = pg.run_steps(run, trainer, Parts()).final_eval
     assert final["eval_exact"] is True
     assert final["eval_improvement_low"] == final["eval_improvement"] == final["eval_improvement_high"]
     # the value is a multiple of 1/12 (6 deals x 2 seats, integer chip outcomes, deterministic players)
@@ -118,6 +126,6 @@ def test_kuhn_evaluation_is_exact_over_the_six_deals(tmp_path):
 def test_a_used_run_directory_is_refused(tmp_path):
     from arena_core.errors import ConfigError
 
-    PolicyGradientTrainer(dict(CFG, steps=1), tmp_path / "pg").run()
+    pg.TRAINER(dict(CFG, steps=1), tmp_path / "pg")
     with pytest.raises(ConfigError, match="already holds a run"):
-        PolicyGradientTrainer(dict(CFG, steps=1), tmp_path / "pg")
+        pg.TRAINER(dict(CFG, steps=1), tmp_path / "pg")

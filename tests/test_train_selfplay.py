@@ -13,11 +13,14 @@ pytest.importorskip("mlx.core")
 from arena_core.errors import ConfigError  # noqa: E402
 from arena_core.registry import make_game, make_player  # noqa: E402
 from arena_core.runner import play_episode  # noqa: E402
+from arena_train import expert_iteration, grpo  # noqa: E402
 from arena_train.exact import average_policy, exploitability, information_states  # noqa: E402
-from arena_train.expert_iteration import ExpertIterationTrainer  # noqa: E402
-from arena_train.grpo import GRPOTrainer, lm_policy_table  # noqa: E402
+from arena_train.grpo_eval import lm_policy_table  # noqa: E402
+from arena_train.grpo_rollout import advantages, episode_specs  # noqa: E402
 from arena_train.lm import trainables  # noqa: E402
-from arena_train.rollout import expected_return  # noqa: E402
+from arena_train.rollout import expected_return, play_episodes  # noqa: E402
+from arena_train.run import RunDir  # noqa: E402
+from arena_train.trainer import Parts  # noqa: E402
 
 SELF = dict(
     game="kuhn_poker",
@@ -41,24 +44,40 @@ def rows(run_dir):
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
+def start(cfg, run_dir):
+    """The run directory and the session (parts and state) grpo.train builds, to look inside."""
+    config = grpo.TRAINER.parse(cfg)
+    run = RunDir.claim(run_dir, resume=config.resume_from)
+    return run, grpo.start(config, run, Parts())
+
+
+def run_all(started):
+    return grpo.run_steps(*started, Parts())
+
+
+def step_samples(session, step=1):
+    """The episodes of ``step`` as the session plays them, their groups, results and samples."""
+    cfg, state = session.config, session.state
+    grouped = episode_specs(cfg, session.game, state.pool, session.opponent, step)
+    results = play_episodes(session.game, [s for _, s in grouped], session.policy())
+    adv = advantages(cfg, [g for g, _ in grouped], results, session.reward, state.baselines)
+    return grouped, results, grpo.samples(session, adv), adv.returns
+
+
 @pytest.fixture(scope="module")
 def selfplay_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("sp") / "run"
-    trainer = GRPOTrainer(dict(SELF), run_dir)
-    trainer.run()
-    return trainer, run_dir
+    started = start(dict(SELF), run_dir)
+    run_all(started)
+    return started[1], run_dir
 
 
 def test_self_play_puts_the_learner_in_every_seat(selfplay_run):
     trainer, _ = selfplay_run
-    grouped = trainer.episode_specs(1)
+    grouped, results, samples, returns = step_samples(trainer)
     assert all(spec.opponents == {} for _, spec in grouped)
-    from arena_train.rollout import play_episodes
-
-    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
     seats = {st.seat for r in results for st in r.steps}
     assert seats == {0, 1}
-    samples, returns = trainer.samples(grouped, results)
     assert len(samples) == sum(len(r.steps) for r in results)
     # one return per (episode, seat); zero-sum, so the two seats' returns cancel
     assert len(returns) == 2 * len(results) and sum(returns) == pytest.approx(0.0)
@@ -68,9 +87,10 @@ def test_role_baselines_are_running_means_per_seat(selfplay_run):
     trainer, run_dir = selfplay_run
     logged = [r for r in rows(run_dir) if "baseline_seat0" in r]
     assert len(logged) == 2
-    assert trainer.role_baseline != [0.0, 0.0]
+    role = trainer.state.baselines.role
+    assert role != [0.0, 0.0]
     # seat 0 loses on average in Kuhn poker; the two baselines are a running mean of opposite returns
-    assert trainer.role_baseline[0] == pytest.approx(-trainer.role_baseline[1])
+    assert role[0] == pytest.approx(-role[1])
 
 
 def test_entropy_response_length_and_exact_exploitability_are_logged(selfplay_run):
@@ -81,7 +101,7 @@ def test_entropy_response_length_and_exact_exploitability_are_logged(selfplay_ru
     evals = [x for x in r if "eval_exploitability" in x]
     assert [x["eval_snapshots"] for x in evals] == [1, 2, 3]
     # the logged value is the exact exploitability of the learner's sampling policy now
-    table = trainer.policy_table()
+    table = grpo.policy_table(trainer)
     assert evals[-1]["eval_exploitability"] == pytest.approx(
         exploitability(trainer.game, table).exploitability, abs=1e-9
     )
@@ -124,22 +144,22 @@ def test_policy_table_matches_the_sampling_distribution(selfplay_run):
 
 def test_self_play_resumes_exactly_with_baselines_and_snapshots(selfplay_run, tmp_path):
     trainer, run_dir = selfplay_run
-    resumed = GRPOTrainer(dict(SELF, resume_from=str(run_dir / "checkpoints" / "step_000001")), tmp_path / "resumed")
-    resumed.run()
+    resumed = start(dict(SELF, resume_from=str(run_dir / "checkpoints" / "step_000001")), tmp_path / "resumed")
+    run_all(resumed)
     assert rows(tmp_path / "resumed") == rows(run_dir)
-    assert resumed.role_baseline == trainer.role_baseline
+    assert resumed[1].state.baselines.role == trainer.state.baselines.role
 
 
 def test_the_average_weighs_snapshots_equally_or_by_their_step(selfplay_run, tmp_path):
     trainer, run_dir = selfplay_run
-    tables, game = trainer.policy_tables, trainer.game
-    assert trainer.policy_table_steps == [0, 1, 2]
+    tables, game = trainer.state.policy_tables, trainer.game
+    assert trainer.state.policy_table_steps == [0, 1, 2]
     logged = [x["eval_avg_exploitability"] for x in rows(run_dir) if "eval_exploitability" in x]
     assert logged[-1] == pytest.approx(exploitability(game, average_policy(game, tables)).exploitability, abs=1e-12)
-    linear = GRPOTrainer(dict(SELF, eval={**SELF["eval"], "average": "linear"}), tmp_path / "linear")
-    linear.run()
+    linear = start(dict(SELF, eval={**SELF["eval"], "average": "linear"}), tmp_path / "linear")
+    run_all(linear)
     # the same seed trains the same policies; only the average's weights differ (the initial policy weighs 0)
-    assert linear.policy_tables == tables
+    assert linear[1].state.policy_tables == tables
     got = [x["eval_avg_exploitability"] for x in rows(tmp_path / "linear") if "eval_exploitability" in x]
     want = [
         exploitability(game, tables[0]).exploitability,
@@ -160,34 +180,36 @@ def test_a_checkpoint_without_snapshot_steps_takes_them_from_the_metrics(selfpla
     state = json.loads(state_path.read_text())
     del state["policy_table_steps"]
     state_path.write_text(json.dumps(state))
-    resumed = GRPOTrainer(dict(SELF, resume_from=str(old / "checkpoints" / "step_000001")), tmp_path / "resumed")
-    assert resumed.policy_table_steps == [0, 1]
+    _, resumed = start(dict(SELF, resume_from=str(old / "checkpoints" / "step_000001")), tmp_path / "resumed")
+    assert resumed.state.policy_table_steps == [0, 1]
     (old / "metrics.jsonl").unlink()
     with pytest.raises(ConfigError, match="2 policy snapshots but 0 steps"):
-        GRPOTrainer(dict(SELF, resume_from=str(old / "checkpoints" / "step_000001")), tmp_path / "again")
+        start(dict(SELF, resume_from=str(old / "checkpoints" / "step_000001")), tmp_path / "again")
 
 
 # ---------------------------------------------------------------------- runs never mix
 def test_a_used_run_directory_is_refused(selfplay_run):
     _, run_dir = selfplay_run
     with pytest.raises(ConfigError, match="already holds a run"):
-        GRPOTrainer(dict(SELF), run_dir)
+        grpo.TRAINER(dict(SELF), run_dir)
     with pytest.raises(ConfigError, match="already holds a run"):
-        ExpertIterationTrainer(dict(game="kuhn_poker", expert="kuhn_king_only", opponents=["kuhn_king_only"]), run_dir)
+        expert_iteration.TRAINER(
+            dict(game="kuhn_poker", expert="kuhn_king_only", opponents=["kuhn_king_only"]), run_dir
+        )
 
 
 def test_resuming_inside_the_same_run_directory_is_allowed(tmp_path):
     cfg = dict(SELF, steps=1, eval=dict(anchor="kuhn_king_only", every=0))
-    GRPOTrainer(cfg, tmp_path / "r").run()
-    again = GRPOTrainer(dict(cfg, steps=2, resume_from=str(tmp_path / "r")), tmp_path / "r")
-    assert again.step == 1
+    grpo.TRAINER(cfg, tmp_path / "r")
+    _, again = start(dict(cfg, steps=2, resume_from=str(tmp_path / "r")), tmp_path / "r")
+    assert again.state.step == 1
 
 
 # ---------------------------------------------------------------------- checkpoints that play
 @pytest.fixture(scope="module")
 def ei_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("ei") / "ei"
-    ExpertIterationTrainer(
+    expert_iteration.TRAINER(
         dict(
             game="kuhn_poker",
             expert="kuhn_king_only",
@@ -200,7 +222,7 @@ def ei_run(tmp_path_factory):
             optim=dict(learning_rate=3e-3),
         ),
         run_dir,
-    ).run()
+    )
     return run_dir
 
 
@@ -209,15 +231,15 @@ def test_expert_iteration_writes_checkpoints_a_grpo_run_starts_from(ei_run, tmp_
     assert (ckpt / "trainable.safetensors").exists() and json.loads((ckpt / "state.json").read_text())[
         "trainer"
     ] == "expert_iteration"
-    child = GRPOTrainer(
+    _, child = start(
         dict(SELF, steps=1, self_play=False, pool=dict(players=["kuhn_king_only"]), init_from=str(ei_run)),
         tmp_path / "child",
     )
     from arena_train.lm import load_flat
 
     loaded = load_flat(ckpt / "trainable.safetensors")
-    start = trainables(child.model)
-    assert all(np.array_equal(np.array(start[k]), np.array(loaded[k])) for k in loaded)
+    initial = trainables(child.model)
+    assert all(np.array_equal(np.array(initial[k]), np.array(loaded[k])) for k in loaded)
     manifest = json.loads((tmp_path / "child" / "manifest.json").read_text())
     parent = json.loads((ei_run / "manifest.json").read_text())
     assert manifest["parent_run"] == parent["run_id"] and manifest["init_from"].endswith("step_000001")
@@ -225,7 +247,7 @@ def test_expert_iteration_writes_checkpoints_a_grpo_run_starts_from(ei_run, tmp_
 
 def test_resume_from_an_expert_iteration_run_names_init_from(ei_run, tmp_path):
     with pytest.raises(ConfigError, match="init_from"):
-        GRPOTrainer(dict(SELF, steps=1, resume_from=str(ei_run)), tmp_path / "x")
+        start(dict(SELF, steps=1, resume_from=str(ei_run)), tmp_path / "x")
 
 
 def test_checkpoint_player_plays_the_trained_greedy_policy(selfplay_run):
@@ -345,7 +367,7 @@ def test_config_refuses_contradictions():
 
 
 def test_per_turn_credit_in_self_play_charges_each_seat_its_own_outcome(tmp_path):
-    trainer = GRPOTrainer(
+    _, trainer = start(
         dict(
             SELF,
             advantage="per_decision",
@@ -355,11 +377,7 @@ def test_per_turn_credit_in_self_play_charges_each_seat_its_own_outcome(tmp_path
         ),
         tmp_path / "pd",
     )
-    grouped = trainer.episode_specs(1)
-    from arena_train.rollout import play_episodes
-
-    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
-    samples, returns = trainer.samples(grouped, results)
+    grouped, results, samples, returns = step_samples(trainer)
     # unscaled, per decision: the seat's return minus its group-and-seat mean; a seat's decisions in
     # one episode share it (no penalties in Kuhn poker), and each seat's advantages sum to 0 per group
     k = 0
@@ -402,26 +420,25 @@ def test_checkpoint_player_in_arena_play(selfplay_run, checkpoint_registered, ca
 def test_entropy_final_decays_the_bonus_linearly_and_changes_the_run(tmp_path):
     """entropy_final: the bonus runs linearly from entropy_beta (step 1) to entropy_final (last step);
     without it the bonus is constant, and a decayed run differs from the constant one."""
-    constant = GRPOTrainer({**SELF, "steps": 3, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "c")
-    assert [constant.entropy_beta(s) for s in (1, 2, 3)] == [0.1, 0.1, 0.1]
-    decayed = GRPOTrainer(
+    constant = start({**SELF, "steps": 3, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "c")
+    assert [grpo.entropy_beta(constant[1].config, s) for s in (1, 2, 3)] == [0.1, 0.1, 0.1]
+    decayed = start(
         {**SELF, "steps": 3, "entropy_final": 0.0, "eval": dict(anchor="kuhn_king_only", every=0)}, tmp_path / "d"
     )
-    assert [decayed.entropy_beta(s) for s in (1, 2, 3)] == pytest.approx([0.1, 0.05, 0.0])
-    constant.run()
-    decayed.run()
-    w_c, w_d = trainables(constant.model), trainables(decayed.model)
+    assert [grpo.entropy_beta(decayed[1].config, s) for s in (1, 2, 3)] == pytest.approx([0.1, 0.05, 0.0])
+    run_all(constant)
+    run_all(decayed)
+    w_c, w_d = trainables(constant[1].model), trainables(decayed[1].model)
     assert any(not np.allclose(np.array(w_c[k]), np.array(w_d[k])) for k in w_c)
     with pytest.raises(ConfigError, match="entropy_final"):
-        GRPOTrainer({**SELF, "entropy_final": -0.1}, tmp_path / "e")
+        start({**SELF, "entropy_final": -0.1}, tmp_path / "e")
     # entropy_decay_steps: the decay ends at that step and the bonus holds entropy_final after it
-    early = GRPOTrainer(
-        {**SELF, "steps": 10, "entropy_final": 0.0, "entropy_decay_steps": 3, "eval": dict(anchor="kuhn_king_only")},
-        tmp_path / "f",
+    early = grpo.TRAINER.parse(
+        {**SELF, "steps": 10, "entropy_final": 0.0, "entropy_decay_steps": 3, "eval": dict(anchor="kuhn_king_only")}
     )
-    assert [early.entropy_beta(s) for s in (1, 2, 3, 4, 10)] == pytest.approx([0.1, 0.05, 0.0, 0.0, 0.0])
+    assert [grpo.entropy_beta(early, s) for s in (1, 2, 3, 4, 10)] == pytest.approx([0.1, 0.05, 0.0, 0.0, 0.0])
     with pytest.raises(ConfigError, match="set entropy_final too"):
-        GRPOTrainer({**SELF, "entropy_decay_steps": 3}, tmp_path / "g")
+        start({**SELF, "entropy_decay_steps": 3}, tmp_path / "g")
 
 
 # ---------------------------------------------------------------------- round 3 options (Kuhn to Nash)
@@ -437,9 +454,9 @@ ROUND3 = dict(
 @pytest.fixture(scope="module")
 def round3_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("r3") / "run"
-    trainer = GRPOTrainer(dict(ROUND3), run_dir)
-    trainer.run()
-    return trainer, run_dir
+    started = start(dict(ROUND3), run_dir)
+    run_all(started)
+    return started[1], run_dir
 
 
 def test_infostate_baseline_centres_each_decision_on_its_own_prompt(tmp_path):
@@ -447,12 +464,10 @@ def test_infostate_baseline_centres_each_decision_on_its_own_prompt(tmp_path):
     centred on that step's mean there, so they sum to 0 per prompt; after the step the running mean of
     each prompt is that mean, and a second step moves it by (1 - decay) toward the new mean."""
     cfg = dict(ROUND3, advantage_scale="none", magnet_every=0, kl_beta=0.0, eval=dict(anchor="kuhn_king_only"))
-    trainer = GRPOTrainer(cfg, tmp_path / "ib")
-    from arena_train.rollout import play_episodes, seat_return
+    _, trainer = start(cfg, tmp_path / "ib")
+    from arena_train.rollout import seat_return
 
-    grouped = trainer.episode_specs(1)
-    results = play_episodes(trainer.game, [s for _, s in grouped], trainer.policy())
-    samples, _ = trainer.samples(grouped, results)
+    grouped, results, samples, _ = step_samples(trainer)
     by_prompt: dict[tuple, list[float]] = {}
     returns: dict[tuple, list[float]] = {}
     k = 0
@@ -468,30 +483,30 @@ def test_infostate_baseline_centres_each_decision_on_its_own_prompt(tmp_path):
     # the advantage is the return minus the prompt's mean (unscaled here)
     for key, advs in by_prompt.items():
         assert advs == pytest.approx([g - np.mean(returns[key]) for g in returns[key]])
-    trainer.train_step(1)
-    assert trainer.info_baseline == pytest.approx({key: float(np.mean(v)) for key, v in returns.items()})
+    grpo.train_step(trainer, 1)
+    assert trainer.state.baselines.info == pytest.approx({key: float(np.mean(v)) for key, v in returns.items()})
 
 
 def test_moving_magnet_follows_the_learner_and_the_reference_stays(round3_run):
     """magnet_every = 1: after each step the KL term's reference is the learner's current weights,
     while the frozen initial weights (the 'initial' anchor) stay where they were."""
-    trainer, _ = round3_run
+    trainer, run_dir = round3_run
     now = trainables(trainer.model)
-    assert all(np.array_equal(np.array(trainer.magnet[k]), np.array(now[k])) for k in now)
-    assert any(not np.allclose(np.array(trainer.reference[k]), np.array(now[k])) for k in now)
+    assert all(np.array_equal(np.array(trainer.state.magnet[k]), np.array(now[k])) for k in now)
+    assert any(not np.allclose(np.array(trainer.state.reference[k]), np.array(now[k])) for k in now)
     # refreshed every step with one update per step, each update starts at its magnet: the logged KL
     # (before the update) is 0 every step (the magnet pulls only over several updates between refreshes)
-    assert all(r["kl"] == pytest.approx(0.0, abs=1e-6) for r in rows(trainer.run_dir) if r["step"] > 0)
+    assert all(r["kl"] == pytest.approx(0.0, abs=1e-6) for r in rows(run_dir) if r["step"] > 0)
 
 
 def test_round3_options_resume_exactly(round3_run, tmp_path):
     """The per-prompt baselines and the magnet are saved in checkpoints: a run resumed at step 1
     reproduces the straight run's metrics."""
     trainer, run_dir = round3_run
-    resumed = GRPOTrainer(dict(ROUND3, resume_from=str(run_dir / "checkpoints" / "step_000001")), tmp_path / "res")
-    resumed.run()
+    resumed = start(dict(ROUND3, resume_from=str(run_dir / "checkpoints" / "step_000001")), tmp_path / "res")
+    run_all(resumed)
     assert rows(tmp_path / "res") == rows(run_dir)
-    assert resumed.info_baseline == trainer.info_baseline
+    assert resumed[1].state.baselines.info == trainer.state.baselines.info
     manifest = json.loads((run_dir / "manifest.json").read_text())["config"]
     assert manifest["magnet_every"] == 1 and manifest["baseline"] == "infostate"
     assert manifest["optim"]["beta1"] == 0.0
@@ -509,8 +524,8 @@ def test_optimizer_options_change_the_run(round3_run, tmp_path):
         "adam": dict(learning_rate=1e-3),
         "sgd": dict(learning_rate=1e-3, optimizer="sgd"),
     }.items():
-        t = GRPOTrainer(dict(base, optim=opt), tmp_path / name)
-        t.train_step(1)
+        _, t = start(dict(base, optim=opt), tmp_path / name)
+        grpo.train_step(t, 1)
         runs[name] = trainables(t.model)
     assert isinstance(t.optimizer, optim.SGD)
     # AdamW's first step is +-lr whatever beta1 (bias correction): beta1 shows from the second step, so
@@ -520,11 +535,11 @@ def test_optimizer_options_change_the_run(round3_run, tmp_path):
 
 def test_round3_config_refuses_contradictions(tmp_path):
     with pytest.raises(ConfigError, match="needs kl_beta"):
-        GRPOTrainer(dict(SELF, magnet_every=5, kl_beta=0.0), tmp_path / "a")
+        grpo.TRAINER(dict(SELF, magnet_every=5, kl_beta=0.0), tmp_path / "a")
     with pytest.raises(ConfigError, match="running mean"):
-        GRPOTrainer(dict(SELF, baseline="infostate", advantage_scale="group_std"), tmp_path / "b")
+        grpo.TRAINER(dict(SELF, baseline="infostate", advantage_scale="group_std"), tmp_path / "b")
     with pytest.raises(ConfigError, match="beta1"):
-        GRPOTrainer(dict(SELF, optim=dict(beta1=1.0)), tmp_path / "c")
+        grpo.TRAINER(dict(SELF, optim=dict(beta1=1.0)), tmp_path / "c")
 
 
 def test_learning_rate_warmup_then_the_schedule():

@@ -84,17 +84,16 @@ def test_arena_train_holds_no_game_code():
 
 def test_grpo_uses_the_games_view(tmp_path):
     pytest.importorskip("mlx.core")
-    from arena_train.grpo import GRPOTrainer
+    from arena_train import grpo
+    from arena_train.run import RunDir
+    from arena_train.trainer import Parts
 
-    trainer = GRPOTrainer(
-        dict(game="kuhn_poker", steps=1, self_play=True, eval=dict(anchor="kuhn_king_only"), plot=False), tmp_path / "r"
-    )
-    assert isinstance(trainer.view, KuhnCompactView)
-    menu_trainer = GRPOTrainer(
-        dict(game="kuhn_poker", steps=1, self_play=True, view="menu", eval=dict(anchor="kuhn_king_only"), plot=False),
-        tmp_path / "m",
-    )
-    assert isinstance(menu_trainer.view, MenuView)
+    def session(run_dir, **over):
+        cfg = dict(game="kuhn_poker", steps=1, self_play=True, eval=dict(anchor="kuhn_king_only"), plot=False)
+        return grpo.start(grpo.TRAINER.parse({**cfg, **over}), RunDir.claim(run_dir), Parts())
+
+    assert isinstance(session(tmp_path / "r").view, KuhnCompactView)
+    assert isinstance(session(tmp_path / "m", view="menu").view, MenuView)
 
 
 def test_the_registered_class_is_the_rules_class_with_its_views():

@@ -7,10 +7,11 @@ import difflib
 import importlib
 import importlib.metadata as md
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import (
     DuplicatePluginError,
@@ -26,6 +27,25 @@ if TYPE_CHECKING:
     from .game import Game
     from .players import Player
     from .playerspec import PlayerSpec
+
+#: a trainer's progress callback: ``(step, that step's metrics row)``
+Progress = Callable[[int, Mapping[str, Any]], None]
+
+
+@runtime_checkable
+class Trainer(Protocol):
+    """What an ``arena.trainers`` entry point names, as ``arena train CONFIG`` runs it: ``run`` gets
+    the config (without its ``trainer`` key), the run directory and a progress callback; it
+    validates the config (a ``ConfigError`` naming the field), trains into ``run_dir`` and returns
+    the run's summary as JSON data (docs/developing.md, "Adding a trainer")."""
+
+    @property
+    def name(self) -> str: ...
+
+    def run(
+        self, config: Mapping[str, Any], run_dir: Path, *, progress: Progress | None = None
+    ) -> Mapping[str, Any]: ...
+
 
 GROUPS: dict[str, str] = {"games": "arena.games", "players": "arena.players", "trainers": "arena.trainers"}
 _UNKNOWN = {"games": UnknownGameError, "players": UnknownPlayerError, "trainers": UnknownPluginError}
@@ -227,8 +247,11 @@ def _validate_player(name: str, obj: Any) -> None:
 
 
 def _validate_trainer(name: str, obj: Any) -> None:
-    if not callable(obj):
-        raise PluginProtocolError(f"trainer {name!r} must be callable, got {obj!r}")
+    if isinstance(obj, type) or not isinstance(obj, Trainer):
+        raise PluginProtocolError(
+            f"trainer {name!r} must be an object with name and run(config, run_dir, progress=...) "
+            f"(arena_core.registry.Trainer), got {obj!r}"
+        )
 
 
 _VALIDATORS: dict[str, Callable[[str, Any], None]] = {

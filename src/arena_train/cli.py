@@ -1,8 +1,9 @@
 """``arena train CONFIG``: run a trainer from a validated JSON or TOML config.
 
 The config's ``trainer`` key names a plugin of the ``arena.trainers`` entry-point group
-(``grpo``, ``expert_iteration``, ``policy_gradient``, or a third party's); the trainer is
-constructed as ``Trainer(config_dict, run_dir, progress=callback)`` and ``run()``.
+(``grpo``, ``expert_iteration``, ``policy_gradient``, ``selfplay_pg``, or a third party's), an object
+of the core's :class:`arena_core.registry.Trainer` protocol: ``trainer.run(config, run_dir,
+progress=callback)`` validates the config, trains, and returns the summary printed here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ class _Progress:
             except ImportError:
                 self.bar = None
 
-    def __call__(self, step: int, row: dict[str, Any]) -> None:
+    def __call__(self, step: int, row: Mapping[str, Any]) -> None:
         if not self.enabled:
             return
         shown = {
@@ -88,9 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        from arena_core.registry import load
-
-        from .config import parse_config
+        from arena_core.registry import Trainer, load
 
         data = _load(args.config)
         for item in args.set:
@@ -103,22 +102,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data[key] = value
         if "trainer" not in data:
             raise ArenaError("the config needs a 'trainer' key naming a registered trainer (arena list trainers)")
-        if data["trainer"] in ("grpo", "expert_iteration", "policy_gradient"):
-            parse_config(data)  # validate before loading models
-        trainer_cls = load("trainers", data["trainer"])
+        trainer: Trainer = load("trainers", data["trainer"])  # checked against the protocol by the registry
         run_dir = Path(args.run_dir or Path("runs") / str(data.get("name", data["trainer"])))
         total = int(data.get("steps", data.get("rounds", 1)))
         progress = _Progress(total, not args.quiet)
         body = {k: v for k, v in data.items() if k != "trainer"}
         try:
-            result = trainer_cls(body, run_dir, progress=progress).run()
+            summary = trainer.run(body, run_dir, progress=progress)
         finally:
             progress.close()
-        summary = (
-            result.report()
-            if hasattr(result, "report")
-            else {k: v for k, v in result.items() if k in ("run_id", "final_eval", "report")}
-        )
     except ArenaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR

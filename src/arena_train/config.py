@@ -1,5 +1,8 @@
 """Validated trainer configs (pydantic): every field typed and bounded, unknown keys rejected,
-so a typo in a config file fails with the field's name instead of being ignored."""
+so a typo in a config file fails with the field's name instead of being ignored. A player spec
+is a :data:`~arena_core.playerspec.PlayerSpecField` (parsed once, here, from any spelling); an
+evaluation anchor is the word ``"initial"`` or a spec (:data:`Anchor`). No config names a game
+by default: the game, its expert and its opponents come from the config."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arena_core.errors import ConfigError
+from arena_core.playerspec import PlayerSpecField
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -21,6 +25,18 @@ else:  # Python 3.10
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+#: an evaluation anchor: the learner's own frozen initial weights, or a registered player
+Anchor = Literal["initial"] | PlayerSpecField
+
+
+class RunConfig(_Strict):
+    """The base of every trainer's config (its ``trainer`` key names the registered trainer)."""
+
+    def resume_checkpoint(self) -> str | None:
+        """The checkpoint (or run directory) this run continues, if any."""
+        return None
 
 
 class ModelConfig(_Strict):
@@ -69,7 +85,9 @@ class RewardConfig(_Strict):
 
 
 class PoolConfig(_Strict):
-    players: list[str] = Field(default_factory=list, description="registered player specs (scripted bots, any player)")
+    players: list[PlayerSpecField] = Field(
+        default_factory=list, description="registered player specs (scripted bots, any player)"
+    )
     snapshot_every: int = Field(
         default=0, ge=0, description="add a frozen copy of the learner every N steps (0: never)"
     )
@@ -78,7 +96,7 @@ class PoolConfig(_Strict):
 
 
 class EvalConfig(_Strict):
-    anchor: str = Field(
+    anchor: Anchor = Field(
         ..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)"
     )
     every: int = Field(default=0, ge=0, description="evaluate every N steps (0: only at the start and the end)")
@@ -102,7 +120,7 @@ class EvalConfig(_Strict):
     )
 
 
-class GRPOConfig(_Strict):
+class GRPOConfig(RunConfig):
     trainer: Literal["grpo"] = "grpo"
     name: str = "grpo"
     game: str
@@ -187,6 +205,9 @@ class GRPOConfig(_Strict):
     )
     plot: bool = Field(default=True, description="write metrics.png at the end (needs matplotlib)")
 
+    def resume_checkpoint(self) -> str | None:
+        return self.resume_from
+
     @model_validator(mode="after")
     def _pool_non_empty(self) -> GRPOConfig:
         if not self.self_play and not self.pool.players and not self.pool.snapshot_every:
@@ -209,15 +230,15 @@ class GRPOConfig(_Strict):
         return self
 
 
-class ExpertIterationConfig(_Strict):
+class ExpertIterationConfig(RunConfig):
     trainer: Literal["expert_iteration"] = "expert_iteration"
     name: str = "expert_iteration"
-    game: str = "megagem"
+    game: str
     game_params: dict[str, Any] = Field(default_factory=dict)
     num_players: int | None = None
     seed: int = Field(default=0, ge=0)
-    expert: str = Field(default="megagem_expert", description="registered player that labels decisions")
-    opponents: list[str] = Field(default_factory=lambda: ["megagem_heuristic"])
+    expert: PlayerSpecField = Field(description="registered player that labels decisions, e.g. the game's expert bot")
+    opponents: list[PlayerSpecField] = Field(min_length=1, description="registered players in the other seats")
     rounds: int = Field(default=2, ge=1)
     deals_per_round: int = Field(default=8, ge=1)
     epochs: int = Field(default=3, ge=1)
@@ -259,7 +280,7 @@ class ExpertIterationConfig(_Strict):
     )
 
 
-class PolicyGradientConfig(_Strict):
+class PolicyGradientConfig(RunConfig):
     trainer: Literal["policy_gradient"] = "policy_gradient"
     name: str = "policy_gradient"
     game: str
@@ -271,8 +292,8 @@ class PolicyGradientConfig(_Strict):
     hidden: int = Field(default=0, ge=0, description="0: a linear softmax policy; else one tanh hidden layer")
     learning_rate: float = Field(default=0.1, gt=0)
     entropy: float = Field(default=0.0, ge=0)
-    opponents: list[str] = Field(..., min_length=1)
-    eval_anchor: str | None = None
+    opponents: list[PlayerSpecField] = Field(..., min_length=1)
+    eval_anchor: PlayerSpecField | None = None
     eval_deals: int = Field(default=64, ge=1)
     eval_every: int = Field(default=0, ge=0)
     bootstrap: int = Field(default=2000, ge=100)
@@ -309,14 +330,21 @@ def parse_config(data: Mapping[str, Any] | str | Path) -> AnyTrainConfig:
         raise ConfigError(f"invalid {loaded.get('trainer')} config: {problems}") from None
 
 
-_Config = TypeVar("_Config", GRPOConfig, ExpertIterationConfig, PolicyGradientConfig)
+_Config = TypeVar("_Config", bound=RunConfig)
 
 
 def trainer_config(kind: type[_Config], config: _Config | Mapping[str, Any]) -> _Config:
-    """``config`` as a ``kind`` config, for a trainer's constructor: a ``kind`` config as it is,
-    or a dict validated with ``kind``'s trainer key (a dict naming another trainer is refused)."""
+    """``config`` as a ``kind`` config: a ``kind`` config as it is, or a dict validated with
+    ``kind``'s trainer key (a dict or a config of another trainer is refused, naming both)."""
     name = kind.model_fields["trainer"].default
-    parsed: object = parse_config({"trainer": name, **config}) if isinstance(config, Mapping) else config
-    if not isinstance(parsed, kind):
-        raise ConfigError(f"the {name} trainer needs a {kind.__name__}, not a {type(parsed).__name__}")
-    return parsed
+    if isinstance(config, kind):
+        return config
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"the {name} trainer needs a {kind.__name__}, not a {type(config).__name__}")
+    if config.get("trainer", name) != name:
+        raise ConfigError(f"the {name} trainer was given a config for the {config['trainer']!r} trainer")
+    try:
+        return kind.model_validate({**config, "trainer": name})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid {name} config: {problems}") from None

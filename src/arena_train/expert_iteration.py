@@ -19,7 +19,11 @@ decisions, with the margin on held-out deals every ``eval_every`` steps and chec
 ``checkpoint_every``. ``restrict_expert`` lets the expert choose among the student's legal
 menu (search over the bid grid) instead of mapping its answer to the nearest menu entry.
 
-One file (just over 500 lines) because both modes are one trainer: they share its collection,
+The stages are functions over an :class:`EISession` (the built parts): :func:`start`,
+:func:`collect`, :func:`fine_tune`, :func:`evaluate`, :func:`save_checkpoint`; :func:`run_rounds`
+and :func:`run_steps` are the two modes, and :func:`train` picks one.
+
+One file (over 500 lines) because both modes are one trainer: they share its collection,
 labelling, evaluation and checkpoints.
 """
 
@@ -47,7 +51,7 @@ from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 from arena_core.stats import paired_t
 
-from .config import ExpertIterationConfig, trainer_config
+from .config import ExpertIterationConfig
 from .exact import evaluation_deals
 from .lm import (
     LMPolicy,
@@ -61,7 +65,6 @@ from .lm import (
     trainable_model,
     trainables,
 )
-from .manifest import MetricsLog, build_manifest, checkpoint_dir, claim_run_dir, plot_metrics, write_manifest
 from .rollout import (
     Choice,
     EpisodeResult,
@@ -72,6 +75,8 @@ from .rollout import (
     paired_bootstrap,
     play_episodes,
 )
+from .run import RunDir, checkpoint_dir
+from .trainer import Parts, RunSummary, TrainerPlugin
 from .views import CompactView, Menu, Tokenizer, compact_view
 
 
@@ -183,315 +188,318 @@ def sft_update(model: Module, optimizer: optim.Optimizer, batch: Sequence[Labell
     return float(loss)
 
 
-class ExpertIterationTrainer:
-    """Distil an expert player into a language model. Injected parts: ``model``/``tokenizer``,
-    ``view``, ``progress``."""
+@dataclass
+class EISession:
+    """The built parts of an expert-iteration run: what every stage function reads."""
 
-    def __init__(
-        self,
-        config: ExpertIterationConfig | Mapping[str, Any],
-        run_dir: str | Path,
-        *,
-        model: Module | None = None,
-        tokenizer: Tokenizer | None = None,
-        view: CompactView | None = None,
-        progress: Callable[[int, dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.config = trainer_config(ExpertIterationConfig, config)
-        cfg = self.config
-        self.run_dir = Path(run_dir)
-        claim_run_dir(self.run_dir)
-        self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
-        self.view = view or compact_view(self.game)
-        self.model, self.tokenizer = trainable_model(
-            cfg.model, seed=derive_seed(cfg.seed, "init"), model=model, tokenizer=tokenizer
-        )
-        parent = cfg.parent_run
-        init = checkpoint_dir(cfg.init_from) if cfg.init_from else None
-        if init is not None:
-            load_trainables(self.model, load_flat(init / "trainable.safetensors"))
-            parent = parent or str(init.parent.parent)
-        self.initial = trainables(self.model)
-        lr: float | Callable[[mx.array], mx.array] = cfg.optim.learning_rate
-        if cfg.steps and cfg.optim.schedule == "linear":
-            lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps)
-        self.optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
-        self.expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
-        for spec in cfg.opponents:
-            make_player(spec, seed=0)
-        self.progress = progress
-        # a game that lists its deals is evaluated on all of them (equally likely for Kuhn poker, so the plain means hold)
-        self.eval_deals, weights = evaluation_deals(
-            self.game, [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)]
-        )
-        if weights is not None and max(weights) - min(weights) > 1e-12:
-            raise ConfigError(
-                f"{cfg.game}: expert iteration averages deals equally; its enumerated deals are not equally likely"
-            )
-        self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        self.manifest = build_manifest(
-            cfg.model_dump(mode="json"),
-            seeds={"seed": cfg.seed},
-            parent_dir=parent,
-            extra={"trainer": "expert_iteration", "init_from": str(init) if init else None},
-        )
-        write_manifest(self.run_dir, self.manifest)
+    config: ExpertIterationConfig
+    game: Game[Any, Any]
+    view: CompactView
+    model: Module
+    tokenizer: Tokenizer
+    optimizer: optim.Optimizer
+    expert: Player
+    initial: Weights  # the student's starting weights
+    eval_deals: list[int]
 
     def policy(self, temperature: float, weights: Weights | None = None) -> LMPolicy:
         return LMPolicy(self.model, self.tokenizer, self.view, temperature=temperature, weights=weights)
 
-    def _specs(self, deals: Sequence[int], purpose: str) -> list[EpisodeSpec]:
-        cfg, n = self.config, self.game.num_players
-        specs: list[EpisodeSpec] = []
-        for d in deals:
-            for seat in range(n):
-                rng = make_rng(cfg.seed, purpose, d, seat)
-                table = {
-                    s: make_player(
-                        cfg.opponents[int(rng.integers(len(cfg.opponents)))],
-                        seed=derive_seed(cfg.seed, purpose, "opp", d, s),
-                    )
-                    for s in range(n)
-                    if s != seat
-                }
-                specs.append(EpisodeSpec(int(d), seat, table, derive_seed(cfg.seed, purpose, "keys", d, seat)))
-        return specs
+    def grid_expert(self) -> GridExpert:
+        return GridExpert(self.expert, self.view, self.config.restrict_expert)
 
-    def collect(self, round_index: int) -> tuple[list[Labelled], dict[str, Any]]:
-        """Student plays (sampled); the expert labels every student decision as it happens."""
-        cfg = self.config
-        deals = [derive_seed(cfg.seed, "ei_train_deal", round_index, j) for j in range(cfg.deals_per_round)]
-        specs = self._specs(deals, f"ei_round_{round_index}")
-        labeller = _LabellingLearner(self.policy(1.0), self.expert, self.view, restrict=cfg.restrict_expert)
-        play_episodes(self.game, specs, labeller)
-        pairs = labeller.pairs
-        agree = float(np.mean([rec.chosen == lab for rec, lab in pairs])) if pairs else 1.0
-        data = [Labelled(rec, lab, round_index) for rec, lab in pairs if cfg.label_all or rec.chosen != lab]
-        return data, {"decisions": len(pairs), "labelled": len(data), "train_agreement_before": agree}
 
-    def fine_tune(self, data: Sequence[Labelled], round_index: int) -> float:
-        cfg = self.config
-        losses: list[float] = []
-        for epoch in range(cfg.epochs):
-            order = make_rng(cfg.seed, "ei_order", round_index, epoch).permutation(len(data))
-            for start in range(0, len(order), cfg.batch_size):
-                losses.append(
-                    sft_update(
-                        self.model,
-                        self.optimizer,
-                        [data[i] for i in order[start : start + cfg.batch_size]],
-                        cfg.optim.max_grad_norm,
-                    )
+def start(cfg: ExpertIterationConfig, run: RunDir, parts: Parts[Module]) -> EISession:
+    """The run's parts built from the config where ``parts`` leaves them out, and its manifest."""
+    game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
+    view = parts.view or compact_view(game)
+    model, tokenizer = trainable_model(
+        cfg.model, seed=derive_seed(cfg.seed, "init"), model=parts.model, tokenizer=parts.tokenizer
+    )
+    parent = cfg.parent_run
+    init = checkpoint_dir(cfg.init_from) if cfg.init_from else None
+    if init is not None:
+        load_trainables(model, load_flat(init / "trainable.safetensors"))
+        parent = parent or str(init.parent.parent)
+    initial = trainables(model)
+    lr: float | Callable[[mx.array], mx.array] = cfg.optim.learning_rate
+    if cfg.steps and cfg.optim.schedule == "linear":
+        lr = optim.linear_schedule(cfg.optim.learning_rate, 0.0, cfg.steps)
+    optimizer = optim.AdamW(learning_rate=lr, weight_decay=cfg.optim.weight_decay)
+    expert = make_player(cfg.expert, seed=derive_seed(cfg.seed, "expert"))
+    for spec in cfg.opponents:
+        make_player(spec, seed=0)
+    # a game that lists its deals is evaluated on all of them (equally likely for Kuhn poker, so the plain means hold)
+    eval_deals, weights = evaluation_deals(
+        game, [derive_seed(cfg.seed, "ei_eval_deal", i) for i in range(cfg.eval_deals)]
+    )
+    if weights is not None and max(weights) - min(weights) > 1e-12:
+        raise ConfigError(
+            f"{cfg.game}: expert iteration averages deals equally; its enumerated deals are not equally likely"
+        )
+    run.start(
+        cfg.model_dump(mode="json"),
+        trainer="expert_iteration",
+        seeds={"seed": cfg.seed},
+        parent=parent,
+        init_from=str(init) if init else None,
+    )
+    return EISession(cfg, game, view, model, tokenizer, optimizer, expert, initial, eval_deals)
+
+
+def episode_specs(session: EISession, deals: Sequence[int], purpose: str) -> list[EpisodeSpec]:
+    """Every deal with the student in every seat, opponents drawn from the config's."""
+    cfg, n = session.config, session.game.num_players
+    specs: list[EpisodeSpec] = []
+    for d in deals:
+        for seat in range(n):
+            rng = make_rng(cfg.seed, purpose, d, seat)
+            table = {
+                s: make_player(
+                    cfg.opponents[int(rng.integers(len(cfg.opponents)))],
+                    seed=derive_seed(cfg.seed, purpose, "opp", d, s),
                 )
-        return float(np.mean(losses)) if losses else float("nan")
-
-    def evaluate(self, learner: Learner) -> tuple[list[float], float]:
-        """Per-deal margins on the held-out deals and agreement with the expert on the states met."""
-        specs = self._specs(self.eval_deals, "ei_eval")
-        probe: Learner = (
-            _LabellingLearner(learner, self.expert, self.view, restrict=self.config.restrict_expert)
-            if isinstance(learner, LMPolicy) and not self.config.steps
-            else learner
-        )
-        results = play_episodes(self.game, specs, probe)
-        agreement = (
-            float(np.mean([rec.chosen == lab for rec, lab in probe.pairs]))
-            if isinstance(probe, _LabellingLearner) and probe.pairs
-            else float("nan")
-        )
-        return margin_values(results), agreement
-
-    def run(self) -> dict[str, Any]:
-        if self.config.steps:
-            return self.run_steps()
-        cfg = self.config
-        started = time.perf_counter()
-        self.log.path.write_text("")
-        initial, agree0 = self.evaluate(self.policy(0.0, weights=self.initial))
-        expert, _ = self.evaluate(PlayerLearner(self.expert))
-        grid_expert, _ = self.evaluate(PlayerLearner(GridExpert(self.expert, self.view, cfg.restrict_expert)))
-        self.log.append(
-            {
-                "step": 0,
-                "eval_mean": float(np.mean(initial)),
-                "eval_agreement": agree0,
-                "expert_mean": float(np.mean(expert)),
-                "grid_expert_mean": float(np.mean(grid_expert)),
+                for s in range(n)
+                if s != seat
             }
-        )
+            specs.append(EpisodeSpec(int(d), seat, table, derive_seed(cfg.seed, purpose, "keys", d, seat)))
+    return specs
+
+
+def collect(session: EISession, round_index: int) -> tuple[list[Labelled], dict[str, Any]]:
+    """Student plays (sampled); the expert labels every student decision as it happens."""
+    cfg = session.config
+    deals = [derive_seed(cfg.seed, "ei_train_deal", round_index, j) for j in range(cfg.deals_per_round)]
+    specs = episode_specs(session, deals, f"ei_round_{round_index}")
+    labeller = _LabellingLearner(session.policy(1.0), session.expert, session.view, restrict=cfg.restrict_expert)
+    play_episodes(session.game, specs, labeller)
+    pairs = labeller.pairs
+    agree = float(np.mean([rec.chosen == lab for rec, lab in pairs])) if pairs else 1.0
+    data = [Labelled(rec, lab, round_index) for rec, lab in pairs if cfg.label_all or rec.chosen != lab]
+    return data, {"decisions": len(pairs), "labelled": len(data), "train_agreement_before": agree}
+
+
+def fine_tune(session: EISession, data: Sequence[Labelled], round_index: int) -> float:
+    """``epochs`` passes over ``data`` in minibatches (rounds mode); the mean loss."""
+    cfg = session.config
+    losses: list[float] = []
+    for epoch in range(cfg.epochs):
+        order = make_rng(cfg.seed, "ei_order", round_index, epoch).permutation(len(data))
+        for start_at in range(0, len(order), cfg.batch_size):
+            batch = [data[i] for i in order[start_at : start_at + cfg.batch_size]]
+            losses.append(sft_update(session.model, session.optimizer, batch, cfg.optim.max_grad_norm))
+    return float(np.mean(losses)) if losses else float("nan")
+
+
+def evaluate(session: EISession, learner: Learner) -> tuple[list[float], float]:
+    """Per-deal margins on the held-out deals and agreement with the expert on the states met."""
+    cfg = session.config
+    specs = episode_specs(session, session.eval_deals, "ei_eval")
+    probe: Learner = (
+        _LabellingLearner(learner, session.expert, session.view, restrict=cfg.restrict_expert)
+        if isinstance(learner, LMPolicy) and not cfg.steps
+        else learner
+    )
+    results = play_episodes(session.game, specs, probe)
+    agreement = (
+        float(np.mean([rec.chosen == lab for rec, lab in probe.pairs]))
+        if isinstance(probe, _LabellingLearner) and probe.pairs
+        else float("nan")
+    )
+    return margin_values(results), agreement
+
+
+def save_checkpoint(run: RunDir, session: EISession, step: int) -> Path:
+    """``checkpoints/step_NNNNNN/``: the student's trainable weights and ``state.json`` (a
+    checkpoint any trainer can start from with ``init_from``, and the ``checkpoint`` player loads)."""
+    save_flat(run.checkpoint(step) / "trainable.safetensors", trainables(session.model))
+    state = {"trainer": "expert_iteration", "step": step, "seed": session.config.seed}
+    return run.save_state(step, {**state, "config": session.config.model_dump(mode="json")})
+
+
+# ---------------------------------------------------------------------- rounds mode
+def run_rounds(run: RunDir, session: EISession, parts: Parts[Module]) -> RunSummary:
+    """Rounds mode: each round collects, labels and fine-tunes; the report compares the student,
+    its initial self and the expert on the same held-out deals."""
+    cfg = session.config
+    started = time.perf_counter()
+    run.metrics.write([])
+    initial, agree0 = evaluate(session, session.policy(0.0, weights=session.initial))
+    expert, _ = evaluate(session, PlayerLearner(session.expert))
+    grid_expert, _ = evaluate(session, PlayerLearner(session.grid_expert()))
+    run.metrics.append(
+        {
+            "step": 0,
+            "eval_mean": float(np.mean(initial)),
+            "eval_agreement": agree0,
+            "expert_mean": float(np.mean(expert)),
+            "grid_expert_mean": float(np.mean(grid_expert)),
+        }
+    )
+    for r in range(1, cfg.rounds + 1):
+        data, row = collect(session, r)
+        row["sft_loss"] = fine_tune(session, data, r)
+        student, agree = evaluate(session, session.policy(0.0))
+        row.update({"step": r, "eval_mean": float(np.mean(student)), "eval_agreement": agree})
+        run.metrics.append(row)
+        save_checkpoint(run, session, r)
+        parts.report(r, row)
+    report = rounds_report(cfg, initial, student, expert, grid_expert, (agree0, agree), len(session.eval_deals))
+    rows = run.metrics.rows()
+    run.plot(rows, ("eval_mean", "eval_agreement", "sft_loss"))
+    run.finish(status="ok", report=report, wall_s=round(time.perf_counter() - started, 2))
+    return RunSummary(run.path, run.run_id, cfg.rounds, rows, report=report)
+
+
+def rounds_report(
+    cfg: ExpertIterationConfig,
+    initial: Sequence[float],
+    student: Sequence[float],
+    expert: Sequence[float],
+    grid_expert: Sequence[float],
+    agreement: tuple[float, float],
+    deals: int,
+) -> dict[str, Any]:
+    """The student against its initial self and the expert (per-deal margins, paired intervals),
+    and the fraction of the grid expert's advantage it recovers."""
+    gap = float(np.mean(grid_expert) - np.mean(initial))
+    return {
+        "initial_margin": float(np.mean(initial)),
+        "student_margin": float(np.mean(student)),
+        "expert_margin": float(np.mean(expert)),
+        "grid_expert_margin": float(np.mean(grid_expert)),
+        "agreement_initial": agreement[0],
+        "agreement_student": agreement[1],
+        "recovered_fraction": (float(np.mean(student)) - float(np.mean(initial))) / gap
+        if abs(gap) > 1e-9
+        else float("nan"),
+        "student_minus_initial": _iv(student, initial, cfg),
+        "grid_expert_minus_student": _iv(grid_expert, student, cfg),
+        "eval_deals": deals,
+    }
+
+
+# ---------------------------------------------------------------------- steps mode
+def teacher_data(session: EISession, parts: Parts[Module]) -> tuple[list[Labelled], dict[str, Any]]:
+    """Every labelled decision of ``rounds`` rounds played by the starting student: read from
+    ``data_cache`` when that file exists, else collected (and written there)."""
+    cfg = session.config
+    cache = Path(cfg.data_cache) if cfg.data_cache else None
+    info: dict[str, Any]
+    if cache is not None and cache.exists():
+        rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
+        data = [Labelled.from_json(r) for r in rows]
+        info = {"source": "cache", "rows": len(data)}
+    else:
+        data, seconds = [], time.perf_counter()
         for r in range(1, cfg.rounds + 1):
-            data, row = self.collect(r)
-            row["sft_loss"] = self.fine_tune(data, r)
-            values, agree = self.evaluate(self.policy(0.0))
-            row.update({"step": r, "eval_mean": float(np.mean(values)), "eval_agreement": agree})
-            self.log.append(row)
-            self.save_checkpoint(r)
-            if self.progress:
-                self.progress(r, row)
-        student = values
-        gap = float(np.mean(grid_expert) - np.mean(initial))
-        report: dict[str, Any] = {
-            "initial_margin": float(np.mean(initial)),
-            "student_margin": float(np.mean(student)),
-            "expert_margin": float(np.mean(expert)),
-            "grid_expert_margin": float(np.mean(grid_expert)),
-            "agreement_initial": agree0,
-            "agreement_student": agree,
-            "recovered_fraction": (float(np.mean(student)) - float(np.mean(initial))) / gap
-            if abs(gap) > 1e-9
-            else float("nan"),
-            "student_minus_initial": _iv(student, initial, cfg),
-            "grid_expert_minus_student": _iv(grid_expert, student, cfg),
-            "eval_deals": len(self.eval_deals),
-        }
-        rows = self.log.rows()
-        plot_metrics(
-            rows,
-            self.run_dir / "metrics.png",
-            keys=("eval_mean", "eval_agreement", "sft_loss"),
-            title=self.manifest["run_id"],
-        )
-        self.manifest.update({"status": "ok", "report": report, "wall_s": round(time.perf_counter() - started, 2)})
-        write_manifest(self.run_dir, self.manifest)
-        return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
-
-    # ------------------------------------------------------------------ steps mode
-    def teacher_data(self) -> tuple[list[Labelled], dict[str, Any]]:
-        """Every labelled decision of ``rounds`` rounds played by the starting student: read from
-        ``data_cache`` when that file exists, else collected (and written there)."""
-        cfg = self.config
-        cache = Path(cfg.data_cache) if cfg.data_cache else None
-        info: dict[str, Any]
-        if cache is not None and cache.exists():
-            rows = [json.loads(line) for line in cache.read_text().splitlines() if line.strip()]
-            data = [Labelled.from_json(r) for r in rows]
-            info = {"source": "cache", "rows": len(data)}
-        else:
-            data, decisions, seconds = [], 0, time.perf_counter()
-            for r in range(1, cfg.rounds + 1):
-                got, row = self.collect(r)
-                data.extend(got)
-                decisions += row["decisions"]
-                if self.progress:
-                    self.progress(0, {"collect_round": r, **row})
-            info = {"source": "collected", "rows": len(data), "collect_s": round(time.perf_counter() - seconds, 1)}
-            if cache is not None:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_suffix(".tmp")
-                tmp.write_text("".join(json.dumps(d.to_json()) + "\n" for d in data))
-                tmp.replace(cache)
-        if not data:
-            raise ConfigError("expert iteration: the teacher labelled no decisions; raise rounds or deals_per_round")
+            got, row = collect(session, r)
+            data.extend(got)
+            parts.report(0, {"collect_round": r, **row})
+        info = {"source": "collected", "rows": len(data), "collect_s": round(time.perf_counter() - seconds, 1)}
         if cache is not None:
-            info.update({"path": str(cache), "sha256": hashlib.sha256(cache.read_bytes()).hexdigest()[:16]})
-        return data, info
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(d.to_json()) + "\n" for d in data))
+            tmp.replace(cache)
+    if not data:
+        raise ConfigError("expert iteration: the teacher labelled no decisions; raise rounds or deals_per_round")
+    if cache is not None:
+        info.update({"path": str(cache), "sha256": hashlib.sha256(cache.read_bytes()).hexdigest()[:16]})
+    return data, info
 
-    def agreement_loss(self, data: Sequence[Labelled]) -> tuple[float, float]:
-        """Greedy agreement with the labels and their mean cross-entropy, on ``data``."""
-        if not data:
-            return float("nan"), float("nan")
-        hits: list[bool] = []
-        nll: list[float] = []
-        for start in range(0, len(data), 256):
-            chunk = data[start : start + 256]
-            lp = np.array(menu_logprobs(self.model, *records_batch([d.record for d in chunk])), dtype=np.float64)
-            for i, d in enumerate(chunk):
-                row = lp[i, : len(d.record.labels)]
-                hits.append(int(np.argmax(row)) == d.label)
-                nll.append(-row[d.label])
-        return float(np.mean(hits)), float(np.mean(nll))
 
-    def _eval_row(self, step: int, held: Sequence[Labelled]) -> tuple[dict[str, Any], list[float]]:
-        values, _ = self.evaluate(self.policy(0.0))
-        mean, low, high, _ = paired_t(values)
-        agree, loss = self.agreement_loss(held)
-        return {
+def agreement_loss(model: Module, data: Sequence[Labelled]) -> tuple[float, float]:
+    """Greedy agreement with the labels and their mean cross-entropy, on ``data``."""
+    if not data:
+        return float("nan"), float("nan")
+    hits: list[bool] = []
+    nll: list[float] = []
+    for start_at in range(0, len(data), 256):
+        chunk = data[start_at : start_at + 256]
+        lp = np.array(menu_logprobs(model, *records_batch([d.record for d in chunk])), dtype=np.float64)
+        for i, d in enumerate(chunk):
+            row = lp[i, : len(d.record.labels)]
+            hits.append(int(np.argmax(row)) == d.label)
+            nll.append(-row[d.label])
+    return float(np.mean(hits)), float(np.mean(nll))
+
+
+def eval_row(session: EISession, step: int, held: Sequence[Labelled]) -> tuple[dict[str, Any], list[float]]:
+    """Steps mode's evaluation: the greedy student's margins (a t interval) and its agreement and
+    loss on the held-out labels."""
+    values, _ = evaluate(session, session.policy(0.0))
+    _, low, high, _ = paired_t(values)
+    agree, loss = agreement_loss(session.model, held)
+    row = {"step": step, "eval_mean": float(np.mean(values)), "eval_mean_low": low, "eval_mean_high": high}
+    return {**row, "heldout_agreement": agree, "heldout_loss": loss}, values
+
+
+def split_heldout(cfg: ExpertIterationConfig, data: list[Labelled]) -> tuple[list[Labelled], list[Labelled]]:
+    """``(train, held out)``: the last round is held out when there are two rounds or more."""
+    last = max(d.round for d in data)
+    held = [d for d in data if d.round == last] if cfg.rounds >= 2 and last > 1 else []
+    return ([d for d in data if d.round != last] if held else list(data)), held
+
+
+def run_steps(run: RunDir, session: EISession, parts: Parts[Module]) -> RunSummary:
+    """Steps mode (see the module docstring)."""
+    cfg = session.config
+    started = time.perf_counter()
+    run.metrics.write([])
+    train, held = split_heldout(cfg, (got := teacher_data(session, parts))[0])
+    info = {**got[1], "train_rows": len(train), "heldout_rows": len(held)}
+    train_started = time.perf_counter()
+    first, initial = eval_row(session, 0, held)
+    if cfg.eval_expert:
+        first["expert_mean"] = float(np.mean(evaluate(session, PlayerLearner(session.expert))[0]))
+        first["grid_expert_mean"] = float(np.mean(evaluate(session, PlayerLearner(session.grid_expert()))[0]))
+    run.metrics.append(first)
+    values = initial
+    for step in range(1, cfg.steps + 1):
+        order = make_rng(cfg.seed, "ei_batch", step).choice(
+            len(train), size=min(cfg.batch_size, len(train)), replace=False
+        )
+        row: dict[str, Any] = {
             "step": step,
-            "eval_mean": float(np.mean(values)),
-            "eval_mean_low": low,
-            "eval_mean_high": high,
-            "heldout_agreement": agree,
-            "heldout_loss": loss,
-        }, values
-
-    def run_steps(self) -> dict[str, Any]:
-        """Steps mode (see the module docstring)."""
-        cfg = self.config
-        started = time.perf_counter()
-        self.log.path.write_text("")
-        data, info = self.teacher_data()
-        last = max(d.round for d in data)
-        held = [d for d in data if d.round == last] if cfg.rounds >= 2 and last > 1 else []
-        train = [d for d in data if d.round != last] if held else list(data)
-        info.update({"train_rows": len(train), "heldout_rows": len(held)})
-        train_started = time.perf_counter()
-        row, initial = self._eval_row(0, held)
-        if cfg.eval_expert:
-            row["expert_mean"] = float(np.mean(self.evaluate(PlayerLearner(self.expert))[0]))
-            row["grid_expert_mean"] = float(
-                np.mean(self.evaluate(PlayerLearner(GridExpert(self.expert, self.view, cfg.restrict_expert)))[0])
-            )
-        self.log.append(row)
-        first = row
-        values = initial
-        for step in range(1, cfg.steps + 1):
-            order = make_rng(cfg.seed, "ei_batch", step).choice(
-                len(train), size=min(cfg.batch_size, len(train)), replace=False
-            )
-            loss = sft_update(self.model, self.optimizer, [train[i] for i in order], cfg.optim.max_grad_norm)
-            row = {"step": step, "sft_loss": loss}
-            if step == cfg.steps or (cfg.eval_every and step % cfg.eval_every == 0):
-                evaluated, values = self._eval_row(step, held)
-                row.update(evaluated)
-            if step == cfg.steps or (cfg.checkpoint_every and step % cfg.checkpoint_every == 0):
-                self.save_checkpoint(step)
-            row["train_s"] = round(time.perf_counter() - train_started, 2)
-            self.log.append(row)
-            if self.progress:
-                self.progress(step, row)
-        rows = self.log.rows()
-        report: dict[str, Any] = {
-            "initial_margin": first["eval_mean"],
-            "student_margin": float(np.mean(values)),
-            "student_minus_initial": _iv(values, initial, cfg),
-            "agreement_initial": first["heldout_agreement"],
-            "agreement_student": rows[-1]["heldout_agreement"],
-            "eval_deals": len(self.eval_deals),
-            "data": info,
-            "steps": cfg.steps,
+            "sft_loss": sft_update(
+                session.model, session.optimizer, [train[i] for i in order], cfg.optim.max_grad_norm
+            ),
         }
-        if cfg.eval_expert:
-            report.update({"expert_margin": first["expert_mean"], "grid_expert_margin": first["grid_expert_mean"]})
-        plot_metrics(
-            rows,
-            self.run_dir / "metrics.png",
-            keys=("eval_mean", "heldout_agreement", "heldout_loss", "sft_loss"),
-            title=self.manifest["run_id"],
-        )
-        self.manifest.update(
-            {
-                "status": "ok",
-                "report": report,
-                "wall_s": round(time.perf_counter() - started, 2),
-                "train_wall_s": round(time.perf_counter() - train_started, 2),
-            }
-        )
-        write_manifest(self.run_dir, self.manifest)
-        return {"run_id": self.manifest["run_id"], "metrics": rows, "report": report}
+        if step == cfg.steps or (cfg.eval_every and step % cfg.eval_every == 0):
+            evaluated, values = eval_row(session, step, held)
+            row.update(evaluated)
+        if step == cfg.steps or (cfg.checkpoint_every and step % cfg.checkpoint_every == 0):
+            save_checkpoint(run, session, step)
+        row["train_s"] = round(time.perf_counter() - train_started, 2)
+        run.metrics.append(row)
+        parts.report(step, row)
+    rows = run.metrics.rows()
+    report: dict[str, Any] = {
+        "initial_margin": first["eval_mean"],
+        "student_margin": float(np.mean(values)),
+        "student_minus_initial": _iv(values, initial, cfg),
+        "agreement_initial": first["heldout_agreement"],
+        "agreement_student": rows[-1]["heldout_agreement"],
+        "eval_deals": len(session.eval_deals),
+        "data": info,
+        "steps": cfg.steps,
+    }
+    if cfg.eval_expert:
+        report.update({"expert_margin": first["expert_mean"], "grid_expert_margin": first["grid_expert_mean"]})
+    run.plot(rows, ("eval_mean", "heldout_agreement", "heldout_loss", "sft_loss"))
+    wall = {
+        "wall_s": round(time.perf_counter() - started, 2),
+        "train_wall_s": round(time.perf_counter() - train_started, 2),
+    }
+    run.finish(status="ok", report=report, **wall)
+    return RunSummary(run.path, run.run_id, cfg.steps, rows, report=report)
 
-    def save_checkpoint(self, round_index: int) -> Path:
-        """``checkpoints/step_NNNNNN/``: the student's trainable weights and ``state.json`` (a
-        checkpoint any trainer can start from with ``init_from``, and the ``checkpoint`` player loads)."""
-        ckpt = self.run_dir / "checkpoints" / f"step_{round_index:06d}"
-        save_flat(ckpt / "trainable.safetensors", trainables(self.model))
-        state = {
-            "trainer": "expert_iteration",
-            "step": round_index,
-            "seed": self.config.seed,
-            "config": self.config.model_dump(mode="json"),
-        }
-        (ckpt / "state.json").write_text(json.dumps(state, indent=2))
-        return ckpt
+
+def train(config: ExpertIterationConfig, run: RunDir, parts: Parts[Module]) -> RunSummary:
+    """A whole expert-iteration run into ``run`` (rounds mode, or steps mode with ``steps``)."""
+    session = start(config, run, parts)
+    return run_steps(run, session, parts) if config.steps else run_rounds(run, session, parts)
 
 
 def _iv(a: Sequence[float], b: Sequence[float], cfg: ExpertIterationConfig) -> dict[str, float]:
@@ -519,5 +527,5 @@ class _LabellingLearner:
         return choices
 
 
-def train(config: ExpertIterationConfig | Mapping[str, Any], run_dir: str | Path, **parts: Any) -> dict[str, Any]:
-    return ExpertIterationTrainer(config, run_dir, **parts).run()
+#: the ``expert_iteration`` entry point of ``arena.trainers``
+TRAINER = TrainerPlugin("expert_iteration", ExpertIterationConfig, train)

@@ -372,7 +372,7 @@ STOCK, RL, FRONTIER = "stock", "rl", "frontier"
 
 
 def _latest_checkpoint(run_dir: Path) -> Path | None:
-    from .manifest import checkpoint_dir
+    from .run import checkpoint_dir
 
     try:
         return checkpoint_dir(run_dir)
@@ -392,25 +392,29 @@ def run_seed(
     its latest checkpoint (a training that never saved one starts again, cleanly)."""
     from arena_tournament.config import RatingOptions
 
-    from .grpo import GRPOTrainer
+    from . import grpo
+    from .run import RunDir
+    from .trainer import Parts
 
     out.mkdir(parents=True, exist_ok=True)
     gcfg = grpo_config(cfg, seed)
     run_dir = out / "train"
     analysis = resolve_analysis(cfg.analysis) if cfg.analysis else None
     exact_path, train_path = out / "exact.jsonl", out / "train.json"
-    trainer: GRPOTrainer | None = None
+    trainer: grpo.GRPOSession | None = None
     latest = _latest_checkpoint(run_dir)
     if latest is None:  # a fresh seed (or a training killed before its step-0 checkpoint)
         if run_dir.exists():
             shutil.rmtree(run_dir)
         exact_path.unlink(missing_ok=True)
-        trainer = GRPOTrainer(gcfg, run_dir, progress=None)
-        trainer.save_checkpoint()  # step 0: the untrained model, the baseline entrant
+        run = RunDir.claim(run_dir)
+        trainer = grpo.start(gcfg, run, Parts())
+        grpo.save_checkpoint(run, trainer)  # step 0: the untrained model, the baseline entrant
     elif not train_path.exists():
         log(f"seed {seed}: resuming the training from {latest.name}")
-        trainer = GRPOTrainer(gcfg.model_copy(update={"resume_from": str(latest)}), run_dir, progress=None)
-    curve = [r for r in _read_jsonl(exact_path) if trainer is None or r["step"] <= trainer.step]
+        run = RunDir.claim(run_dir, resume=latest)
+        trainer = grpo.start(gcfg.model_copy(update={"resume_from": str(latest)}), run, Parts())
+    curve = [r for r in _read_jsonl(exact_path) if trainer is None or r["step"] <= trainer.state.step]
     if trainer is not None:  # rows past a resumed checkpoint are replayed: drop them once, then append
         exact_path.write_text("".join(json.dumps(r) + "\n" for r in curve))
 
@@ -420,10 +424,10 @@ def run_seed(
             with exact_path.open("a") as fh:
                 fh.write(json.dumps(curve[-1]) + "\n")
 
-    if trainer is not None and (not curve or curve[-1]["step"] != trainer.step):
-        exact_row(trainer.step)
+    if trainer is not None and (not curve or curve[-1]["step"] != trainer.state.step):
+        exact_row(trainer.state.step)
 
-    def progress(step: int, row: dict[str, Any]) -> None:
+    def progress(step: int, row: Mapping[str, Any]) -> None:
         exact_row(step)
         if step % 10 == 0 or step == gcfg.steps:
             log(
@@ -469,8 +473,7 @@ def run_seed(
             log(f"seed {seed}: the re-tournament restarts after the training")
             shutil.rmtree(out / "after")
         t0 = time.perf_counter()
-        trainer.progress = progress
-        summary = trainer.run()
+        summary = grpo.run_steps(run, trainer, Parts(progress=progress))
         trained = {
             "run_id": summary.run_id,
             "train_status": summary.status,

@@ -1,8 +1,6 @@
-"""Run records: the manifest (who, what, from which parent), metrics as JSON lines, a plot.
-
-A run directory holds ``manifest.json``, ``metrics.jsonl`` (one object per step; evaluation
-rows carry ``eval_*`` keys) and ``metrics.png``. The run id is a hash of the config and the
-parent's id, so the same config from the same parent always has the same id.
+"""The run manifest (who, what, from which parent) and the metrics plot of a run directory
+(:class:`arena_train.run.RunDir`). The run id is a hash of the config and the parent's id, so the
+same config from the same parent always has the same id.
 """
 
 from __future__ import annotations
@@ -127,27 +125,6 @@ def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> Path:
     return path
 
 
-class MetricsLog:
-    """Append-only JSON lines; ``truncate_after(step)`` drops rows past a resumed checkpoint."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-
-    def append(self, row: dict[str, Any]) -> None:
-        with self.path.open("a") as fh:
-            fh.write(json.dumps(row, sort_keys=True) + "\n")
-
-    def rows(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
-
-    def truncate_after(self, step: int) -> None:
-        keep = [r for r in self.rows() if r.get("step", 0) <= step]
-        self.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in keep))
-
-
 def plot_metrics(
     rows: list[dict[str, Any]],
     path: str | Path,
@@ -184,34 +161,3 @@ def plot_metrics(
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return out
-
-
-def checkpoint_dir(path: str | Path) -> Path:
-    """A checkpoint directory (holding ``state.json``), or a run directory's latest checkpoint."""
-    from arena_core.errors import ConfigError
-
-    path = Path(path)
-    if (path / "state.json").exists():
-        return path
-    found = sorted((path / "checkpoints").glob("step_*")) if (path / "checkpoints").exists() else []
-    found = [f for f in found if (f / "state.json").exists()]
-    if not found:
-        raise ConfigError(f"{str(path)!r} is neither a checkpoint (state.json) nor a run directory with checkpoints/")
-    return found[-1]
-
-
-def claim_run_dir(run_dir: str | Path, *, continuing: Path | None = None) -> None:
-    """Refuse a run directory that already holds a run (manifest, metrics or checkpoints), so
-    runs never mix; the one exception is resuming from a checkpoint of that same directory."""
-    from arena_core.errors import ConfigError
-
-    run_dir = Path(run_dir)
-    used = [n for n in ("manifest.json", "metrics.jsonl", "checkpoints") if (run_dir / n).exists()]
-    if not used:
-        return
-    if continuing is not None and Path(continuing).resolve().parent.parent == run_dir.resolve():
-        return
-    raise ConfigError(
-        f"run directory {str(run_dir)!r} already holds a run ({', '.join(used)}); choose a new directory "
-        "(runs never mix), or resume_from one of its checkpoints to continue it"
-    )

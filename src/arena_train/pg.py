@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from arena_core.errors import ConfigError
+from arena_core.game import Game
 from arena_core.players import BasePlayer, Decision
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
-from .config import PolicyGradientConfig, trainer_config
+from .config import PolicyGradientConfig
 from .exact import evaluation_deals
-from .manifest import MetricsLog, build_manifest, claim_run_dir, plot_metrics, write_manifest
 from .rollout import (
     Choice,
     EpisodeSpec,
@@ -38,8 +38,12 @@ from .rollout import (
     play_episodes,
     rotated_specs,
 )
+from .run import RunDir
+from .trainer import Parts, RunSummary, TrainerPlugin
 
 Array = npt.NDArray[np.float64]
+#: the reward: the learner's own return
+REWARD = RewardSpec("outcome")
 
 
 # ---------------------------------------------------------------------- the policy
@@ -188,173 +192,157 @@ class NumericPolicyPlayer(BasePlayer):
 
 
 # ---------------------------------------------------------------------- the trainer
-class PolicyGradientTrainer:
-    """REINFORCE over the numeric encoding; parts injectable (``policy``, ``progress``)."""
+@dataclass
+class PGSession:
+    """The built parts of a policy-gradient run and what changes as it trains."""
 
-    def __init__(
-        self,
-        config: PolicyGradientConfig | Mapping[str, Any],
-        run_dir: str | Path,
-        *,
-        policy: NumericPolicy | None = None,
-        progress: Callable[[int, dict[str, Any]], None] | None = None,
-    ):
-        self.config = trainer_config(PolicyGradientConfig, config)
-        cfg = self.config
-        self.run_dir = Path(run_dir)
-        claim_run_dir(self.run_dir)
-        self.game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
-        size = self.game.observation_size
-        if not size:
-            raise ConfigError(
-                f"{cfg.game} declares no observation_size; the policy-gradient trainer needs the numeric encoding"
-            )
-        self.policy = policy or NumericPolicy.init(size, self.game.num_actions, cfg.hidden, cfg.seed)
-        self.initial = NumericPolicy({k: v.copy() for k, v in self.policy.params.items()})
-        self.adam = Adam(cfg.learning_rate)
-        self.reward = RewardSpec("outcome")
-        self.progress = progress
-        for spec in cfg.opponents + ([cfg.eval_anchor] if cfg.eval_anchor else []):
-            make_player(spec, seed=0)
-        self.eval_deals, self.eval_weights = evaluation_deals(
-            self.game, [derive_seed(cfg.seed, "pg_eval_deal", i) for i in range(cfg.eval_deals)]
+    config: PolicyGradientConfig
+    game: Game[Any, Any]
+    policy: NumericPolicy
+    initial: NumericPolicy
+    adam: Adam
+    eval_deals: list[int]
+    eval_weights: list[float] | None
+    baseline: list[float] | None = None  # the initial policy's per-deal evaluation values
+
+
+def start(cfg: PolicyGradientConfig, run: RunDir, parts: Parts[NumericPolicy]) -> PGSession:
+    """The run's parts (``parts.model``: a policy to train, else a fresh one) and its manifest."""
+    game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
+    size = game.observation_size
+    if not size:
+        raise ConfigError(
+            f"{cfg.game} declares no observation_size; the policy-gradient trainer needs the numeric encoding"
         )
-        self.log = MetricsLog(self.run_dir / "metrics.jsonl")
-        self.manifest = build_manifest(
-            cfg.model_dump(mode="json"),
-            seeds={"seed": cfg.seed},
-            parent_dir=cfg.parent_run,
-            extra={"trainer": "policy_gradient"},
-        )
-        write_manifest(self.run_dir, self.manifest)
-        self.baseline: list[float] | None = None
+    policy = parts.model or NumericPolicy.init(size, game.num_actions, cfg.hidden, cfg.seed)
+    initial = NumericPolicy({k: v.copy() for k, v in policy.params.items()})
+    for spec in cfg.opponents + ([cfg.eval_anchor] if cfg.eval_anchor else []):
+        make_player(spec, seed=0)
+    deals, weights = evaluation_deals(game, [derive_seed(cfg.seed, "pg_eval_deal", i) for i in range(cfg.eval_deals)])
+    run.start(cfg.model_dump(mode="json"), trainer="policy_gradient", seeds={"seed": cfg.seed}, parent=cfg.parent_run)
+    return PGSession(cfg, game, policy, initial, Adam(cfg.learning_rate), deals, weights)
 
-    def episode_specs(self, step: int) -> list[EpisodeSpec]:
-        cfg, n = self.config, self.game.num_players
-        specs: list[EpisodeSpec] = []
-        for i in range(cfg.episodes_per_step):
-            seat = i % n
-            rng = make_rng(cfg.seed, "pg_table", step, i)
-            table = {
-                s: make_player(
-                    cfg.opponents[int(rng.integers(len(cfg.opponents)))],
-                    seed=derive_seed(cfg.seed, "pg_opp", step, i, s),
-                )
-                for s in range(n)
-                if s != seat
-            }
-            specs.append(
-                EpisodeSpec(
-                    derive_seed(cfg.seed, "pg_deal", step, i // n),
-                    seat,
-                    table,
-                    derive_seed(cfg.seed, "pg_sample", step, i),
-                )
+
+def episode_specs(cfg: PolicyGradientConfig, game: Game[Any, Any], step: int) -> list[EpisodeSpec]:
+    """The step's episodes: seats in turn, each with a fresh opponent table drawn from the config's."""
+    n = game.num_players
+    specs: list[EpisodeSpec] = []
+    for i in range(cfg.episodes_per_step):
+        seat = i % n
+        rng = make_rng(cfg.seed, "pg_table", step, i)
+        table = {
+            s: make_player(
+                cfg.opponents[int(rng.integers(len(cfg.opponents)))],
+                seed=derive_seed(cfg.seed, "pg_opp", step, i, s),
             )
-        return specs
-
-    def train_step(self, step: int) -> dict[str, Any]:
-        cfg = self.config
-        results = play_episodes(self.game, self.episode_specs(step), NumericLearner(self.policy))
-        returns = np.array([episode_return(r, self.reward) for r in results])
-        adv = returns - returns.mean()
-        if adv.std() > 1e-9:
-            adv = adv / adv.std()
-        rows = [(s.choice.record, a) for r, a in zip(results, adv) for s in r.steps]
-        row: dict[str, Any] = {
-            "step": step,
-            "episodes": len(results),
-            "decisions": len(rows),
-            "reward_mean": float(returns.mean()),
+            for s in range(n)
+            if s != seat
         }
-        if rows:
-            x = np.stack([rec.obs for rec, _ in rows])
-            mask = np.stack([rec.mask for rec, _ in rows])
-            actions = np.array([rec.action for rec, _ in rows])
-            weights = np.array([a for _, a in rows])
-            grads, ent = self.policy.gradients(x, mask, actions, weights, cfg.entropy)
-            self.adam.ascend(self.policy.params, grads)
-            row.update({"entropy": ent, "grad_norm": float(np.sqrt(sum((g**2).sum() for g in grads.values())))})
-        return row
+        deal = derive_seed(cfg.seed, "pg_deal", step, i // n)
+        specs.append(EpisodeSpec(deal, seat, table, derive_seed(cfg.seed, "pg_sample", step, i)))
+    return specs
 
-    def evaluate(self) -> dict[str, Any]:
-        cfg = self.config
-        anchor = cfg.eval_anchor or cfg.opponents[0]
-        game = self.game
 
-        def run(policy: NumericPolicy, salt: tuple[int, ...] = ()) -> list[float]:
-            specs = rotated_specs(
-                game,
-                self.eval_deals,
-                lambda seat: {
-                    s: make_player(anchor, seed=derive_seed(cfg.seed, "pg_anchor", s, *salt))
-                    for s in range(game.num_players)
-                    if s != seat
-                },
-                derive_seed(cfg.seed, "pg_eval_keys"),
-            )
-            return per_deal_means(play_episodes(game, specs, NumericLearner(policy, greedy=True)))
+def train_step(session: PGSession, step: int) -> dict[str, Any]:
+    """REINFORCE on the step's episodes with a batch-mean baseline, one Adam step; the metrics row."""
+    cfg = session.config
+    results = play_episodes(session.game, episode_specs(cfg, session.game, step), NumericLearner(session.policy))
+    returns = np.array([episode_return(r, REWARD) for r in results])
+    adv = returns - returns.mean()
+    if adv.std() > 1e-9:
+        adv = adv / adv.std()
+    rows = [(s.choice.record, a) for r, a in zip(results, adv) for s in r.steps]
+    row: dict[str, Any] = {
+        "step": step,
+        "episodes": len(results),
+        "decisions": len(rows),
+        "reward_mean": float(returns.mean()),
+    }
+    if rows:
+        x = np.stack([rec.obs for rec, _ in rows])
+        mask = np.stack([rec.mask for rec, _ in rows])
+        actions = np.array([rec.action for rec, _ in rows])
+        weights = np.array([a for _, a in rows])
+        grads, ent = session.policy.gradients(x, mask, actions, weights, cfg.entropy)
+        session.adam.ascend(session.policy.params, grads)
+        row.update({"entropy": ent, "grad_norm": float(np.sqrt(sum((g**2).sum() for g in grads.values())))})
+    return row
 
-        if self.baseline is None:
-            self.baseline = run(self.initial)
-        values = run(self.policy)
-        if self.eval_weights is not None and run(self.policy, (1,)) == values:
-            # every deal, a greedy learner and a deterministic anchor (same values reseeded): exact
-            w = np.asarray(self.eval_weights)
-            diff = float(w @ (np.asarray(values) - np.asarray(self.baseline)))
-            return {
-                "eval_mean": float(w @ values),
-                "eval_improvement": diff,
-                "eval_improvement_low": diff,
-                "eval_improvement_high": diff,
-                "eval_exact": True,
-            }
-        iv = paired_bootstrap(
-            values, self.baseline, seed=derive_seed(cfg.seed, "pg_bootstrap"), resamples=cfg.bootstrap
-        )
-        w = np.full(len(values), 1 / len(values)) if self.eval_weights is None else np.asarray(self.eval_weights)
+
+def greedy_values(session: PGSession, policy: NumericPolicy, salt: tuple[int, ...] = ()) -> list[float]:
+    """``policy`` (greedy) in every seat of the evaluation deals against the anchor: per-deal means
+    (``salt``: the anchors reseeded, to test they are deterministic)."""
+    cfg, game = session.config, session.game
+    anchor = cfg.eval_anchor or cfg.opponents[0]
+    specs = rotated_specs(
+        game,
+        session.eval_deals,
+        lambda seat: {
+            s: make_player(anchor, seed=derive_seed(cfg.seed, "pg_anchor", s, *salt))
+            for s in range(game.num_players)
+            if s != seat
+        },
+        derive_seed(cfg.seed, "pg_eval_keys"),
+    )
+    return per_deal_means(play_episodes(game, specs, NumericLearner(policy, greedy=True)))
+
+
+def evaluate(session: PGSession) -> dict[str, Any]:
+    """The greedy policy's mean and its improvement over the initial policy: exact when every deal
+    is enumerated and the anchor deterministic, else a paired bootstrap over deals."""
+    cfg = session.config
+    if session.baseline is None:
+        session.baseline = greedy_values(session, session.initial)
+    values = greedy_values(session, session.policy)
+    if session.eval_weights is not None and greedy_values(session, session.policy, (1,)) == values:
+        w = np.asarray(session.eval_weights)
+        diff = float(w @ (np.asarray(values) - np.asarray(session.baseline)))
         return {
             "eval_mean": float(w @ values),
-            "eval_improvement": iv.mean,
-            "eval_improvement_low": iv.low,
-            "eval_improvement_high": iv.high,
-            "eval_exact": False,
+            "eval_improvement": diff,
+            "eval_improvement_low": diff,
+            "eval_improvement_high": diff,
+            "eval_exact": True,
         }
+    iv = paired_bootstrap(values, session.baseline, seed=derive_seed(cfg.seed, "pg_bootstrap"), resamples=cfg.bootstrap)
+    w = np.full(len(values), 1 / len(values)) if session.eval_weights is None else np.asarray(session.eval_weights)
+    return {
+        "eval_mean": float(w @ values),
+        "eval_improvement": iv.mean,
+        "eval_improvement_low": iv.low,
+        "eval_improvement_high": iv.high,
+        "eval_exact": False,
+    }
 
-    def run(self) -> dict[str, Any]:
-        cfg = self.config
-        started = time.perf_counter()
-        self.log.path.write_text("")
-        self.log.append({"step": 0, **self.evaluate()})
-        for step in range(1, cfg.steps + 1):
-            row = self.train_step(step)
-            if (cfg.eval_every and step % cfg.eval_every == 0) or step == cfg.steps:
-                row.update(self.evaluate())
-            self.log.append(row)
-            if self.progress:
-                self.progress(step, row)
-        self.policy.save(self.run_dir / "policy.npz")
-        rows = self.log.rows()
-        plot_metrics(
-            rows,
-            self.run_dir / "metrics.png",
-            keys=("reward_mean", "entropy", "eval_mean"),
-            title=self.manifest["run_id"],
-        )
-        final = {k: v for k, v in rows[-1].items() if k.startswith("eval_")}
-        self.manifest.update(
-            {
-                "status": "ok",
-                "final_eval": final,
-                "wall_s": round(time.perf_counter() - started, 2),
-                "policy": str(self.run_dir / "policy.npz"),
-            }
-        )
-        write_manifest(self.run_dir, self.manifest)
-        (self.run_dir / "summary.json").write_text(json.dumps(final, indent=2))
-        return {
-            "run_id": self.manifest["run_id"],
-            "metrics": rows,
-            "final_eval": final,
-            "policy": self.run_dir / "policy.npz",
-        }
+
+def run_steps(run: RunDir, session: PGSession, parts: Parts[NumericPolicy]) -> RunSummary:
+    """Every step, evaluating every ``eval_every`` steps and at the last; then ``policy.npz`` and
+    ``summary.json`` (the final evaluation) beside the metrics."""
+    cfg = session.config
+    started = time.perf_counter()
+    run.metrics.write([])
+    run.metrics.append({"step": 0, **evaluate(session)})
+    for step in range(1, cfg.steps + 1):
+        row = train_step(session, step)
+        if (cfg.eval_every and step % cfg.eval_every == 0) or step == cfg.steps:
+            row.update(evaluate(session))
+        run.metrics.append(row)
+        parts.report(step, row)
+    session.policy.save(run.path / "policy.npz")
+    rows = run.metrics.rows()
+    run.plot(rows, ("reward_mean", "entropy", "eval_mean"))
+    final = {k: v for k, v in rows[-1].items() if k.startswith("eval_")}
+    policy = str(run.path / "policy.npz")
+    run.finish(status="ok", final_eval=final, wall_s=round(time.perf_counter() - started, 2), policy=policy)
+    (run.path / "summary.json").write_text(json.dumps(final, indent=2))
+    return RunSummary(run.path, run.run_id, cfg.steps, rows, final_eval=final, files={"policy": policy})
+
+
+def train(config: PolicyGradientConfig, run: RunDir, parts: Parts[NumericPolicy]) -> RunSummary:
+    """A whole policy-gradient run into ``run`` (``parts.model``: a :class:`NumericPolicy` to train,
+    updated in place)."""
+    return run_steps(run, start(config, run, parts), parts)
+
+
+#: the ``policy_gradient`` entry point of ``arena.trainers``
+TRAINER = TrainerPlugin("policy_gradient", PolicyGradientConfig, train)

@@ -1,0 +1,196 @@
+"""GRPO's rollout, alone: which episodes a step plays (deals, seats, opponent tables, groups) and
+how their outcomes become per-decision advantages.
+
+A step plays ``deals_per_step`` deals; for each deal and learner seat an opponent table is drawn
+from the :class:`Pool` and the learner plays that same deal ``group_size`` times with sampled
+answers (a *group*; with ``self_play`` the learner sits in every seat and a group is one deal).
+Every draw derives from the config's seed and the step, so a step's episodes do not depend on
+what came before it. A *unit* is an (episode, learner seat) pair with that seat's return; its
+baseline is the mean over its group and seat (``baseline = "group"``), the seat's running mean
+(``"role"``) or, per decision, the running mean of its own prompt (``"infostate"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from arena_core.game import Game
+from arena_core.players import Player
+from arena_core.playerspec import PlayerSpec
+from arena_core.seeding import derive_seed, make_rng
+
+from .config import GRPOConfig
+from .lm import LMRecord, Weights
+from .rollout import (
+    EpisodeResult,
+    EpisodeSpec,
+    RewardSpec,
+    centred_advantages,
+    seat_decision_returns,
+    seat_return,
+)
+
+#: a pool entry: a registered player's spec, or a frozen snapshot of the learner ``(step, weights)``
+PoolEntry = PlayerSpec | tuple[int, Weights]
+#: the player for a pool entry, seeded
+OpponentFactory = Callable[[PoolEntry, int], Player]
+#: the key of a decision prompt (its tokens), for the ``infostate`` baseline
+PromptKey = tuple[int, ...]
+
+
+@dataclass
+class Pool:
+    """Opponents: registered player specs and frozen learner snapshots (``(step, weights)``)."""
+
+    players: list[PlayerSpec]
+    snapshots: list[tuple[int, Weights]] = field(default_factory=list)
+
+    def entries(self) -> list[PoolEntry]:
+        return [*self.players, *self.snapshots]
+
+    def describe(self) -> list[str]:
+        return [str(p) for p in self.players] + [f"snapshot@{step}" for step, _ in self.snapshots]
+
+
+def episode_specs(
+    cfg: GRPOConfig, game: Game[Any, Any], pool: Pool, opponent: OpponentFactory, step: int
+) -> list[tuple[int, EpisodeSpec]]:
+    """``(group id, spec)`` for every episode of ``step`` (a pure function of the seed and step)."""
+    entries = pool.entries()
+    specs = []
+    group = 0
+    for j in range(cfg.deals_per_step):
+        deal = derive_seed(cfg.seed, "train_deal", step, j)
+        if cfg.self_play:  # the learner in every seat at once: one group per deal
+            for k in range(cfg.group_size):
+                specs.append((group, EpisodeSpec(deal, 0, {}, derive_seed(cfg.seed, "sample", step, j, "self", k))))
+            group += 1
+            continue
+        seats = range(game.num_players) if cfg.seats == "all" else [(step * cfg.deals_per_step + j) % game.num_players]
+        for seat in seats:
+            rng = make_rng(cfg.seed, "table", step, j, seat)
+            table = {
+                s: opponent(entries[int(rng.integers(len(entries)))], derive_seed(cfg.seed, "opp", step, j, s))
+                for s in range(game.num_players)
+                if s != seat
+            }
+            for k in range(cfg.group_size):
+                specs.append((group, EpisodeSpec(deal, seat, table, derive_seed(cfg.seed, "sample", step, j, seat, k))))
+            group += 1
+    return specs
+
+
+def learner_units(results: Sequence[EpisodeResult]) -> list[tuple[int, int]]:
+    """``(episode index, seat)`` for every seat where the learner decided, in order."""
+    return [(i, seat) for i, r in enumerate(results) for seat in sorted({s.seat for s in r.steps})]
+
+
+@dataclass
+class Baselines:
+    """The running baselines a step's advantages read and then update (kept in checkpoints)."""
+
+    role: list[float]  # mean return per seat (baseline = "role")
+    info: dict[PromptKey, float] = field(default_factory=dict)  # mean return per prompt ("infostate")
+
+
+@dataclass(frozen=True)
+class Advantages:
+    """One step's learner decisions with their advantages; ``returns`` per unit (``units``), and
+    this step's returns per prompt (what the ``infostate`` baseline is updated with)."""
+
+    records: list[LMRecord]
+    advantages: list[float]
+    units: list[tuple[int, int]]
+    returns: list[float]
+    prompt_returns: dict[PromptKey, list[float]]
+
+
+def _scale(centred: np.ndarray[Any, Any], how: str) -> float:
+    std = float(np.std(centred)) if len(centred) else 0.0
+    return std if how != "none" and std > 1e-9 else 1.0
+
+
+def advantages(
+    cfg: GRPOConfig,
+    groups: Sequence[int],
+    results: Sequence[EpisodeResult],
+    reward: RewardSpec,
+    baselines: Baselines,
+) -> Advantages:
+    """Each learner decision's advantage (``groups``: each episode's group id, as
+    :func:`episode_specs` gives them); the baselines are read, not updated."""
+    units = learner_units(results)
+    returns = [seat_return(results[i], seat, reward) for i, seat in units]
+    if cfg.baseline == "infostate":
+        return _infostate_advantages(cfg, results, reward, baselines, units, returns)
+    keys = [(groups[i], seat) for i, seat in units]
+    if cfg.baseline == "role":
+        base = np.array([baselines.role[seat] for _, seat in units])
+        scale = _scale(np.asarray(returns, dtype=np.float64) - base, cfg.advantage_scale)
+        unit_adv = (np.asarray(returns, dtype=np.float64) - base) / scale
+    else:
+        ids = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+        unit_adv = centred_advantages(returns, [ids[k] for k in keys], cfg.advantage_scale)
+        means = {k: float(np.mean([r for r, kk in zip(returns, keys) if kk == k])) for k in ids}
+        base = np.array([means[k] for k in keys])
+        scale = _scale(np.asarray(returns, dtype=np.float64) - base, cfg.advantage_scale)
+    records, advs = [], []
+    for u, (i, seat) in enumerate(units):
+        steps = [st for st in results[i].steps if st.seat == seat]
+        if cfg.advantage == "per_decision":
+            # each decision's return (outcome plus the penalties from it on) against the unit's baseline
+            adv = (np.asarray(seat_decision_returns(results[i], seat, reward)) - base[u]) / scale
+        else:
+            adv = np.full(len(steps), unit_adv[u])
+        for st, a in zip(steps, adv):
+            records.append(st.choice.record)
+            advs.append(float(a))
+    return Advantages(records, advs, units, returns, {})
+
+
+def _infostate_advantages(
+    cfg: GRPOConfig,
+    results: Sequence[EpisodeResult],
+    reward: RewardSpec,
+    baselines: Baselines,
+    units: list[tuple[int, int]],
+    returns: list[float],
+) -> Advantages:
+    """Each decision centred on the running mean return of its own prompt (seat and information
+    state; a prompt seen for the first time starts from this step's mean there), then scaled by
+    the step's std of centred returns (``advantage_scale``)."""
+    records, dec_returns = [], []
+    for i, seat in units:
+        steps = [st for st in results[i].steps if st.seat == seat]
+        if cfg.advantage == "per_decision":
+            dec = seat_decision_returns(results[i], seat, reward)
+        else:
+            dec = [seat_return(results[i], seat, reward)] * len(steps)
+        for st, g in zip(steps, dec):
+            records.append(st.choice.record)
+            dec_returns.append(float(g))
+    prompt_returns: dict[PromptKey, list[float]] = {}
+    for rec, g in zip(records, dec_returns):
+        prompt_returns.setdefault(rec.tokens, []).append(g)
+    base = np.array([baselines.info.get(r.tokens, float(np.mean(prompt_returns[r.tokens]))) for r in records])
+    centred = np.asarray(dec_returns, dtype=np.float64) - base
+    advs = [float(a) for a in centred / _scale(centred, cfg.advantage_scale)]
+    return Advantages(records, advs, units, returns, prompt_returns)
+
+
+def update_baselines(cfg: GRPOConfig, baselines: Baselines, step: Advantages) -> None:
+    """The running means after a step's advantages used them (decay ``baseline_decay``)."""
+    d = cfg.baseline_decay
+    if cfg.baseline == "role":
+        for seat in range(len(baselines.role)):
+            vals = [r for r, (_, s) in zip(step.returns, step.units) if s == seat]
+            if vals:
+                baselines.role[seat] = d * baselines.role[seat] + (1 - d) * float(np.mean(vals))
+    if cfg.baseline == "infostate":
+        for key, vals in step.prompt_returns.items():
+            m = float(np.mean(vals))
+            baselines.info[key] = d * baselines.info[key] + (1 - d) * m if key in baselines.info else m
