@@ -20,8 +20,9 @@ Methods (one episode = one sampled deal played once):
   (``arena_train.selfplay_pg``, config ``SELFPLAY_PG``); ``exploitability`` is its
   realisation-weighted average policy's, ``last_iterate`` its current policy's;
   ``selfplay_pg_plain``: the same without the magnet.
-- ``lm_selfplay``: the project's language-model self-play (``bench/leduc_lm_selfplay.py``, the
-  ``mlx`` extra), imported only when asked for.
+- ``lm_selfplay``: the project's language-model self-play (GRPO, its config in
+  ``bench/leduc_lm_selfplay.py``; the ``mlx`` extra), imported only when asked for;
+  ``lm_selfplay_floor``: the same with issue 31 point 5's Kuhn changes.
 - ``nfsp``: OpenSpiel's JAX NFSP with its Leduc example's hyper-parameters (``NFSP_LEDUC``),
   evaluated in average-policy mode; ``policy_gradient``: OpenSpiel's JAX policy gradient, RPG as
   in its Kuhn example (``PG_LEDUC``), evaluated on its current policy (it keeps no average). Both
@@ -257,6 +258,14 @@ def _episode_marks(episodes: int, evals: int) -> list[int]:
         keep = max(0, evals - 1)
         inside = [inside[round(i * (len(inside) - 1) / max(1, keep - 1))] for i in range(keep)] if keep else []
     return sorted(set(inside) | {episodes})
+
+
+def _lm_step() -> int:
+    """The episodes of one step of the LM methods."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from leduc_lm_selfplay import CONFIG
+
+    return int(CONFIG["deals_per_step"] * CONFIG["group_size"])
 
 
 def _lm_selfplay(seed: int, episodes: int, evals: int, emit: Emit) -> None:
@@ -793,6 +802,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.episodes < 1 or args.evals < 1:
         print("leduc_bench: --episodes and --evals must be positive", file=sys.stderr)
+        return 2
+    if args.method.startswith("lm_selfplay") and args.episodes < _lm_step():
+        print(f"leduc_bench: --episodes must be at least one step of the LM ({_lm_step()})", file=sys.stderr)
         return 2
     missing = [m for m in NEEDS.get(args.method, ((), ""))[0] if not _importable(m)]
     if missing:

@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("mlx.core")
 
 from arena_core.registry import make_game  # noqa: E402
+from arena_train.compiled import CompiledGame, ReachAverage  # noqa: E402
 from arena_train.exact import average_policy, information_states  # noqa: E402
-from arena_train.selfplay_pg import CompiledGame  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
     "leduc_lm_selfplay", Path(__file__).resolve().parents[1] / "bench" / "leduc_lm_selfplay.py"
@@ -41,7 +41,7 @@ def _random_policy(tree, seed: int, sharpness: float) -> np.ndarray:
 
 def test_snapshot_average_is_the_exact_realisation_weighted_average(tree):
     a, b = _random_policy(tree, 1, 2.0), _random_policy(tree, 2, 2.0)
-    avg = lm_bench.SnapshotAverage(tree)
+    avg = ReachAverage(tree)
     avg.add(a)
     assert np.allclose(avg.policy(), a)  # one snapshot: the average is that policy
     avg.add(b)
@@ -53,7 +53,7 @@ def test_snapshot_average_is_the_exact_realisation_weighted_average(tree):
 
 def test_the_step_weighted_average_is_the_exact_average_with_those_weights(tree):
     a, b, c = (_random_policy(tree, k, 2.0) for k in (3, 4, 5))
-    avg = lm_bench.SnapshotAverage(tree, "linear")
+    avg = ReachAverage(tree, "linear")
     avg.add(a, 0)
     assert np.allclose(avg.policy(), a)  # only the initial model (weight 0): it alone
     avg.add(b, 50)
@@ -65,7 +65,9 @@ def test_the_step_weighted_average_is_the_exact_average_with_those_weights(tree)
     uniform = tree.probs_from_table(average_policy(tree.game, tables))
     assert not np.allclose(exact, uniform, atol=1e-3)
     with pytest.raises(ValueError, match="uniform' or 'linear"):
-        lm_bench.SnapshotAverage(tree, "last")
+        ReachAverage(tree, "last")
+    again = ReachAverage.from_json(tree, json.loads(json.dumps(avg.to_json())))  # as a checkpoint keeps it
+    assert np.array_equal(again.policy(), avg.policy()) and again.count == 3
 
 
 def test_the_kuhn_floor_changes_are_the_chosen_configs_training_changes():
@@ -105,13 +107,35 @@ def test_a_few_grpo_steps_on_leduc_give_finite_exploitabilities(tree, tmp_path):
 
 
 def test_the_command_writes_the_leduc_bench_format_and_skips_a_finished_file(tmp_path, capsys):
-    assert lm_bench.main(["--seed", "3", "--episodes", "128", "--evals", "2", "--out", str(tmp_path)]) == 0
+    """The LM methods run through bench/leduc_bench.py's own command and writer (the LM file no
+    longer imports the bench: no import circle)."""
+    _bench = importlib.util.spec_from_file_location(
+        "leduc_bench", Path(__file__).resolve().parents[1] / "bench" / "leduc_bench.py"
+    )
+    bench = importlib.util.module_from_spec(_bench)
+    _bench.loader.exec_module(bench)
+    command = [
+        "run",
+        "--method",
+        "lm_selfplay",
+        "--seed",
+        "3",
+        "--episodes",
+        "128",
+        "--evals",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
+    assert bench.main(command) == 0
     path = tmp_path / "lm_selfplay" / "seed_3.jsonl"
     rows = [json.loads(x) for x in path.read_text().splitlines()]
     assert [r["episodes"] for r in rows[:-1]] == [64, 128]
     assert {"exploitability", "last_iterate", "wall_s"} <= rows[0].keys()
     assert rows[-1] == {"done": True, "method": "lm_selfplay", "seed": 3, "episodes": 128}
     before = path.read_text()
-    assert lm_bench.main(["--seed", "3", "--episodes", "128", "--evals", "2", "--out", str(tmp_path)]) == 0
+    assert bench.main(command) == 0
     assert path.read_text() == before and "finished already" in capsys.readouterr().out
-    assert lm_bench.main(["--seed", "3", "--episodes", "10", "--out", str(tmp_path)]) == 2
+    assert (
+        bench.main(["run", "--method", "lm_selfplay", "--seed", "3", "--episodes", "10", "--out", str(tmp_path)]) == 2
+    )

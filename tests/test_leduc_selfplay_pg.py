@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from arena_core.registry import load
+from arena_train.compiled import CompiledGame
 from arena_train.exact import exploitability
-from arena_train.selfplay_pg import CompiledGame
 
 _spec = importlib.util.spec_from_file_location(
     "leduc_bench_pg", Path(__file__).resolve().parents[1] / "bench" / "leduc_bench.py"

@@ -8,8 +8,9 @@ import pytest
 
 from arena_core.errors import ConfigError
 from arena_core.registry import make_game
+from arena_train.compiled import CompiledGame
 from arena_train.exact import average_policy, expected_values, exploitability, information_states
-from arena_train.selfplay_pg import CompiledGame, SelfPlayConfig, SelfPlayPG
+from arena_train.selfplay_pg import SelfPlayConfig, SelfPlayPG
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +108,30 @@ def test_same_seed_same_run_and_bad_configs_fail(kuhn):
         SelfPlayConfig(magnet=-1.0)
     with pytest.raises(ConfigError):
         CompiledGame(make_game("kuhn_poker"), max_nodes=10)
+
+
+def test_the_registered_trainer_writes_the_same_run_as_the_engine(kuhn, tmp_path):
+    """``arena train`` with ``trainer = "selfplay_pg"``: the metrics are the engine's evaluation rows,
+    and the saved average is the engine's average policy."""
+    import json
+
+    from arena_train.cli import main
+
+    _, tree = kuhn
+    options = dict(episodes=2_560, episodes_per_step=256, magnet=0.3, magnet_every=3, eval_every=5, seed=7)
+    config = tmp_path / "sp.json"
+    config.write_text(json.dumps({"trainer": "selfplay_pg", "game": "kuhn_poker", "average": "linear", **options}))
+    assert main([str(config), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 0
+    engine = SelfPlayPG(tree, SelfPlayConfig(average="linear", **options))
+    rows = engine.run()
+    logged = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert logged == rows and len(rows) == 3
+    average = json.loads((tmp_path / "run" / "average.json").read_text())
+    assert np.array_equal(
+        tree.probs_from_table({k: {int(a): p for a, p in d.items()} for k, d in average.items()}), engine.average()
+    )
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["trainer"] == "selfplay_pg"
+    with pytest.raises(ConfigError, match="game"):
+        from arena_train.selfplay_pg import TRAINER
+
+        TRAINER.parse({"episodes": 10})

@@ -562,3 +562,24 @@ def test_learning_rate_warmup_then_the_schedule():
     assert rates(schedule="constant", warmup_steps=4)[4:] == pytest.approx([1.0] * 6)
     assert rates(schedule="linear") == pytest.approx([1.0 - i / 10 for i in range(10)])
     assert rates() == [1.0] * 10
+
+
+def test_the_compiled_average_matches_the_exact_one_and_resumes(selfplay_run, tmp_path):
+    """eval.snapshot_every (the Leduc LM's average, moved into GRPO): snapshots taken at every step are
+    the same policies as the evaluations' tables, so the compiled average and exploitabilities equal
+    the exact ones; the sums are kept in checkpoints, so a resumed run continues exactly; eval.at adds
+    evaluation steps."""
+    trainer, run_dir = selfplay_run
+    cfg = dict(SELF, eval={**SELF["eval"], "every": 0, "snapshot_every": 1, "at": [1]})
+    compiled = start(cfg, tmp_path / "c")
+    run_all(compiled)
+    got = [x for x in rows(tmp_path / "c") if "eval_exploitability" in x]
+    want = [x for x in rows(run_dir) if "eval_exploitability" in x]
+    assert [x["step"] for x in got] == [0, 1, 2] and [x["eval_snapshots"] for x in got] == [1, 2, 3]
+    for key in ("eval_exploitability", "eval_avg_exploitability", "eval_policy_value_seat0"):
+        assert [x[key] for x in got] == pytest.approx([x[key] for x in want], abs=1e-12)
+    resumed = start(dict(cfg, resume_from=str(tmp_path / "c" / "checkpoints" / "step_000001")), tmp_path / "r")
+    run_all(resumed)
+    assert rows(tmp_path / "r") == rows(tmp_path / "c")
+    with pytest.raises(ConfigError, match="set exploitability = true"):
+        grpo.TRAINER.parse(dict(SELF, eval=dict(anchor="kuhn_king_only", snapshot_every=2)))

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from arena_core.errors import ConfigError
 from arena_core.playerspec import PlayerSpecField
@@ -118,6 +126,31 @@ class EvalConfig(_Strict):
         description="how the average policy weighs its evaluation snapshots (each also by its own reach): "
         "equally, or in proportion to the step it was taken at (the initial policy then weighs nothing)",
     )
+    snapshot_every: int = Field(
+        default=0,
+        ge=0,
+        description="with exploitability: 0 takes the average's snapshots at the evaluations (exact tables); N takes "
+        "one every N steps (and the initial policy), summed on the game compiled to arrays (arena_train.compiled: "
+        "fast enough for Leduc poker), where both exploitabilities are then computed",
+    )
+    at: list[int] = Field(
+        default_factory=list, description="steps to evaluate at besides every N and the last (e.g. log-spaced marks)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _added_fields_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``snapshot_every`` and ``at`` came later: written only when set, so a config that does not
+        use them keeps the run id (a hash of the written config) it had before they existed."""
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k not in ("snapshot_every", "at") or v}
+
+    @model_validator(mode="after")
+    def _snapshots_need_exploitability(self) -> EvalConfig:
+        if self.snapshot_every and not self.exploitability:
+            raise ValueError(
+                "eval.snapshot_every keeps the average policy for the exploitability; set exploitability = true"
+            )
+        return self
 
 
 class GRPOConfig(RunConfig):

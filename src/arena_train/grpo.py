@@ -41,6 +41,7 @@ from arena_core.playerspec import as_player_spec
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
+from .compiled import Array, CompiledGame, ReachAverage
 from .config import GRPOConfig
 from .exact import InfoState, PolicyTable, deals_of, evaluation_deals, information_states
 from .grpo_eval import average_of, evaluation_row, exploitability_row, lm_policy_table, silent_status
@@ -79,6 +80,7 @@ class GRPOState:
     eval_baseline: list[float] | None = None
     policy_tables: list[PolicyTable] = field(default_factory=list)
     policy_table_steps: list[int] = field(default_factory=list)
+    average: ReachAverage | None = None  # with eval.snapshot_every: the snapshots' average, on the compiled game
 
 
 @dataclass
@@ -95,6 +97,7 @@ class GRPOSession:
     eval_deals: list[int]
     eval_weights: list[float] | None
     infos: list[InfoState] | None
+    tree: CompiledGame | None  # the game as arrays, with eval.snapshot_every
     state: GRPOState
 
     def policy(self, *, temperature: float | None = None, weights: Weights | None = None) -> LMPolicy:
@@ -179,14 +182,20 @@ def start(cfg: GRPOConfig, run: RunDir, parts: Parts[Module]) -> GRPOSession:
     eval_deals, eval_weights = evaluation_deals(
         game, [derive_seed(cfg.seed, "eval_deal", i) for i in range(cfg.eval.deals)]
     )
-    infos = None
+    infos, tree = None, None
     if cfg.eval.exploitability:
         deals_of(game)  # refuses, naming the fix, a game that cannot enumerate its deals
         infos = information_states(game)
-    session = GRPOSession(cfg, game, view, model, tokenizer, optimizer, reward, eval_deals, eval_weights, infos, state)
+        tree = CompiledGame(game) if cfg.eval.snapshot_every else None
+    session = GRPOSession(
+        cfg, game, view, model, tokenizer, optimizer, reward, eval_deals, eval_weights, infos, tree, state
+    )
     if run.resume is not None:
         parent = parent or str(run.resume.parent.parent)
         restore(run, session)
+    elif tree is not None:
+        state.average = ReachAverage(tree, cfg.eval.average)
+        state.average.add(compiled_policy(session), 0)  # the initial policy is the first snapshot
     run.start(
         cfg.model_dump(mode="json"),
         trainer="grpo",
@@ -282,6 +291,8 @@ def train_step(session: GRPOSession, step: int) -> dict[str, Any]:
     if cfg.pool.snapshot_every and step % cfg.pool.snapshot_every == 0:
         state.pool.snapshots.append((step, trainables(session.model)))
         state.pool.snapshots = state.pool.snapshots[-cfg.pool.max_snapshots :]
+    if state.average is not None and step % cfg.eval.snapshot_every == 0:
+        state.average.add(compiled_policy(session), step)
     return row
 
 
@@ -290,6 +301,27 @@ def policy_table(session: GRPOSession) -> PolicyTable:
     if session.infos is None:
         raise ConfigError("the policy table needs eval.exploitability = true (the game's information states)")
     return lm_policy_table(session.game, session.policy(), session.infos)
+
+
+def compiled_policy(session: GRPOSession) -> Array:
+    """The learner's sampling policy at every information state, as the compiled game's array."""
+    if session.tree is None:
+        raise ConfigError("the compiled policy needs eval.snapshot_every > 0 (the game compiled to arrays)")
+    return session.tree.probs_from_table(policy_table(session))
+
+
+def compiled_exploitability(session: GRPOSession) -> dict[str, Any]:
+    """The exploitability of the sampling policy and of the snapshots' average, on the compiled game."""
+    tree, average = session.tree, session.state.average
+    if tree is None or average is None:
+        raise ConfigError("the compiled exploitability needs eval.snapshot_every > 0")
+    current = compiled_policy(session)
+    return {
+        "eval_exploitability": tree.exploitability(current),
+        "eval_avg_exploitability": tree.exploitability(average.policy()),
+        "eval_policy_value_seat0": tree.values(current),
+        "eval_snapshots": average.count,
+    }
 
 
 def evaluate_step(session: GRPOSession, step: int = 0) -> dict[str, Any]:
@@ -306,7 +338,9 @@ def evaluate_step(session: GRPOSession, step: int = 0) -> dict[str, Any]:
     )
     if state.eval_baseline is None:
         state.eval_baseline = per_deal
-    if cfg.eval.exploitability:
+    if state.average is not None:
+        out.update(compiled_exploitability(session))
+    elif cfg.eval.exploitability:
         table = policy_table(session)
         state.policy_tables.append(table)
         state.policy_table_steps.append(step)
@@ -344,6 +378,7 @@ def save_checkpoint(run: RunDir, session: GRPOSession) -> Path:
             "episodes_total": state.episodes_total,
             "policy_tables": state.policy_tables,
             "policy_table_steps": state.policy_table_steps,
+            **({"compiled_average": state.average.to_json()} if state.average is not None else {}),
             "config": cfg.model_dump(mode="json"),
         },
     )
@@ -376,7 +411,11 @@ def restore(run: RunDir, session: GRPOSession) -> None:
     step = int(saved["step"])
     rows = run.resumed_metrics(step)
     # older checkpoints lack the snapshots' steps: the evaluations in the metrics are the snapshots
-    steps = saved.get("policy_table_steps") or [int(r["step"]) for r in rows if "eval_exploitability" in r]
+    steps = (
+        saved["policy_table_steps"]
+        if "policy_table_steps" in saved
+        else [int(r["step"]) for r in rows if "eval_exploitability" in r]
+    )
     if len(steps) != len(tables):
         raise ConfigError(
             f"checkpoint {ckpt} keeps {len(tables)} policy snapshots but {len(steps)} steps for them; "
@@ -393,6 +432,12 @@ def restore(run: RunDir, session: GRPOSession) -> None:
         policy_tables=tables,
         policy_table_steps=[int(s) for s in steps],
     )
+    if session.tree is not None:
+        if "compiled_average" not in saved:
+            raise ConfigError(
+                f"checkpoint {ckpt} keeps no compiled average; eval.snapshot_every needs a run that kept one"
+            )
+        session.state.average = ReachAverage.from_json(session.tree, saved["compiled_average"])
     run.metrics.write(rows)  # the rows after the checkpoint are replayed by this run
 
 
@@ -408,7 +453,7 @@ def run_steps(run: RunDir, session: GRPOSession, parts: Parts[Module]) -> RunSum
     final_eval: dict[str, Any] | None = None
     for step in range(state.step + 1, cfg.steps + 1):
         row = train_step(session, step)
-        if (cfg.eval.every and step % cfg.eval.every == 0) or step == cfg.steps:
+        if (cfg.eval.every and step % cfg.eval.every == 0) or step == cfg.steps or step in cfg.eval.at:
             row.update(evaluate_step(session, step))
             final_eval = {k: v for k, v in row.items() if k.startswith("eval_")}
         session.state.step = step
