@@ -19,7 +19,7 @@ TINY = {
     "game": "textarena/KuhnPoker-v0",
     "seeds": [5],
     "analysis": "arena_games.textarena.kuhn_v0:exact_values",
-    "tournament": {"deals": 2, "seed": 7, "bootstrap": 200},
+    "tournament": {"deals": 2, "seed": 7, "bootstrap": 200, "opponents": ["textarena_kuhn_equilibrium", "random"]},
     "server": {"enabled": True, "deals": 1, "max_tokens": 2},
     "train": {
         "steps": 2,

@@ -67,8 +67,10 @@ def test_the_strategy_loop_config_is_valid_and_seats_the_fixed_generalist():
     assert cfg.game == "textarena/LiarsDice-v0"
     import importlib.util
 
+    from arena_core.playerspec import parse_player_spec
+
     spec = importlib.util.spec_from_file_location("textarena_loop_liars", ROOT / "bench" / "textarena_loop_liars.py")
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    assert cfg.tournament.opponents[0] == bench.GENERALIST  # the generalist fixed before training
+    assert cfg.tournament.opponents[0] == parse_player_spec(bench.GENERALIST)  # the generalist fixed before training

@@ -144,3 +144,18 @@ def test_labelled_decisions_survive_the_cache_format():
 
     item = Labelled(LMRecord((5, 6, 7), (20, 21), (True, False), 1, -0.25, "mg r1 x:"), 0, 3)
     assert Labelled.from_json(json.loads(json.dumps(item.to_json()))) == item
+
+
+def test_the_config_names_its_game_expert_and_opponents():
+    """Issue 45 point 6: the trainer package holds no default game, expert or opponents; a config
+    without them is refused, naming each field."""
+    from arena_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="game: Field required.*expert: Field required.*opponents: Field required"):
+        expert_iteration.TRAINER.parse({"rounds": 1})
+    cfg = expert_iteration.TRAINER.parse(SMALL)
+    assert (cfg.game, str(cfg.expert), [str(o) for o in cfg.opponents]) == (
+        "megagem",
+        "megagem_expert",
+        ["megagem_heuristic"],
+    )

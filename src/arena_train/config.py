@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -33,6 +33,19 @@ else:  # Python 3.10
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    #: fields added after runs were recorded: written only when they differ from their default, so a
+    #: config that does not use them keeps the run id (a hash of the written config) it had before
+    LATER_FIELDS: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _later_fields_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        fields = type(self).model_fields
+        return {
+            k: v
+            for k, v in data.items()
+            if k not in self.LATER_FIELDS or getattr(self, k) != fields[k].get_default(call_default_factory=True)
+        }
 
 
 #: an evaluation anchor: the learner's own frozen initial weights, or a registered player
@@ -48,7 +61,13 @@ class RunConfig(_Strict):
 
 
 class ModelConfig(_Strict):
+    LATER_FIELDS: ClassVar[frozenset[str]] = frozenset({"tiny_games"})
     path: str = Field(default="tiny", description="'tiny' (offline test model) or a local mlx-lm model directory")
+    tiny_games: list[str] | None = Field(
+        default=None,
+        description="with path 'tiny': the games whose text trains its tokenizer (None: the tiny model's own "
+        "default corpus, arena_players.tiny_model)",
+    )
     finetune: Literal["full", "lora"] = Field(
         default="full", description="full fine-tuning (right for the tiny model) or LoRA (real models)"
     )
@@ -104,6 +123,7 @@ class PoolConfig(_Strict):
 
 
 class EvalConfig(_Strict):
+    LATER_FIELDS: ClassVar[frozenset[str]] = frozenset({"snapshot_every", "at"})
     anchor: Anchor = Field(
         ..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)"
     )
@@ -136,13 +156,6 @@ class EvalConfig(_Strict):
     at: list[int] = Field(
         default_factory=list, description="steps to evaluate at besides every N and the last (e.g. log-spaced marks)"
     )
-
-    @model_serializer(mode="wrap")
-    def _added_fields_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``snapshot_every`` and ``at`` came later: written only when set, so a config that does not
-        use them keeps the run id (a hash of the written config) it had before they existed."""
-        data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k not in ("snapshot_every", "at") or v}
 
     @model_validator(mode="after")
     def _snapshots_need_exploitability(self) -> EvalConfig:

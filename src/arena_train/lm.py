@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from .config import ModelConfig
 
 NEG = -1e9  # a masked logit (finite, so gradients stay finite)
-TINY_GAMES = ("kuhn_poker", "megagem")
 
 Weights = dict[str, mx.array]  # flat trainable parameters: dotted name -> array
 
@@ -47,15 +46,15 @@ def trainable_arrays(model: Module) -> list[tuple[str, mx.array]]:
     return flat_arrays(tree)
 
 
-def load_lm(path: str) -> tuple[Module, Tokenizer]:
-    """``(model, tokenizer)``; ``'tiny'`` is the offline test model with a tokenizer trained on
-    Kuhn poker and MegaGem text (built once and cached)."""
+def load_lm(path: str, *, tiny_games: Sequence[str] | None = None) -> tuple[Module, Tokenizer]:
+    """``(model, tokenizer)``; ``'tiny'`` is the offline test model, its tokenizer trained on the
+    text of ``tiny_games`` (None: the tiny model's own default corpus; built once and cached)."""
     import mlx_lm
 
     if path == "tiny":
         from arena_players.tiny_model import ensure_tiny_model
 
-        path = str(ensure_tiny_model(game_ids=TINY_GAMES))
+        path = str(ensure_tiny_model(game_ids=tiny_games))
     try:
         loaded = mlx_lm.load(path)
     except Exception as exc:
@@ -102,7 +101,7 @@ def trainable_model(
     """``(model, tokenizer)`` ready to train: loaded from ``model_cfg.path`` unless injected,
     then prepared as ``model_cfg`` says (LoRA adapters initialised from ``seed``, or all weights)."""
     if model is None:
-        model, tokenizer = load_lm(model_cfg.path)
+        model, tokenizer = load_lm(model_cfg.path, tiny_games=model_cfg.tiny_games)
     elif tokenizer is None:
         raise ConfigError("pass the tokenizer together with an injected model")
     prepare_trainable(

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena_core.errors import ArenaError, ConfigError
+from arena_core.playerspec import PlayerSpec, PlayerSpecField
 from arena_core.seeding import derive_seed
 from arena_core.stats import cluster_mean, paired_bootstrap, wilson_interval
 
@@ -77,8 +78,6 @@ if TYPE_CHECKING:
 
     from .config import GRPOConfig
     from .views import Tokenizer
-
-KUHN_V0 = "textarena/KuhnPoker-v0"
 
 #: a game's exact analysis: named values of a policy given its ``distributions(menus)``
 Analysis = Callable[[Callable[[Sequence["Menu"]], Sequence[Any]]], Mapping[str, float]]
@@ -116,8 +115,7 @@ class LoopFrontier(_Strict):
 class LoopTournament(_Strict):
     deals: int = Field(default=200, ge=2, description="shared deals; each pair plays every deal in both seatings")
     seed: int = Field(default=18002, ge=0, description="tournament seed; a loop seed's deals derive from it")
-    opponents: list[str] = Field(
-        default_factory=lambda: ["textarena_kuhn_equilibrium", "random"],
+    opponents: list[PlayerSpecField] = Field(
         min_length=1,
         description="fixed opponents: registered player specs",
     )
@@ -139,10 +137,10 @@ class LoopServer(_Strict):
 
 class LoopConfig(_Strict):
     name: str = "arena-loop"
-    game: str = KUHN_V0
+    game: str = Field(description="a registered game, e.g. 'textarena/KuhnPoker-v0'")
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
     output: str = "runs/arena-loop"
-    tournament: LoopTournament = LoopTournament()
+    tournament: LoopTournament
     server: LoopServer = LoopServer()
     analysis: str | None = Field(
         default=None, description="'package.module:function': exact values of a policy from its distributions(menus)"
@@ -208,20 +206,14 @@ def grpo_config(cfg: LoopConfig, seed: int) -> GRPOConfig:
 
 
 # ---------------------------------------------------------------------- tournaments
-def _entrant(name: str, spec: str | Mapping[str, Any], seed: int) -> Entrant:
-    from arena_core.playerspec import parse_player_spec
+def _entrant(name: str, spec: PlayerSpec, seed: int) -> Entrant:
     from arena_tournament.schedule import Entrant
 
-    if isinstance(spec, Mapping):
-        return Entrant(name=name, player=spec["player"], options=dict(spec.get("options", {})), seed=seed)
-    parsed = parse_player_spec(spec)
-    return Entrant(name=name, player=parsed.name, options=dict(parsed.options), seed=seed)
+    return Entrant(name=name, player=spec.name, options=dict(spec.options), seed=seed)
 
 
-def opponent_names(opponents: Sequence[str]) -> list[str]:
-    from arena_core.playerspec import parse_player_spec
-
-    return [f"opp{i + 1}-{parse_player_spec(o).name}" for i, o in enumerate(opponents)]
+def opponent_names(opponents: Sequence[PlayerSpec]) -> list[str]:
+    return [f"opp{i + 1}-{o.name}" for i, o in enumerate(opponents)]
 
 
 def run_tournament_games(
@@ -442,15 +434,15 @@ def run_seed(
         _entrant(n, o, derive_seed(t_seed, "opponent", i))
         for i, (n, o) in enumerate(zip(opp_names, cfg.tournament.opponents))
     ]
-    opp_specs = list(cfg.tournament.opponents)
+    opp_specs = [str(o) for o in cfg.tournament.opponents]
     if frontier is not None and cfg.tournament.frontier is not None:
-        opponents.append(_entrant(FRONTIER, {"player": "openai", "options": frontier}, derive_seed(t_seed, "frontier")))
+        opponents.append(_entrant(FRONTIER, PlayerSpec("openai", dict(frontier)), derive_seed(t_seed, "frontier")))
         opp_names.append(FRONTIER)
         opp_specs.append(frontier_spec(cfg.tournament.frontier))
 
     def model_entrant(name: str, step: int) -> Entrant:
         options: dict[str, Any] = {"run": str(run_dir), "temperature": cfg.tournament.model_temperature, "step": step}
-        return _entrant(name, {"player": "checkpoint", "options": options}, derive_seed(t_seed, "model"))
+        return _entrant(name, PlayerSpec("checkpoint", options), derive_seed(t_seed, "model"))
 
     def tournament(phase: str, entrants: list[Entrant]) -> list[GameResult]:
         t0 = time.perf_counter()
@@ -612,28 +604,17 @@ def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print) -> dict[st
     t0 = time.perf_counter()
     path = grpo_config(cfg, cfg.seeds[0]).model.path
     with mlx_server(None if path == "tiny" else path, startup_s=cfg.server.startup_s) as (url, model):
-        stock = _entrant(
-            "stock-server",
-            {
-                "player": "openai",
-                "options": {
-                    "base_url": url,
-                    "model": model,
-                    "api_key_env": "",
-                    "temperature": cfg.server.temperature,
-                    "max_tokens": cfg.server.max_tokens,
-                    "max_retries": 1,
-                },
-            },
-            0,
-        )
+        options = {"base_url": url, "model": model, "api_key_env": "", "max_retries": 1}
+        options.update(temperature=cfg.server.temperature, max_tokens=cfg.server.max_tokens)
+        stock = _entrant("stock-server", PlayerSpec("openai", options), 0)
         # the schedule is a round robin: keep only the stock model's games in the analysis
         games = run_tournament_games(f"{cfg.name}-server", cfg.game, [stock, *opponents], cfg.server.deals, t_seed, out)
     result: dict[str, Any] = {
         "wall_s": round(time.perf_counter() - t0, 1),
         "faults": faults_of(games, "stock-server"),
         "opponents": {
-            spec: win_rate(head_to_head(games, "stock-server", n)) for n, spec in zip(names, cfg.tournament.opponents)
+            str(spec): win_rate(head_to_head(games, "stock-server", n))
+            for n, spec in zip(names, cfg.tournament.opponents)
         },
     }
     (out / "result.json").write_text(json.dumps(result, indent=2))
@@ -645,14 +626,12 @@ def pin_model(cfg: LoopConfig) -> LoopConfig:
     """``model.path = "tiny"`` resolved once to its built directory, used by every seed and the
     server: the tiny model is rebuilt whenever its tokenizer corpus (game text) changes, and one
     loop must not mix two of them."""
-    from .lm import TINY_GAMES
-
     model = dict(cfg.train.get("model", {}))
     if model.get("path", "tiny") != "tiny":
         return cfg
     from arena_players.tiny_model import ensure_tiny_model
 
-    model["path"] = str(ensure_tiny_model(game_ids=TINY_GAMES))
+    model["path"] = str(ensure_tiny_model(game_ids=model.pop("tiny_games", None)))
     return cfg.model_copy(update={"train": {**cfg.train, "model": model}})
 
 
