@@ -1,9 +1,12 @@
 """MegaGem: a student that starts at the expert and learns deviations (issue 30).
 
-Numpy policy gradient over a residual menu on ``megagem_expert``'s bid
-(:mod:`arena_games.megagem.residual`; the training step is here), luck-controlled reward, three training seeds, evaluated
-with ``arena compare`` on held-out deals. Every stage is resumable and writes its results as it
-goes under ``--out`` (default ``runs/megagem-residual``):
+Numpy policy gradient over a residual menu on ``megagem_expert``'s bid, luck-controlled reward,
+three training seeds, evaluated with ``arena compare`` on held-out deals. What trains is the
+package's residual trainer (``arena_train.residual``, ``arena train`` with ``trainer =
+"residual_pg"``; MegaGem's menu and features are its ``"residual"`` view,
+:mod:`arena_games.megagem.residual`); this file drives the runs and writes the report's files.
+Every stage is resumable and writes its results as it goes under ``--out`` (default
+``runs/megagem-residual``):
 
     python bench/train_megagem_residual.py constant            # best constant deviation, tuning deals
     python bench/train_megagem_residual.py train --seed 0 --steps 150 [--minutes 18]
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -29,21 +33,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from arena_core.game import Game
 from arena_core.registry import make_game
-from arena_core.seeding import make_rng
 from arena_core.stats import paired_t
-from arena_games.megagem.residual import (
-    MENU,
-    NUM_FEATURES,
-    Episode,
-    ExpertCache,
-    ResidualPolicy,
-    ResidualStudent,
-    greedy_margins,
-    student_episode,
-)
-from arena_train.pg import Adam
+from arena_games.megagem.residual import EXPERT_ACTION, FEATURES, MENU, ResidualPolicy, ResidualStudent
+from arena_train import residual
+from arena_train.residual import LinearStudent, ResidualConfig, session_for
 
 Array = npt.NDArray[np.float64]
 
@@ -51,117 +45,23 @@ Array = npt.NDArray[np.float64]
 # ---------------------------------------------------------------------- training
 @dataclass
 class TrainConfig:
+    """The stage's options, as ``arena_train.residual.ResidualConfig`` fields (defaults there)."""
+
     seed: int = 0
     deals_per_step: int = 16  # x every seat = episodes per step
     init_bias: float = 3.0  # logit of x1.0 at the start (the others 0)
     lr: float = 0.02
-    deal_base: int = 30_000_000  # training deals: deal_base + seed * 1_000_000 + step * deals_per_step + i
-    reward_scale: float = 10.0  # advantages are divided by this (Adam is nearly scale-free)
     control: str = "greedy"  # the reward's reference: "greedy" (the current greedy student) or "expert"
     entropy: float = 0.0  # entropy bonus per decision (in reward_scale units)
 
-
-@dataclass
-class TrainState:
-    policy: ResidualPolicy
-    adam: Adam
-    step: int = 0
-    episodes: int = 0
+    def residual(self, **more: Any) -> dict[str, Any]:
+        """The residual trainer's config fields for these options."""
+        keys = dict(seed=self.seed, deals_per_step=self.deals_per_step, init_bias=self.init_bias, learning_rate=self.lr)
+        return {**keys, "control": self.control, "entropy": self.entropy, **more}
 
 
-def new_state(cfg: TrainConfig) -> TrainState:
-    return TrainState(ResidualPolicy.init(cfg.init_bias), Adam(cfg.lr))
-
-
-def gradient_noise(g: Array) -> float:
-    """Variance of the batch-mean gradient estimate: trace of the per-episode covariance / N."""
-    n = len(g)
-    return float(g.var(axis=0, ddof=1).sum() / n) if n > 1 else float("nan")
-
-
-def train_step(
-    game: Game[Any, Any],
-    cfg: TrainConfig,
-    st: TrainState,
-    cache: ExpertCache,
-    keep: dict[str, Array] | None = None,
-) -> dict[str, Any]:
-    """One REINFORCE step on fresh deals, every seat; returns the step's log row (``keep``, when
-    given, receives the per-episode gradients under each reference: raw, expert, greedy)."""
-    student = ResidualStudent(st.policy, cache.expert)
-    eps: list[Episode] = []
-    greedy: list[float] = []
-    first = cfg.deal_base + cfg.seed * 1_000_000 + st.step * cfg.deals_per_step
-    for i in range(cfg.deals_per_step):
-        d = first + i
-        ctl = cache(d)
-        for s in range(game.num_players):
-            rng = make_rng(cfg.seed, "residual", st.step, d, s)
-            m, xs, acts = student_episode(game, student, d, s, rng)
-            x = np.stack(xs) if xs else np.zeros((0, NUM_FEATURES))
-            eps.append(Episode(d, s, m, ctl[s], x, np.array(acts, dtype=np.int_)))
-            greedy.append(student_episode(game, student, d, s, None)[0] if cfg.control == "greedy" else ctl[s])
-    raw = np.array([e.margin for e in eps])
-    over_expert = raw - np.array([e.control for e in eps])
-    over_greedy = raw - np.array(greedy)
-    scores = np.stack([st.policy.episode_gradient(e.x, e.actions) for e in eps])
-
-    def grads(r: Array) -> Array:
-        out: Array = scores * ((r - r.mean()) / cfg.reward_scale)[:, None]
-        return out
-
-    g = {"raw": grads(raw), "expert": grads(over_expert), "greedy": grads(over_greedy)}
-    if keep is not None:
-        keep.update(g)
-    mean_g = g[cfg.control].mean(axis=0)
-    xs_all = np.concatenate([e.x for e in eps if len(e.x)])
-    p = st.policy.probabilities(xs_all)
-    logp = np.log(np.maximum(p, 1e-300))
-    ent = -(p * logp).sum(axis=1)
-    if cfg.entropy:
-        dz = -p * (logp + ent[:, None]) * cfg.entropy / len(eps)  # d(sum of H) / d logits, per episode
-        mean_g = mean_g + np.concatenate([(xs_all.T @ dz).ravel(), dz.sum(axis=0)])
-    params = st.policy.params
-    st.adam.ascend(params, st.policy.unflatten(mean_g))  # replaces the dict's arrays
-    st.policy.W, st.policy.b = params["W"], params["b"]
-    st.step += 1
-    st.episodes += len(eps)
-    played = np.concatenate([e.actions for e in eps])
-    return {
-        "step": st.step,
-        "episodes": st.episodes,
-        "margin_over_expert": float(over_expert.mean()),
-        "margin_over_expert_sd": float(over_expert.std(ddof=1)),
-        "margin_over_greedy": float(over_greedy.mean()),
-        "raw_margin_sd": float(raw.std(ddof=1)),
-        "noise_raw": gradient_noise(g["raw"]),
-        "noise_expert_control": gradient_noise(g["expert"]),
-        "noise_greedy_control": gradient_noise(g["greedy"]) if cfg.control == "greedy" else float("nan"),
-        "signal": float(mean_g @ mean_g),
-        "entropy": float(ent.mean()),
-        "menu_share": [float(np.mean(played == a)) for a in range(len(MENU))],
-    }
-
-
-def save_state(st: TrainState, path: str | Path) -> None:
-    """The resumable training state: policy, Adam moments, step counters."""
-    arrays: dict[str, Any] = {"W": st.policy.W, "b": st.policy.b}
-    if st.adam.m is not None and st.adam.v is not None:
-        arrays.update({f"m_{k}": v for k, v in st.adam.m.items()})
-        arrays.update({f"v_{k}": v for k, v in st.adam.v.items()})
-    arrays["counters"] = np.array([st.step, st.episodes, st.adam.t])
-    np.savez(path, **arrays)
-
-
-def load_state(cfg: TrainConfig, path: str | Path) -> TrainState:
-    with np.load(path) as z:
-        pol = ResidualPolicy(z["W"].copy(), z["b"].copy())
-        step, episodes, t = (int(v) for v in z["counters"])
-        adam = Adam(cfg.lr, t=t)
-        if t:
-            adam.m = {k: z[f"m_{k}"].copy() for k in ("W", "b")}
-            adam.v = {k: z[f"v_{k}"].copy() for k in ("W", "b")}
-    return TrainState(pol, adam, step, episodes)
+def constant_student(action: int) -> LinearStudent:
+    return LinearStudent.constant(len(FEATURES), len(MENU), EXPERT_ACTION, action)
 
 
 TUNING_FIRST, HELDOUT_FIRST, CURVE_FIRST, TRANSFER_FIRST = 31_000_000, 32_000_000, 33_000_000, 34_000_000
@@ -178,14 +78,14 @@ def constant(out: Path, deals: int) -> dict:
     """Every menu entry played at every decision, on the tuning deals, against two experts."""
     path = out / "constant.json"
     done = json.loads(path.read_text()) if path.exists() else {"deals": deals, "first": TUNING_FIRST, "rows": {}}
-    game = make_game("megagem")
-    cache = ExpertCache(game)
+    session = session_for(make_game("megagem"))
     ds = list(range(TUNING_FIRST, TUNING_FIRST + deals))
     for a, (label, _, _) in enumerate(MENU):
         if label in done["rows"] or label == "x1.0":
             continue
         t = time.perf_counter()
-        m = greedy_margins(game, ResidualPolicy.constant(a), ds, cache)
+        session.student = constant_student(a)
+        m = residual.greedy_margins(session, ds)
         done["rows"][label] = {**_interval(m), "action": a, "wall_s": round(time.perf_counter() - t, 1)}
         path.write_text(json.dumps(done, indent=2) + "\n")
         print(label, done["rows"][label], flush=True)
@@ -198,53 +98,70 @@ def constant(out: Path, deals: int) -> dict:
     return done
 
 
+class _TimeUp(Exception):
+    """The stage's wall-clock budget ran out: the run stops after a checkpointed step."""
+
+
 def train(
     out: Path, seed: int, steps: int, minutes: float, curve_every: int, curve_deals: int, cfg: TrainConfig
 ) -> None:
+    """``arena_train.residual`` for one seed into ``seed_<k>/run`` (continued from its latest checkpoint
+    when there is one), stopped after ``minutes``; then the report's files: ``log.jsonl`` (the step
+    rows), ``curve.jsonl`` (the curve deals' rows, with the margin over the best constant deviation
+    on the same deals), ``train_config.json`` and ``policy/`` (the student)."""
     run = out / f"seed_{seed}"
     run.mkdir(parents=True, exist_ok=True)
     (run / "train_config.json").write_text(json.dumps(cfg.__dict__, indent=2) + "\n")
-    game = make_game("megagem")
-    cache = ExpertCache(game)
-    st = load_state(cfg, run / "state.npz") if (run / "state.npz").exists() else new_state(cfg)
-    curve_ds = list(range(CURVE_FIRST + seed * 1000, CURVE_FIRST + seed * 1000 + curve_deals))
-    stop = time.perf_counter() + minutes * 60
-    log, curve = (run / "log.jsonl").open("a"), (run / "curve.jsonl").open("a")
-
+    first = residual.ResidualConfig.model_fields["eval_first"].default + seed * 1000
+    curve_ds = list(range(first, first + curve_deals))
     const_path = run / "constant_curve.json"
     if not const_path.exists():  # the best constant deviation on this seed's curve deals
         best = json.loads((out / "constant.json").read_text())
-        action = best["rows"][best["best"]]["action"]
-        const_path.write_text(json.dumps(greedy_margins(game, ResidualPolicy.constant(action), curve_ds, cache)))
-    const = np.array(json.loads(const_path.read_text()))
+        session = session_for(make_game("megagem"), constant_student(best["rows"][best["best"]]["action"]))
+        const_path.write_text(json.dumps(residual.greedy_margins(session, curve_ds)))
+    config = cfg.residual(
+        name=f"megagem-residual-seed{seed}", game="megagem", steps=steps, eval_every=curve_every, eval_deals=curve_deals
+    )
+    ckpts = run / "run" / "checkpoints"
+    if ckpts.exists() and any(ckpts.iterdir()):
+        config["resume_from"] = str(run / "run")
+    stop = time.perf_counter() + minutes * 60
 
-    def add_curve() -> None:
-        m = greedy_margins(game, st.policy, curve_ds, cache)
-        row = {
-            "step": st.step,
-            "episodes": st.episodes,
-            **_interval(m),
-            "over_constant": _interval(list(np.array(m) - const)),
+    def progress(step: int, row: Any) -> None:
+        if step % 10 == 0:
+            print(json.dumps({k: v for k, v in row.items() if k != "eval_margins"}), flush=True)
+        if time.perf_counter() > stop and step < steps:
+            raise _TimeUp
+
+    try:
+        residual.TRAINER(config, run / "run", residual.Parts(progress=progress))
+    except _TimeUp:
+        pass
+    report_files(run)
+
+
+def report_files(run: Path) -> None:
+    """``log.jsonl``, ``curve.jsonl`` and ``policy/`` of a seed from its run's metrics and student."""
+    rows = [json.loads(x) for x in (run / "run" / "metrics.jsonl").read_text().splitlines() if x.strip()]
+    const = np.array(json.loads((run / "constant_curve.json").read_text()))
+    log = [{k: v for k, v in r.items() if not k.startswith("eval_")} for r in rows if r["step"] > 0]
+    (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    curve = [
+        {
+            "step": r["step"],
+            "episodes": r["episodes"],
+            **_interval(r["eval_margins"]),
+            "over_constant": _interval(list(np.array(r["eval_margins"]) - const)),
         }
-        curve.write(json.dumps(row) + "\n")
-        curve.flush()
-        print("curve", row, flush=True)
-
-    if st.step == 0:
-        add_curve()
-    while st.step < steps and time.perf_counter() < stop:
-        t = time.perf_counter()
-        row = train_step(game, cfg, st, cache)
-        row["wall_s"] = round(time.perf_counter() - t, 2)
-        log.write(json.dumps(row) + "\n")
-        log.flush()
-        if st.step % curve_every == 0 or st.step == steps:
-            add_curve()
-        save_state(st, run / "state.npz")
-        st.policy.save(run / "policy", {"seed": seed, "step": st.step, "episodes": st.episodes})
-        if st.step % 10 == 0:
-            print(json.dumps(row), flush=True)
-    print(f"seed {seed}: step {st.step} of {steps}", flush=True)
+        for r in rows
+        if "eval_margins" in r
+    ]
+    (run / "curve.jsonl").write_text("".join(json.dumps(r) + "\n" for r in curve))
+    last = sorted((run / "run" / "checkpoints").glob("step_*"))[-1]
+    (run / "policy").mkdir(exist_ok=True)
+    for name in ("config.json", "policy.npz"):
+        shutil.copy(last / name, run / "policy" / name)
+    print(f"{run.name}: step {curve[-1]['step'] if curve else 0}, {len(log)} steps logged", flush=True)
 
 
 def compare(student: str, deals: list[int], opponents: list[str], where: Path) -> dict:
@@ -290,7 +207,8 @@ def deviations(out: Path, seed: str, deals: int, points: int) -> dict:
     from arena_core.players import Decision
     from arena_core.seeding import make_rng
     from arena_games.megagem.bots import ExpertBidder
-    from arena_games.megagem.residual import expert_read, margins, menu_bids, play_deal
+    from arena_games.megagem.residual import expert_read, menu_bids
+    from arena_train.residual import margins, play_deal
 
     path = out / f"deviations_{seed}.json"
     if path.exists():
@@ -340,19 +258,17 @@ def noise(out: Path, which: str, deals: int) -> dict:
     """The gradient noise of one step's estimate at a fixed policy (the initial one, ``init``, or a
     seed's trained one), on ``deals`` fresh deals (36,000,000...) x 3 seats, with no control, the
     expert's margin, and the greedy student's margin as the reward's reference (no update kept)."""
-    import copy
-
     path = out / f"noise_{which}.json"
     if path.exists():
         return json.loads(path.read_text())
     game = make_game("megagem")
-    cfg = TrainConfig(seed=0, deals_per_step=deals, deal_base=36_000_000, entropy=0.0)
-    st = new_state(cfg)
-    if which != "init":
-        st.policy = ResidualPolicy.load(out / f"seed_{which}/policy")
+    config = ResidualConfig(
+        game="megagem", steps=1, **TrainConfig(seed=0, deals_per_step=deals).residual(deal_base=36_000_000)
+    )
+    student = None if which == "init" else LinearStudent.load(out / f"seed_{which}/policy", EXPERT_ACTION)
     t = time.perf_counter()
     grads: dict = {}
-    row = train_step(game, cfg, copy.deepcopy(st), ExpertCache(game), keep=grads)
+    row = residual.train_step(session_for(game, student, config), keep=grads)
     row.update({"policy": which, "deals": [36_000_000, 36_000_000 + deals - 1], "wall_s": time.perf_counter() - t})
     # 95% intervals: bootstrap over episodes (2000 resamples, seeded)
     from arena_core.seeding import make_rng
@@ -361,11 +277,11 @@ def noise(out: Path, which: str, deals: int) -> dict:
     n = len(grads["raw"])
     idx = [rng.integers(0, n, n) for _ in range(2000)]
     for key, name in (("raw", "noise_raw"), ("expert", "noise_expert_control"), ("greedy", "noise_greedy_control")):
-        vals = [gradient_noise(grads[key][i]) for i in idx]
+        vals = [residual.gradient_noise(grads[key][i]) for i in idx]
         row[name + "_interval"] = [float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))]
-    ratio = [gradient_noise(grads["expert"][i]) / gradient_noise(grads["raw"][i]) for i in idx]
+    ratio = [residual.gradient_noise(grads["expert"][i]) / residual.gradient_noise(grads["raw"][i]) for i in idx]
     row["expert_over_raw_interval"] = [float(np.percentile(ratio, 2.5)), float(np.percentile(ratio, 97.5))]
-    ratio = [gradient_noise(grads["greedy"][i]) / gradient_noise(grads["raw"][i]) for i in idx]
+    ratio = [residual.gradient_noise(grads["greedy"][i]) / residual.gradient_noise(grads["raw"][i]) for i in idx]
     row["greedy_over_raw_interval"] = [float(np.percentile(ratio, 2.5)), float(np.percentile(ratio, 97.5))]
     path.write_text(json.dumps(row, indent=2) + "\n")
     print(row, flush=True)
@@ -377,7 +293,6 @@ def ties(out: Path, deals: int) -> dict:
     auctions won, and of auctions where its bid ties the highest other bid, as the expert and as the
     constant deviation (deals 35,000,000.., every seat, two experts opposite)."""
     from arena_core.players import Decision
-    from arena_games.megagem.bots import ExpertBidder
 
     path = out / "ties.json"
     if path.exists():
@@ -385,15 +300,15 @@ def ties(out: Path, deals: int) -> dict:
     const = json.loads((out / "constant.json").read_text())
     policy = ResidualPolicy.constant(const["rows"][const["best"]]["action"])
     game = make_game("megagem")
-    expert = ExpertBidder()
-    student = ResidualStudent(policy, expert)
+    student = ResidualStudent(policy)
+    expert = student.view.expert()
     table: dict[str, dict[str, list[float]]] = {}
     for deal in range(35_000_000, 35_000_000 + deals):
         for seat in range(3):
             for who in ("expert", "constant"):
                 players = [expert.act] * 3
                 if who == "constant":
-                    players[seat] = lambda d: student.act(d)[0]
+                    players[seat] = student.act
                 pos = game.start(deal)
                 while not game.is_over(pos):
                     p = game.current_player(pos)

@@ -107,7 +107,7 @@ def test_the_registered_class_is_the_rules_class_with_its_views():
     generic = {"menu", "text", "transcript", "human"}  # human: registered for every game by turn-arena-players
     for game_id, rules_class, views in (
         ("kuhn_poker", KuhnPoker, generic | {"compact"}),
-        ("megagem", megagem_rules.MegaGem, generic | {"compact"}),
+        ("megagem", megagem_rules.MegaGem, generic | {"compact", "residual"}),
         ("matrix", matrix_rules.MatrixGame, generic),
         ("textarena/KuhnPoker-v0", TextArenaGame, generic | {"compact"}),
     ):

@@ -10,6 +10,7 @@ from typing import Any
 from . import rules
 from .cards import AUCTION_CARDS, COLOURS, VALUE_CHARTS, CardKind
 from .rules import Action, AuctionRecord, Bid, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
+from .residual import ResidualView
 from .text import MegaGemTextView, rules_text
 from .transcript import MegaGemTranscriptView
 from .views import MegaGemCompactView
@@ -17,8 +18,9 @@ from .views import MegaGemCompactView
 
 class MegaGem(rules.MegaGem):
     """MegaGem with its views: the MegagemBench-style text view, the rules text as its options
-    set them, ``"compact"`` (:class:`MegaGemCompactView`) and ``"transcript"``
-    (:class:`MegaGemTranscriptView`)."""
+    set them, ``"compact"`` (:class:`MegaGemCompactView`), ``"transcript"``
+    (:class:`MegaGemTranscriptView`) and ``"residual"`` (:class:`ResidualView`, the residual
+    student's menu around the expert)."""
 
     def rules_text(self) -> str:
         return rules_text(self)
@@ -27,7 +29,12 @@ class MegaGem(rules.MegaGem):
         return MegaGemTextView()
 
     def views(self) -> Mapping[str, Callable[[], Any]]:
-        return {**super().views(), "compact": MegaGemCompactView, "transcript": MegaGemTranscriptView}
+        return {
+            **super().views(),
+            "compact": MegaGemCompactView,
+            "transcript": MegaGemTranscriptView,
+            "residual": ResidualView,
+        }
 
 
 __all__ = [

@@ -9,9 +9,9 @@ logit of x1.0 starts at ``init_bias`` and every weight at 0, so the greedy polic
 initialisation *is* the expert, bid for bid (margin 0 by construction; a test checks it), and
 every learned deviation has to earn its place. Reveals are the expert's.
 
-Training (``bench/train_megagem_residual.py``: REINFORCE with :class:`arena_train.pg.Adam`) rewards
-the student's margin minus a reference's margin in the same seat on the same deal, replayed
-exactly with :func:`play_deal` (:class:`ExpertCache` holds the all-expert reference).
+Training is ``arena_train``'s residual trainer (``arena train`` with ``trainer = "residual_pg"``,
+:mod:`arena_train.residual`), which reaches the menu and the features through the game's
+``"residual"`` view, :class:`ResidualView`; ``bench/train_megagem_residual.py`` drives its runs.
 
 A trained student is a directory with ``config.json`` (``"kind": "megagem_residual"``) and
 ``policy.npz``; :func:`load_checkpoint`, registered in the ``arena.checkpoints`` entry-point group,
@@ -21,8 +21,8 @@ lets it play as ``checkpoint:run=DIR``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ import numpy as np
 import numpy.typing as npt
 
 from arena_core.errors import ConfigError
-from arena_core.game import Game
 from arena_core.players import Decision
 
 from .bots import (
@@ -233,105 +232,56 @@ def load_checkpoint(directory: str | Path) -> Callable[[Decision, np.random.Gene
     """The ``arena.checkpoints`` loader of kind ``megagem_residual``: the saved student's chooser
     (greedy when given no generator, else sampling its menu)."""
     student = ResidualStudent(ResidualPolicy.load(directory))
-    return lambda decision, rng: student.act(decision, rng)[0]
+    return student.act
 
 
 class ResidualStudent:
-    """Plays a :class:`ResidualPolicy` (greedy, or sampled from ``rng``) on MegaGem decisions."""
+    """Plays a :class:`ResidualPolicy` (greedy, or sampled from ``rng``) through :class:`ResidualView`."""
 
-    def __init__(self, policy: ResidualPolicy, expert: ExpertBidder | None = None):
+    def __init__(self, policy: ResidualPolicy, view: ResidualView | None = None):
         self.policy = policy
-        self.expert = expert or ExpertBidder()
+        self.view = view or ResidualView()
 
-    def act(self, decision: Decision, rng: np.random.Generator | None = None) -> tuple[Action, ExpertRead | None, int]:
-        """The action, the expert's read (None at reveals) and the menu entry played."""
-        if decision.observation["phase"] == "reveal":
-            return self.expert.reveal(decision), None, -1
-        read = expert_read(self.expert, decision.observation)
+    def act(self, decision: Decision, rng: np.random.Generator | None = None) -> Action:
+        read = self.view.read(decision)
+        if read is None:  # a reveal: the expert's
+            return self.view.expert().act(decision)
+        x, actions = read
         if rng is None:
-            a = self.policy.greedy(read.features)
-        else:
-            p = self.policy.probabilities(read.features[None, :])[0]
-            a = int(rng.choice(len(MENU), p=p))
-        amount = menu_bids(read.bid, read.limit)[a]
+            return actions[self.policy.greedy(x)]
+        p = self.policy.probabilities(x[None, :])[0]
+        return actions[int(rng.choice(len(MENU), p=p))]
+
+
+class ResidualView:
+    """MegaGem's ``"residual"`` view, what ``arena_train.residual`` trains through: the menu around
+    ``megagem_expert``'s bid, the features of its inputs at each bid (:func:`expert_read`), the bid
+    each entry makes (:func:`menu_bids`); reveals are the expert's. A saved student is of kind
+    :data:`KIND` (:class:`ResidualPolicy` loads it)."""
+
+    kind = KIND
+    labels = tuple(label for label, _, _ in MENU)
+    features = FEATURES
+    expert_entry = EXPERT_ACTION
+
+    def __init__(self) -> None:
+        self._expert = ExpertBidder()
+
+    def expert(self) -> ExpertBidder:
+        return self._expert
+
+    def read(self, decision: Decision) -> tuple[Array, tuple[Bid, ...]] | None:
+        if decision.observation["phase"] == "reveal":
+            return None
+        r = expert_read(self._expert, decision.observation)
         legal: tuple[Bid, ...] = decision.legal_actions
-        return legal[amount], read, a
+        return r.features, tuple(legal[amount] for amount in menu_bids(r.bid, r.limit))
 
-
-# ---------------------------------------------------------------------- episodes
-Chooser = Callable[[Decision], Action]
-
-
-def play_deal(game: Game[Any, Any], deal: int, players: Sequence[Chooser]) -> tuple[float, ...]:
-    """Play deal ``deal`` with one chooser per seat; the final returns."""
-    pos = game.start(deal)
-    while not game.is_over(pos):
-        p = game.current_player(pos)
-        assert p is not None
-        pos = game.act(pos, p, players[p](Decision.at(game, pos, p, deal)))
-    return game.final_returns(pos)
-
-
-def margins(returns: Sequence[float]) -> list[float]:
-    """Each seat's score minus the mean of the others'."""
-    k, total = len(returns), sum(returns)
-    return [r - (total - r) / (k - 1) for r in returns]
-
-
-@dataclass
-class ExpertCache:
-    """The all-expert game's margins per deal (the luck control), played once per deal."""
-
-    game: Game[Any, Any]
-    expert: ExpertBidder = field(default_factory=ExpertBidder)
-    margins: dict[int, list[float]] = field(default_factory=dict)
-
-    def __call__(self, deal: int) -> list[float]:
-        if deal not in self.margins:
-            bot = self.expert.act
-            self.margins[deal] = margins(play_deal(self.game, deal, [bot] * self.game.num_players))
-        return self.margins[deal]
-
-
-@dataclass
-class Episode:
-    deal: int
-    seat: int
-    margin: float  # the student's
-    control: float  # the expert's margin in the same seat on the same deal
-    x: Array  # (T, NUM_FEATURES) the student's bid decisions
-    actions: npt.NDArray[np.int_]
-
-
-def student_episode(
-    game: Game[Any, Any], student: ResidualStudent, deal: int, seat: int, rng: np.random.Generator | None
-) -> tuple[float, list[Array], list[int]]:
-    """The student in ``seat`` (sampled from ``rng``, greedy if None) against experts: its margin and
-    its bid decisions (features, menu entries)."""
-    xs: list[Array] = []
-    acts: list[int] = []
-    bot = student.expert.act
-
-    def mine(decision: Decision) -> Action:
-        action, read, a = student.act(decision, rng)
-        if read is not None:
-            xs.append(read.features)
-            acts.append(a)
-        return action
-
-    players: list[Chooser] = [bot] * game.num_players
-    players[seat] = mine
-    return margins(play_deal(game, deal, players))[seat], xs, acts
-
-
-def greedy_margins(
-    game: Game[Any, Any], policy: ResidualPolicy, deals: Sequence[int], cache: ExpertCache
-) -> list[float]:
-    """Per deal: the greedy student's margin minus the expert's, averaged over the seats."""
-    student = ResidualStudent(policy, cache.expert)
-    out = []
-    for d in deals:
-        ctl = cache(d)
-        diffs = [student_episode(game, student, d, s, None)[0] - ctl[s] for s in range(game.num_players)]
-        out.append(float(np.mean(diffs)))
-    return out
+    def checkpoint_config(self) -> dict[str, Any]:
+        return {
+            "kind": KIND,
+            "game": "megagem",
+            "menu": [list(m) for m in MENU],
+            "features": list(FEATURES),
+            "expert": "megagem_expert (shipped defaults)",
+        }
