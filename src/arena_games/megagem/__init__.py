@@ -9,8 +9,8 @@ from typing import Any
 
 from . import rules
 from .cards import AUCTION_CARDS, COLOURS, VALUE_CHARTS, CardKind
-from .rules import Action, AuctionRecord, Bid, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
 from .residual import ResidualView
+from .rules import Action, AuctionRecord, Bid, MegaGemParams, MegaGemState, Phase, Reveal, resolve_winner
 from .text import MegaGemTextView, rules_text
 from .transcript import MegaGemTranscriptView
 from .views import MegaGemCompactView
