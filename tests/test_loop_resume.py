@@ -52,9 +52,10 @@ def _strip(result):
 
 
 def test_ratings_resume_and_a_foreign_config(tmp_path):
-    cfg, out, lines = parse_loop_config(TINY), tmp_path / "out", []
-    first = run_loop(cfg, out, log=_quiet(lines))
+    cfg, out, lines, steps = parse_loop_config(TINY), tmp_path / "out", [], []
+    first = run_loop(cfg, out, log=_quiet(lines), progress=lambda step, row: steps.append((step, row["step"])))
     (seed5,) = first["seeds"]
+    assert steps == [(s, s) for s in range(1, TINY["train"]["steps"] + 1)]  # the hook sees every training step
     # every entrant rated, with a finite interval of non-zero width; the re-tournament seats both models
     for phase, names in (("before", {"stock"} | OPPS), ("after", {"stock", "rl"} | OPPS)):
         board = seed5["ratings"][phase]["leaderboard"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .loop import LoopConfig
+    from .loop_config import LoopConfig
 
 
 def _pct(x: float) -> str:
@@ -83,50 +83,75 @@ def report_markdown(
     server: dict[str, Any] | None,
     coverage: dict[str, Any] | None,
 ) -> str:
+    """The loop's report: a section per measure, over every finished seed."""
     lines = [
         f"Loop `{cfg.name}` on `{cfg.game}`: {len(seeds)} seed(s); tournaments of {cfg.tournament.deals} deals x 2 seatings "
         f"per pair; the model plays at temperature {cfg.tournament.model_temperature!r}. Win rates in %, 95% intervals: "
         "Wilson (games independent) and deal-clustered; the difference after - before is paired by deal (bootstrap).",
         "",
         *before_after_table(seeds),
+        *_ratings_section(seeds),
+        *_head_to_head_section(seeds),
+        *_exact_section(cfg, seeds),
+        *_faults_section(seeds),
+        *_server_section(server),
     ]
+    if coverage is not None:
+        lines += ["", f"Tokenizer coverage: {json.dumps(coverage)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _ratings_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
     ratings = ratings_table(seeds)
-    if ratings:
-        first = next(r for r in seeds if r.get("ratings"))
-        legend = "; ".join(f"`{n}`: {who}" for n, who in first["entrants"].items())
-        lines += [
-            "",
-            "Ratings among all entrants (`arena_tournament.ratings`: Plackett-Luce, Elo scale; "
-            f"{first['ratings']['after']['method']}). The re-tournament seats the stock and the trained model "
-            f"together, so its ratings put every entrant on one scale. Entrants: {legend}.",
-            "",
-            *ratings,
-        ]
+    if not ratings:
+        return []
+    first = next(r for r in seeds if r.get("ratings"))
+    legend = "; ".join(f"`{n}`: {who}" for n, who in first["entrants"].items())
+    return [
+        "",
+        "Ratings among all entrants (`arena_tournament.ratings`: Plackett-Luce, Elo scale; "
+        f"{first['ratings']['after']['method']}). The re-tournament seats the stock and the trained model "
+        f"together, so its ratings put every entrant on one scale. Entrants: {legend}.",
+        "",
+        *ratings,
+    ]
+
+
+def _head_to_head_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
     head = [r for r in seeds if r.get("rl_vs_stock")]
-    if head:
-        lines += [
-            "",
-            "The trained model against the stock one (re-tournament, head to head): "
-            + "; ".join(
-                f"seed {r['seed']}: {_pct(r['rl_vs_stock']['win_rate'])}% of {r['rl_vs_stock']['games']} games, "
-                f"Wilson {_iv(r['rl_vs_stock']['wilson'])}, clustered {_iv(r['rl_vs_stock']['deal_clustered'])}"
-                for r in head
-            ),
-        ]
+    if not head:
+        return []
+    return [
+        "",
+        "The trained model against the stock one (re-tournament, head to head): "
+        + "; ".join(
+            f"seed {r['seed']}: {_pct(r['rl_vs_stock']['win_rate'])}% of {r['rl_vs_stock']['games']} games, "
+            f"Wilson {_iv(r['rl_vs_stock']['wilson'])}, clustered {_iv(r['rl_vs_stock']['deal_clustered'])}"
+            for r in head
+        ),
+    ]
+
+
+def _exact_section(cfg: LoopConfig, seeds: Sequence[dict[str, Any]]) -> list[str]:
     exact = [r for r in seeds if r.get("exact")]
-    if exact:
-        keys = [k for k in exact[0]["exact"]["before"] if k != "step"]
-        lines += [
-            "",
-            f"Exact values of the model's sampling policy (`{cfg.analysis}`; no games), before -> after:",
-            "",
-            "| seed | " + " | ".join(keys) + " |",
-            "|---|" + "---|" * len(keys),
-        ]
-        for r in exact:
-            b, a = r["exact"]["before"], r["exact"]["after"]
-            lines.append(f"| {r['seed']} | " + " | ".join(f"{b[k]:.4f} -> {a[k]:.4f}" for k in keys) + " |")
-    lines += [
+    if not exact:
+        return []
+    keys = [k for k in exact[0]["exact"]["before"] if k != "step"]
+    lines = [
+        "",
+        f"Exact values of the model's sampling policy (`{cfg.analysis}`; no games), before -> after:",
+        "",
+        "| seed | " + " | ".join(keys) + " |",
+        "|---|" + "---|" * len(keys),
+    ]
+    for r in exact:
+        b, a = r["exact"]["before"], r["exact"]["after"]
+        lines.append(f"| {r['seed']} | " + " | ".join(f"{b[k]:.4f} -> {a[k]:.4f}" for k in keys) + " |")
+    return lines
+
+
+def _faults_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
+    lines = [
         "",
         "Faults of the model (decisions / faults): "
         + "; ".join(
@@ -146,17 +171,19 @@ def report_markdown(
                 for phase, f in r["frontier"].items()
             ),
         ]
-    if server is not None:
-        f = server["faults"]
-        rates = ", ".join(f"{spec} {_pct(o['win_rate'])}% of {o['games']}" for spec, o in server["opponents"].items())
-        lines += [
-            "",
-            f"Plumbing check (stock tiny model via mlx_lm.server + openai player, counted apart): {f['games']} games, "
-            f"{f['decisions']} decisions, {f['faults']} faults; win rates {rates}; {server['wall_s']} s.",
-        ]
-    if coverage is not None:
-        lines += ["", f"Tokenizer coverage: {json.dumps(coverage)}"]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _server_section(server: dict[str, Any] | None) -> list[str]:
+    if server is None:
+        return []
+    f = server["faults"]
+    rates = ", ".join(f"{spec} {_pct(o['win_rate'])}% of {o['games']}" for spec, o in server["opponents"].items())
+    return [
+        "",
+        f"Plumbing check (stock tiny model via mlx_lm.server + openai player, counted apart): {f['games']} games, "
+        f"{f['decisions']} decisions, {f['faults']} faults; win rates {rates}; {server['wall_s']} s.",
+    ]
 
 
 def plot_curves(seeds: list[dict[str, Any]], path: Path, title: str) -> Path | None:
