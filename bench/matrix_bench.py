@@ -1,7 +1,8 @@
 """Matrix-games benchmark: the full reference table (8 archetypes x k = 2..10, equilibria from
 pygambit's enummixed_solve) cold, from the shipped table, the disk cache and memory, and a
 10,000-trial scripted study (every trial a recorded episode). Writes the '## Matrix games'
-section of docs/benchmarks.md.
+section of docs/benchmarks.md. One file, past 500 lines, because the table's four measurements, the
+scripted study and the ``--llm`` path share their setup and write that one section.
 
 With ``--llm`` it instead measures the study's LLM path against a local fake OpenAI-compatible
 server with a fixed 200 ms latency: the paper's 7 archetypes x 9 k x 30 trials run concurrently

@@ -1,4 +1,6 @@
-"""LLM players with the tiny offline model, measured side by side in one run:
+"""LLM players with the tiny offline model, measured side by side in one run (one file, past 500
+lines, because every measurement shares one model load and one machine state, and they render one
+section of docs/benchmarks.md):
 
 - decisions per second for 1, 8 and 32 concurrent MegaGem games, sequential player calls
   (``play_batch(..., batched=False)``: one generation per decision) against batched generation

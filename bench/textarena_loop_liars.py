@@ -1,7 +1,9 @@
 """TextArena LiarsDice-v0, the arena loop on a strategy title (issue 32): the rules as played, the
 zero-shot generalist (the generic ``search`` player over worlds drawn by
 ``LiarsDiceV0Game.sample_hidden_state``) with settings chosen on named tuning deals and measured on
-held-out deals, the shipped checkpoint of the loop, and the report.
+held-out deals, the shipped checkpoint of the loop, and the report. One file, past 500 lines,
+because its stages share the named deal ranges, the generalist's settings and the result files the
+report reads.
 
     python bench/textarena_loop_liars.py rules   # the rules as played (a minute)
     python bench/textarena_loop_liars.py tune    [--out bench/results/textarena-liars] [--only PAIRING]

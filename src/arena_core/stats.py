@@ -1,5 +1,7 @@
 """The statistics module (intervals, paired tests, multiple-comparison control, sample sizes) that
-every consumer takes its intervals from. Conventions (docs/tournaments.md shows why):
+every consumer takes its intervals from: one module, past 500 lines, because it is the one place
+statistics live (games, tournaments and training share it). Conventions (docs/tournaments.md
+shows why):
 
 - An interval covers a *population* quantity (over the deals the clusters were drawn from).
 - Few clusters get a small-sample correction: t quantiles with ``m - 1`` degrees of freedom on

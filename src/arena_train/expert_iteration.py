@@ -1,5 +1,7 @@
 """Expert iteration (distillation): the current policy plays, an expert player labels the
-decisions it would change, and the model is fine-tuned on prompt -> expert answer.
+decisions it would change, and the model is fine-tuned on prompt -> expert answer. One file (over
+500 lines) because both modes are one trainer: they share its collection, labelling, evaluation
+and checkpoints.
 
 Each round: the student (sampled) plays ``deals_per_round`` deals in every seat against the
 configured opponents; at every student decision the expert is asked what it would play
@@ -22,9 +24,6 @@ menu (search over the bid grid) instead of mapping its answer to the nearest men
 The stages are functions over an :class:`EISession` (the built parts): :func:`start`,
 :func:`collect`, :func:`fine_tune`, :func:`evaluate`, :func:`save_checkpoint`; :func:`run_rounds`
 and :func:`run_steps` are the two modes, and :func:`train` picks one.
-
-One file (over 500 lines) because both modes are one trainer: they share its collection,
-labelling, evaluation and checkpoints.
 """
 
 from __future__ import annotations
