@@ -42,8 +42,8 @@ Emit = Callable[..., None]  # emit(episodes, exploitability, **extra columns), a
 #: AdamW without momentum, lr 1.2e-4 with 200 warmup updates then linear decay to 0 over the run)
 #: with these changes: the game; the model (the tiny model whose tokenizer is trained on Leduc's
 #: text alone, as the Kuhn runs use a Kuhn-only one, so another game's text edits do not change the
-#: random model); the evaluation is the exact exploitability at the marks (its anchor games against
-#: ``random`` are played but not read: they draw nothing from the training's seeds).
+#: random model); the evaluation is the exact exploitability at the marks alone (no anchor games:
+#: ``eval.anchor`` is only a placeholder).
 CONFIG: dict[str, Any] = dict(
     name="leduc-lm-selfplay",
     game="leduc_poker",
@@ -56,7 +56,7 @@ CONFIG: dict[str, Any] = dict(
     kl_beta=0.0,
     entropy_beta=0.05,
     optim=dict(learning_rate=1.2e-4, schedule="linear", beta1=0.0, warmup_steps=200),
-    eval=dict(anchor="random", every=0, exploitability=True, snapshot_every=SNAPSHOT_EVERY),
+    eval=dict(anchor="random", every=0, exploitability=True, snapshot_every=SNAPSHOT_EVERY, games=False),
     checkpoint_every=0,
     plot=False,
 )

@@ -153,7 +153,7 @@ def report(out: Path) -> None:
         "(`constant`, `train --seed S`, `evaluate --seed S|constant`, `transfer`). Policy kind: the numpy "
         "policy-gradient form the issue allows (not the tiny LM).",
         "",
-        "**Student** (`arena_games.megagem.residual`, trained by `bench/train_megagem_residual.py`): at every bid, a linear softmax over a residual menu on "
+        "**Student** (`arena_games.megagem.residual`, trained by `arena_train.residual` as `bench/train_megagem_residual.py` drives it): at every bid, a linear softmax over a residual menu on "
         "`megagem_expert`'s own bid (x0.8, x0.9, x1.0, x1.1, x1.25, +1 coin, +2 coins; rounded, clipped to the "
         "legal range), features = the expert's own inputs read from the seat's observation (its bid, ungated "
         "best bid, lot value, liquidity premium, win probability of the bid and of one coin more, coins, "

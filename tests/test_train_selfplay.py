@@ -583,3 +583,15 @@ def test_the_compiled_average_matches_the_exact_one_and_resumes(selfplay_run, tm
     assert rows(tmp_path / "r") == rows(tmp_path / "c")
     with pytest.raises(ConfigError, match="set exploitability = true"):
         grpo.TRAINER.parse(dict(SELF, eval=dict(anchor="kuhn_king_only", snapshot_every=2)))
+    with pytest.raises(ConfigError, match="leaves nothing to evaluate"):
+        grpo.TRAINER.parse(dict(SELF, eval=dict(anchor="kuhn_king_only", games=False)))
+    # eval.games = false: the same exploitabilities, no anchor games (the Leduc LM bench's config)
+    quiet = start(dict(cfg, eval={**cfg["eval"], "games": False}), tmp_path / "q")
+    run_all(quiet)
+    exact = [
+        {k: v for k, v in x.items() if "exploitab" in k or k == "step"}
+        for x in rows(tmp_path / "q")
+        if "eval_exploitability" in x
+    ]
+    assert exact == [{k: v for k, v in x.items() if "exploitab" in k or k == "step"} for x in got]
+    assert not any("eval_mean" in x for x in rows(tmp_path / "q"))

@@ -123,7 +123,7 @@ class PoolConfig(_Strict):
 
 
 class EvalConfig(_Strict):
-    LATER_FIELDS: ClassVar[frozenset[str]] = frozenset({"snapshot_every", "at"})
+    LATER_FIELDS: ClassVar[frozenset[str]] = frozenset({"snapshot_every", "at", "games"})
     anchor: Anchor = Field(
         ..., description="a registered player spec, or 'initial' (the learner's frozen initial weights)"
     )
@@ -156,9 +156,16 @@ class EvalConfig(_Strict):
     at: list[int] = Field(
         default_factory=list, description="steps to evaluate at besides every N and the last (e.g. log-spaced marks)"
     )
+    games: bool = Field(
+        default=True,
+        description="play the anchor games at each evaluation (false: only the exact exploitability, which needs "
+        "exploitability = true; the silent-player guard then has no answers to count)",
+    )
 
     @model_validator(mode="after")
     def _snapshots_need_exploitability(self) -> EvalConfig:
+        if not self.games and not self.exploitability:
+            raise ValueError("eval.games = false leaves nothing to evaluate; set exploitability = true")
         if self.snapshot_every and not self.exploitability:
             raise ValueError(
                 "eval.snapshot_every keeps the average policy for the exploitability; set exploitability = true"

@@ -327,17 +327,13 @@ def compiled_exploitability(session: GRPOSession) -> dict[str, Any]:
 def evaluate_step(session: GRPOSession, step: int = 0) -> dict[str, Any]:
     """The evaluation after training ``step`` (0: the initial policy, which becomes the baseline)."""
     cfg, state = session.config, session.state
-    out, per_deal = evaluation_row(
-        cfg,
-        session.game,
-        session.policy(temperature=0.0),
-        session.anchor,
-        session.eval_deals,
-        session.eval_weights,
-        state.eval_baseline,
-    )
-    if state.eval_baseline is None:
-        state.eval_baseline = per_deal
+    out: dict[str, Any] = {}
+    if cfg.eval.games:
+        greedy = session.policy(temperature=0.0)
+        args = (session.anchor, session.eval_deals, session.eval_weights, state.eval_baseline)
+        out, per_deal = evaluation_row(cfg, session.game, greedy, *args)
+        if state.eval_baseline is None:
+            state.eval_baseline = per_deal
     if state.average is not None:
         out.update(compiled_exploitability(session))
     elif cfg.eval.exploitability:
