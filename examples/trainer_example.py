@@ -30,6 +30,7 @@ class MCConfig(RunConfig):
 
 
 def train(cfg: MCConfig, run: RunDir, parts: Parts[Any]) -> RunSummary:
+    """Monte-Carlo action values per observation, by random play against a fixed opponent."""
     game, values = make_game(cfg.game), {}  # (observation, action) -> [return sum, count]
     run.start(cfg.model_dump(mode="json"), trainer="mc_values", seeds={"seed": cfg.seed}, parent=None)
     for episode in range(cfg.episodes):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from arena_core.cli import summary
 from arena_core.errors import ConfigError, PluginProtocolError
 from arena_core.registry import Trainer, _validate_trainer, list_plugins, load
 from arena_train.run import RunDir
@@ -21,9 +22,12 @@ MAX_FUNCTION_LINES = 79
 def test_every_registered_trainer_is_the_declared_protocol():
     names = {p.name for p in list_plugins("trainers")}
     assert {"grpo", "expert_iteration", "policy_gradient", "selfplay_pg"} <= names
+    lines = set()
     for name in sorted(names):
         trainer = load("trainers", name)
         assert isinstance(trainer, Trainer) and trainer.name == name
+        lines.add(summary(trainer))  # what `arena list trainers` says of it: its train function's docstring
+    assert len(lines) == len(names) and not any(line.startswith("A trainer function") for line in lines)
 
 
 class OldStyle:  # a trainer class whose constructor did the work (the shape issue 45 removed)

@@ -496,7 +496,9 @@ def run_steps(run: RunDir, session: EISession, parts: Parts[Module]) -> RunSumma
 
 
 def train(config: ExpertIterationConfig, run: RunDir, parts: Parts[Module]) -> RunSummary:
-    """A whole expert-iteration run into ``run`` (rounds mode, or steps mode with ``steps``)."""
+    """Expert iteration: an expert player's decisions distilled into an MLX language model.
+
+    A whole run into ``run`` (rounds mode, or steps mode with ``steps``)."""
     session = start(config, run, parts)
     return run_steps(run, session, parts) if config.steps else run_rounds(run, session, parts)
 

@@ -469,7 +469,9 @@ def run_steps(run: RunDir, session: GRPOSession, parts: Parts[Module]) -> RunSum
 
 
 def train(config: GRPOConfig, run: RunDir, parts: Parts[Module]) -> RunSummary:
-    """A whole GRPO run into ``run`` (``parts``: an injected model, tokenizer, view or progress)."""
+    """GRPO of an MLX language model by play; the game's outcome is the reward.
+
+    A whole run into ``run`` (``parts``: an injected model, tokenizer, view or progress)."""
     return run_steps(run, start(config, run, parts), parts)
 
 

@@ -339,8 +339,9 @@ def run_steps(run: RunDir, session: PGSession, parts: Parts[NumericPolicy]) -> R
 
 
 def train(config: PolicyGradientConfig, run: RunDir, parts: Parts[NumericPolicy]) -> RunSummary:
-    """A whole policy-gradient run into ``run`` (``parts.model``: a :class:`NumericPolicy` to train,
-    updated in place)."""
+    """REINFORCE of a numpy softmax policy over the game's numeric observation encoding.
+
+    A whole run into ``run`` (``parts.model``: a :class:`NumericPolicy` to train, updated in place)."""
     return run_steps(run, start(config, run, parts), parts)
 
 

@@ -411,7 +411,9 @@ def run_steps(run: RunDir, session: ResidualSession, parts: Parts[LinearStudent]
 
 
 def train(config: ResidualConfig, run: RunDir, parts: Parts[LinearStudent]) -> RunSummary:
-    """A whole residual run into ``run`` (``parts.model``: a :class:`LinearStudent` to start from)."""
+    """A numpy student that starts at the game's expert and learns deviations from it.
+
+    A whole run into ``run`` (``parts.model``: a :class:`LinearStudent` to start from)."""
     return run_steps(run, start(config, run, parts), parts)
 
 

@@ -238,8 +238,10 @@ class SelfPlayPG:
 
 
 def train(config: SelfPlayPGConfig, run: RunDir, parts: Parts[Any]) -> RunSummary:
-    """A whole self-play run into ``run``: every evaluation row in the metrics, then the last
-    iterate (``policy.npz``) and the average policy (``average.json``, a policy table)."""
+    """Numpy self-play policy gradient with a magnet on a small two-player zero-sum game.
+
+    A whole run into ``run``: every evaluation row in the metrics, then the last iterate
+    (``policy.npz``) and the average policy (``average.json``, a policy table)."""
     started = time.perf_counter()
     trainer = SelfPlayPG(make_game(config.game, config.game_params or None), SelfPlayConfig(**_options(config)))
     run.start(

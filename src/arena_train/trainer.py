@@ -94,6 +94,10 @@ class TrainerPlugin(Generic[C]):
     config_type: type[C]
     train: TrainFn[C]
 
+    def __post_init__(self) -> None:
+        """The plugin's docstring is its function's (what ``arena list trainers`` shows)."""
+        object.__setattr__(self, "__doc__", self.train.__doc__)
+
     def parse(self, config: C | Mapping[str, Any]) -> C:
         """``config`` validated (a ConfigError naming the field), whether or not it has the trainer key."""
         return trainer_config(self.config_type, config)
