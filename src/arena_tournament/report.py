@@ -1,4 +1,8 @@
-"""Reports of a tournament summary: terminal leaderboard, JSON, PNG plot, self-contained HTML."""
+"""Reports of a tournament summary: terminal leaderboard, JSON, PNG plot, self-contained HTML.
+
+One file (over 500 lines) because the four renderings print the same rows, intervals, verdicts and
+footing notes from one summary and must say the same thing; the games' drill-down lives in
+report_games.py and report_viewer.py."""
 
 from __future__ import annotations
 

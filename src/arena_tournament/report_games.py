@@ -2,6 +2,9 @@
 latency, cost), every game listed with each entrant's result, and each recorded game's decisions
 with the acting seat's view of the position, the prompt, the answer and the action.
 
+One file (over 500 lines) because the entrant rows, the game list and the decisions are gathered in
+one pass over the results and records and must agree game by game; the HTML is in report_viewer.py.
+
 The game list comes from the results file; the decisions from the per-game episode records kept
 beside it (when the run kept them). Each embedded game is replayed from its record (the replay
 verifies it) and the seat's view at each decision is the game's ``"human"`` view (``Game.views()``,
