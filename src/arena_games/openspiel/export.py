@@ -10,9 +10,14 @@ third-party plugins included:
 - a simultaneous move is played as its commitments in order: a later committer's information
   state does not show the earlier commitments (the Arena position hides them), so OpenSpiel
   sees the imperfect-information game it is;
-- the information-state string of a seat is ``{"seat": seat, "observation": observe(...)}`` as
-  canonical JSON: perfect recall exactly when the game's observation is (as
-  ``arena_train.exact`` requires too; every shipped game with enumerable deals qualifies).
+- the game is registered with ``pyspiel`` under ``arena_<id>`` (:func:`register`), and its game
+  string carries the player count and the parameters (``arena_matrix(archetype=coordination,
+  k=3,...,players=2)``), so ``pyspiel.load_game(str(game))``, pickling and
+  ``serialize_game_and_state`` rebuild the same game;
+- observations and tensors: :mod:`.observer` (the information-state string of a seat is
+  ``{"seat": seat, "observation": observe(...)}`` as canonical JSON: perfect recall exactly when
+  the game's observation is, as ``arena_train.exact`` requires too; every shipped game with
+  enumerable deals qualifies).
 
 :class:`ArenaPolicy` reads a policy table keyed like ``arena_train.exact`` (canonical JSON of
 the observation -> ``{action id: probability}``) as an OpenSpiel policy.
@@ -22,16 +27,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pyspiel
 
 from arena_core.errors import ConfigError
 from arena_core.game import Game, Position
 from arena_core.registry import load
 from arena_core.spec import Information, Utility
+
+from .observer import ArenaObserver, has_tensor, observer_kind
 
 Deals = list[tuple[int, float]]
 
@@ -75,56 +81,42 @@ class _Shared:
     def __deepcopy__(self, memo: dict[int, Any]) -> _Shared:
         return self
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as data (OpenSpiel's ``serialize_game_and_state`` pickles a Python state's
+        ``__dict__``): the game's reference and parameters, and the position as JSON."""
+        arena, pos = self.arena, self.position
+        return (
+            _shared_from,
+            (
+                _reference(type(arena)),
+                arena.params.model_dump(mode="json"),
+                arena.num_players,
+                self.deals,
+                None if pos is None else arena.position_to_json(pos),
+            ),
+        )
 
-class _Observer:
-    """OpenSpiel's observer interface: strings only (no tensor)."""
 
-    def __init__(self, perfect_recall: bool):
-        self.perfect_recall = perfect_recall
-        self.tensor = np.zeros(0, np.float32)
-        self.dict: dict[str, Any] = {}
+def _shared_from(
+    reference: Any, params: dict[str, Any], num_players: int, deals: Deals, position: dict[str, Any] | None
+) -> _Shared:
+    from arena_core.registry import game_class
 
-    def set_from(self, state: ArenaState, player: int) -> None:
-        """No tensor to fill."""
-
-    def string_from(self, state: ArenaState, player: int) -> str:
-        pos = state.position
-        if pos is None:
-            return json.dumps({"seat": player, "observation": None})
-        return json.dumps({"seat": player, "observation": state.arena.observe(pos, player)}, sort_keys=True)
+    cls = game_class(reference) if isinstance(reference, str) else reference
+    arena = cls(params, num_players=num_players)
+    return _Shared(arena, deals, None if position is None else arena.position_from_json(position))
 
 
 class ArenaGame(pyspiel.Game):  # type: ignore[misc]  # pyspiel ships no type information: its base is Any
-    """An Arena game seen by OpenSpiel (made by :func:`as_pyspiel_game`)."""
+    """An Arena game seen by OpenSpiel (made by :func:`as_pyspiel_game`, or by ``pyspiel.load_game``
+    once its class is registered): its game string carries the player count and parameters."""
 
     def __init__(self, arena: Game[Any, Any]):
         self.arena = arena
         self.deals = _deals(arena)
-        spec = arena.spec
         self.has_chance = arena.enumerate_deals() is not None
-        kinds = pyspiel.GameType
-        utility = {
-            Utility.ZERO_SUM: kinds.Utility.ZERO_SUM,
-            Utility.CONSTANT_SUM: kinds.Utility.CONSTANT_SUM,
-            Utility.GENERAL_SUM: kinds.Utility.GENERAL_SUM,
-        }[spec.utility]
-        perfect = spec.information is Information.PERFECT
-        game_type = pyspiel.GameType(
-            short_name="arena_" + re.sub(r"[^A-Za-z0-9_]", "_", spec.id),
-            long_name=f"Arena {spec.id}",
-            dynamics=kinds.Dynamics.SEQUENTIAL,
-            chance_mode=kinds.ChanceMode.EXPLICIT_STOCHASTIC if self.has_chance else kinds.ChanceMode.DETERMINISTIC,
-            information=kinds.Information.PERFECT_INFORMATION if perfect else kinds.Information.IMPERFECT_INFORMATION,
-            utility=utility,
-            reward_model=kinds.RewardModel.TERMINAL,
-            max_num_players=arena.num_players,
-            min_num_players=arena.num_players,
-            provides_information_state_string=True,
-            provides_information_state_tensor=False,
-            provides_observation_string=True,
-            provides_observation_tensor=False,
-            parameter_specification={},
-        )
+        self.registered_as = register(type(arena))
+        spec = arena.spec
         lo, hi = spec.reward_bounds
         info = pyspiel.GameInfo(
             num_distinct_actions=arena.num_actions,
@@ -135,13 +127,24 @@ class ArenaGame(pyspiel.Game):  # type: ignore[misc]  # pyspiel ships no type in
             utility_sum=spec.declared_sum,
             max_game_length=spec.max_length,
         )
-        super().__init__(game_type, info, {})
+        super().__init__(_TYPES[self.registered_as], info, spiel_params(arena))
 
     def new_initial_state(self) -> ArenaState:
         return ArenaState(self)
 
-    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> _Observer:
-        return _Observer(bool(iig_obs_type is None or iig_obs_type.perfect_recall))
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> ArenaObserver | None:
+        """OpenSpiel's observer of the kind asked, or None for a kind this game cannot give
+        (:mod:`.observer` says which)."""
+        if params:
+            raise ValueError(f"observation parameters are not supported; passed {params}")
+        perfect = self.arena.spec.information is Information.PERFECT
+        kind = observer_kind(iig_obs_type, perfect_information=perfect)
+        if kind is None:
+            return None
+        return ArenaObserver(self, kind, bool(iig_obs_type is not None and iig_obs_type.perfect_recall))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (load_exported, (_reference(type(self.arena)), str(self)))
 
 
 class ArenaState(pyspiel.State):  # type: ignore[misc]  # pyspiel ships no type information: its base is Any
@@ -202,6 +205,189 @@ class ArenaState(pyspiel.State):  # type: ignore[misc]  # pyspiel ships no type 
 
     def __str__(self) -> str:
         return " ".join(str(a) for a in self.history())
+
+    def observation_tensor(self, *player: int) -> list[float]:
+        """OpenSpiel's observation tensor; refused (``SpielError``) by a game that has none."""
+        self._refuse_tensor("observation", self.get_game().get_type().provides_observation_tensor)
+        return list(super().observation_tensor(*player))
+
+    def information_state_tensor(self, *player: int) -> list[float]:
+        """OpenSpiel's information-state tensor; refused (``SpielError``) by a game that has none."""
+        self._refuse_tensor("information_state", self.get_game().get_type().provides_information_state_tensor)
+        return list(super().information_state_tensor(*player))
+
+    def _refuse_tensor(self, kind: str, provided: bool) -> None:
+        if provided:
+            return
+        arena = self.arena
+        if arena.spec.information is Information.PERFECT and kind == "information_state":
+            why = "a perfect-information game's encoding is the position, not the history (use observation_tensor)"
+        elif arena.observation_size <= 0:
+            why = "the game declares no numeric encoding (observation_size is 0)"
+        else:
+            why = "its numeric encoding is a summary that does not tell its observations apart (observation_is_state=False)"
+        raise pyspiel.SpielError(f"{arena.spec.id} gives no {kind}_tensor: {why}; the {kind}_string is available")
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as (game, actions): rebuilt by replaying them."""
+        return (load_exported_state, (_reference(type(self.arena)), str(self.get_game()), self.history()))
+
+
+# ------------------------------------------------------------------ registration with pyspiel
+#: short name -> the factory OpenSpiel calls for it; kept alive here for the interpreter's life
+#: (OpenSpiel holds the callable in a C++ registry: a lambda there crashes the interpreter at exit)
+_FACTORIES: dict[str, _Factory] = {}
+#: short name -> its GameType (the same object for every instance, as OpenSpiel requires)
+_TYPES: dict[str, Any] = {}
+_SCALARS = (bool, int, float, str)
+_UNSAFE = re.compile(r"[,()=\s]")
+
+
+class _Factory:
+    """What ``pyspiel.load_game("arena_<id>(players=N,param=value,...)")`` calls: builds the Arena
+    game class with those parameters and exports it."""
+
+    def __init__(self, cls: type[Game[Any, Any]]):
+        self.cls = cls
+
+    def __call__(self, params: Mapping[str, Any] | None = None) -> ArenaGame:
+        given = dict(params or {})
+        players = given.pop("players", None)
+        return ArenaGame(self.cls(given or None, num_players=None if players is None else int(players)))
+
+
+def _is_registered_class(cls: type[Game[Any, Any]]) -> bool:
+    from arena_core.registry import game_class
+
+    try:
+        return game_class(cls.spec.id) is cls
+    except Exception:  # not an entry point (a game defined in a script or a test)
+        return False
+
+
+def short_name(cls: type[Game[Any, Any]]) -> str:
+    """OpenSpiel's name of an Arena game class: ``arena_<game id>`` (characters outside
+    ``[A-Za-z0-9_]`` become ``_``) for the class registered under its id, ``arena_<id>__<class>``
+    for any other class (a subclass in a script), so that no name stands for two games."""
+    name = "arena_" + re.sub(r"[^A-Za-z0-9_]", "_", cls.spec.id)
+    if not _is_registered_class(cls):
+        name += "__" + re.sub(r"[^A-Za-z0-9_]", "_", cls.__qualname__)
+    return name
+
+
+def _param_defaults(cls: type[Game[Any, Any]]) -> dict[str, Any]:
+    """The class's parameters OpenSpiel can carry (its defaults); a parameter whose default is None
+    is left out (OpenSpiel's parameters have no None)."""
+    defaults = cls.Params().model_dump(mode="json")
+    return {k: v for k, v in defaults.items() if v is not None}
+
+
+def spiel_params(arena: Game[Any, Any]) -> dict[str, Any]:
+    """``arena``'s player count and parameters as OpenSpiel's game parameters (what its game
+    string shows); ``ConfigError`` for a value a game string cannot carry."""
+    declared = _param_defaults(type(arena))
+    out: dict[str, Any] = {"players": arena.num_players}
+    for key, value in arena.params.model_dump(mode="json").items():
+        if value is None and key not in declared:
+            continue
+        if key not in declared:
+            raise ConfigError(
+                f"{arena.spec.id}: parameter {key}={value!r} cannot be exported to OpenSpiel: its default is None "
+                "and OpenSpiel's parameters have no None (only the default can be exported)"
+            )
+        if not isinstance(value, _SCALARS) or (isinstance(value, str) and (not value or _UNSAFE.search(value))):
+            raise ConfigError(
+                f"{arena.spec.id}: parameter {key}={value!r} cannot be written in an OpenSpiel game string "
+                "(only int, float, bool, or a non-empty str without spaces or any of ',()=')"
+            )
+        out[key] = value
+    return out
+
+
+def register(cls: type[Game[Any, Any]]) -> str:
+    """Register the Arena game class with ``pyspiel`` (idempotent) so that
+    ``pyspiel.load_game(str(game))`` rebuilds an exported game; its short name. ``ConfigError``
+    when its default game cannot be exported (chance it cannot enumerate)."""
+    name = short_name(cls)
+    if name in _FACTORIES:
+        return name
+    default = cls(None)
+    has_chance = default.enumerate_deals() is not None
+    _deals(default)  # refuses, with the reason, a game with chance it cannot list
+    spec = cls.spec
+    kinds = pyspiel.GameType
+    perfect = spec.information is Information.PERFECT
+    tensor = has_tensor(default)
+    params: dict[str, Any] = {"players": default.num_players, **_param_defaults(cls)}
+    for key, value in params.items():
+        if not isinstance(value, _SCALARS):
+            raise ConfigError(
+                f"{spec.id}: parameter {key} (default {value!r}) has no OpenSpiel type (int, float, bool or str)"
+            )
+    game_type = pyspiel.GameType(
+        short_name=name,
+        long_name=f"Arena {spec.id}",
+        dynamics=kinds.Dynamics.SEQUENTIAL,
+        chance_mode=kinds.ChanceMode.EXPLICIT_STOCHASTIC if has_chance else kinds.ChanceMode.DETERMINISTIC,
+        information=kinds.Information.PERFECT_INFORMATION if perfect else kinds.Information.IMPERFECT_INFORMATION,
+        utility={
+            Utility.ZERO_SUM: kinds.Utility.ZERO_SUM,
+            Utility.CONSTANT_SUM: kinds.Utility.CONSTANT_SUM,
+            Utility.GENERAL_SUM: kinds.Utility.GENERAL_SUM,
+        }[spec.utility],
+        reward_model=kinds.RewardModel.TERMINAL,
+        max_num_players=spec.max_players,
+        min_num_players=spec.min_players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=tensor and not perfect,
+        provides_observation_string=True,
+        provides_observation_tensor=tensor,
+        parameter_specification=params,
+    )
+    factory = _Factory(cls)
+    pyspiel.register_game(game_type, factory)
+    _FACTORIES[name], _TYPES[name] = factory, game_type
+    return name
+
+
+def register_all(game_ids: Sequence[str] | None = None) -> dict[str, str]:
+    """Register every available game of ``game_ids`` (default: every registered Arena game) that can
+    be exported: ``{game id: short name}``; the others are skipped (:func:`exportable` says why)."""
+    from arena_core.registry import availability, game_class, list_plugins
+
+    ids = [p.name for p in list_plugins("games")] if game_ids is None else list(game_ids)
+    done = {}
+    for game_id in ids:
+        if not availability("games", game_id)[0]:
+            continue
+        try:
+            done[game_id] = register(game_class(game_id))
+        except ConfigError:
+            continue
+    return done
+
+
+def _reference(cls: type[Game[Any, Any]]) -> str | type[Game[Any, Any]]:
+    """How a pickle names the class: its game id when it is the registered one, else the class."""
+    return cls.spec.id if _is_registered_class(cls) else cls
+
+
+def load_exported(reference: str | type[Game[Any, Any]], game_string: str) -> ArenaGame:
+    """``pyspiel.load_game(game_string)`` after registering the class ``reference`` names (what
+    unpickling an exported game calls, in any process)."""
+    from arena_core.registry import game_class
+
+    register(game_class(reference) if isinstance(reference, str) else reference)
+    game: ArenaGame = pyspiel.load_game(game_string)
+    return game
+
+
+def load_exported_state(reference: str | type[Game[Any, Any]], game_string: str, actions: list[int]) -> ArenaState:
+    """The state after ``actions`` in the exported game (what unpickling a state calls)."""
+    state = load_exported(reference, game_string).new_initial_state()
+    for action in actions:
+        state.apply_action(action)
+    return state
 
 
 def as_pyspiel_game(game_id: str, *, num_players: int | None = None, **params: Any) -> ArenaGame:
