@@ -175,6 +175,64 @@ def test_render_ansi():
     assert "kuhn_poker ply 0" in env.render()
 
 
+def _info_keys(infos):
+    return {tuple(sorted(info)) for info in infos}
+
+
+@pytest.mark.parametrize("game_cls", GAMES)
+def test_every_aec_info_has_the_same_keys_at_every_step(game_cls):
+    """Tianshou stacks infos into arrays: a key present on some steps only became NaN there."""
+    env = aec_env(game_cls(), policy=IllegalActionPolicy(mode="penalize"))
+    seen = []
+    for seed in range(3):
+        env.reset(seed=seed)
+        seen += list(env.infos.values())
+        rng = np.random.default_rng(seed)
+        for agent in env.agent_iter(200):
+            obs, _, term, trunc, info = env.last()
+            seen.append(info)
+            env.step(None if term or trunc else int(rng.integers(env.action_space(agent).n)))  # illegal ones too
+            seen += list(env.infos.values())
+    assert _info_keys(seen) == {("end_reason", "policy_verdict")}
+    assert {i["end_reason"] for i in seen} >= {"", "natural"} or game_cls is CountToTwenty
+    if game_cls is CountToTwenty:  # its random indices include illegal ones: penalize ends it
+        assert {i["policy_verdict"] for i in seen} >= {"", "forfeit"} and "forfeit" in {i["end_reason"] for i in seen}
+
+
+def test_every_parallel_and_gym_info_has_the_same_keys():
+    par = parallel_env(RepeatedPennies())
+    _, infos = par.reset(seed=0)
+    seen = list(infos.values())
+    while par.agents:
+        _, _, _, _, infos = par.step({a: 0 for a in par.agents})
+        seen += list(infos.values())
+    assert _info_keys(seen) == {("end_reason", "policy_verdict")} and seen[-1]["end_reason"] == "natural"
+    gym = ArenaGymEnv(CountToTwenty(num_players=2))
+    _, info = gym.reset(seed=0)
+    seen, done = [info], False
+    while not done:
+        _, _, term, trunc, info = gym.step(0)
+        seen.append(info)
+        done = term or trunc
+    assert _info_keys(seen) == {("action_mask", "end_reason", "illegal_action", "legal_actions", "policy_verdict")}
+
+
+def test_pettingzoos_render_test_and_gymnasiums_checker_pass_and_other_modes_warn(capsys):
+    from pettingzoo.test import render_test
+
+    render_test(lambda render_mode=None: aec_env(KuhnPoker(), render_mode=render_mode))
+    assert "kuhn_poker ply" in capsys.readouterr().out  # "human" prints the text
+    check_env(ArenaGymEnv(KuhnPoker(), render_mode="ansi"))  # with its render check
+    par = parallel_env(RepeatedPennies(), render_mode="ansi")
+    par.reset(seed=0)
+    assert "to act" in par.render()
+    for make in (lambda m: aec_env(KuhnPoker(), render_mode=m), lambda m: ArenaGymEnv(KuhnPoker(), render_mode=m)):
+        with pytest.warns(UserWarning, match="render_mode 'rgb_array' is not supported"):
+            env = make("rgb_array")
+        env.reset(seed=0)
+        assert env.render() is None
+
+
 def test_the_gym_example_runs():
     import subprocess
     import sys

@@ -102,8 +102,10 @@ def test_the_factories_take_the_registries_keywords():
     gym = gymnasium.make("arena/kuhn_poker-v0", render_mode="ansi", seat=1, opponents=["first_legal"])
     gym.reset(seed=0)
     assert gym.unwrapped.seat == 1 and "player_1" in gym.render()
-    with pytest.raises(ValueError, match="render_mode"):
-        pettingzoo.make("aec", "arena/kuhn_poker-v0", render_mode="human")
+    with pytest.warns(UserWarning, match="render_mode 'rgb_array' is not supported"):
+        env = pettingzoo.make("aec", "arena/kuhn_poker-v0", render_mode="rgb_array")
+    env.reset(seed=0)
+    assert env.render() is None
     with pytest.raises(ValueError, match="max_cycles"):
         pettingzoo.make("aec", "arena/kuhn_poker-v0", max_cycles=0)
 

@@ -1,5 +1,5 @@
-"""A PettingZoo AEC environment for any arena game (docs/core.md, "Environments"); the end's
-reason is in ``infos[agent]["end_reason"]``."""
+"""A PettingZoo AEC environment for any arena game (docs/core.md, "Environments"); every info
+has the keys of :func:`~.spaces.step_info` (the end's reason in ``infos[agent]["end_reason"]``)."""
 
 from __future__ import annotations
 
@@ -36,10 +36,8 @@ class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ship
         self.policy = policy
         self.turn_cap = turn_cap
         self.time_cap_s = time_cap_s
-        self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": ["ansi"], "is_parallelizable": False}
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": sp.RENDER_MODES, "is_parallelizable": False}
+        self.render_mode = sp.accept_render_mode(render_mode)
         self.possible_agents, self._index, self._obs_spaces, self._act_spaces = sp.agent_spaces(game)
 
     # ------------------------------------------------------------ spaces
@@ -65,7 +63,7 @@ class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ship
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: sp.step_info() for a in self.agents}
         self.agent_selection: str | None = None
         to_act = self.match.to_act()
         if to_act is None:  # a game that ends at the deal
@@ -91,7 +89,7 @@ class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ship
         for a in self.agents:
             self.rewards[a] = 0.0
         outcome = self._live.submit_id(player, action)
-        self.infos[agent] = {"policy_verdict": outcome.verdict.value} if outcome.verdict is not None else {}
+        self.infos[agent] = sp.step_info("" if outcome.verdict is None else outcome.verdict.value)
         to_act = self._live.to_act()
         if to_act is None:
             self._end_episode()
@@ -108,7 +106,7 @@ class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ship
             self.rewards[a] = float(returns[p])
             self.terminations[a] = bool(end.terminated)
             self.truncations[a] = bool(end.truncated)
-            self.infos[a] = {"end_reason": end.reason.value}
+            self.infos[a] = sp.step_info(self.infos[a]["policy_verdict"], end.reason.value)
         if self.agent_selection is None:
             self.agent_selection = self.agents[0]
         self._accumulate_rewards()

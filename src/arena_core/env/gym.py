@@ -36,7 +36,7 @@ class ArenaGymEnv(sp.MatchEnv, gym.Env):
     :class:`UniformRandomOpponent` in each). The reward is the learner's return at the end (0
     before, and 0 when truncated)."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": sp.RENDER_MODES}
 
     def __init__(
         self,
@@ -48,9 +48,7 @@ class ArenaGymEnv(sp.MatchEnv, gym.Env):
         turn_cap: int | None = None,
         render_mode: str | None = None,
     ):
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = sp.accept_render_mode(render_mode)
         if opponents is None:
             opponents = [UniformRandomOpponent() for _ in range(game.num_players - 1)]
         if len(opponents) != game.num_players - 1:
@@ -86,17 +84,10 @@ class ArenaGymEnv(sp.MatchEnv, gym.Env):
         self._advance()
         if self.match.done:
             end_episodes(self._seats, self.match)
-        reward = 0.0
-        terminated = truncated = False
         end = self.match.end
-        if end is not None:
-            terminated, truncated = end.terminated, end.truncated
-            reward = float(end.returns[self.seat]) if end.returns is not None else 0.0
-        info = self._info()
-        info["illegal_action"] = outcome.verdict is not None
-        if outcome.verdict is not None:
-            info["policy_verdict"] = outcome.verdict.value
-        return self._obs(), reward, terminated, truncated, info
+        reward = float(end.returns[self.seat]) if end is not None and end.returns is not None else 0.0
+        info = self._info("" if outcome.verdict is None else outcome.verdict.value)
+        return self._obs(), reward, bool(end and end.terminated), bool(end and end.truncated), info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a boolean vector over ``range(num_actions)`` (all
@@ -106,7 +97,7 @@ class ArenaGymEnv(sp.MatchEnv, gym.Env):
         return self.game.mask(self.match.position, self.seat).astype(bool)
 
     def render(self) -> str | None:
-        """With ``render_mode="ansi"``: the learner's observation and whose turn it is, as text."""
+        """``ansi``: the learner's observation and whose turn it is, as text (``human`` prints it)."""
         return self._render(lambda: f"player_{self._live.to_act()}", [self.seat])
 
     def _advance(self) -> None:
@@ -119,12 +110,12 @@ class ArenaGymEnv(sp.MatchEnv, gym.Env):
     def _obs(self) -> dict[str, np.ndarray]:
         return sp.observe(self.game, self._live.position, self.seat, live=not self._live.done)
 
-    def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {
+    def _info(self, verdict: str = "") -> dict[str, Any]:
+        """The same keys at reset and every step (``""``: no verdict, not ended)."""
+        end = self._live.end
+        return {
             "legal_actions": self._live.legal_actions(self.seat),
             "action_mask": self.action_masks().astype(np.int8),
+            "illegal_action": verdict != "",
+            **sp.step_info(verdict, "" if end is None else end.reason.value),
         }
-        end = self._live.end
-        if end is not None:
-            info["end_reason"] = end.reason.value
-        return info

@@ -39,8 +39,8 @@ class ArenaParallelEnv(sp.MatchEnv, ParallelEnv):  # type: ignore[misc]  # petti
         self.game = game
         self.policy = policy
         self.turn_cap = turn_cap
-        self.render_mode = render_mode
-        self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": [], "is_parallelizable": True}
+        self.render_mode = sp.accept_render_mode(render_mode)
+        self.metadata = {"name": f"arena/{game.spec.id}", "render_modes": sp.RENDER_MODES, "is_parallelizable": True}
         self.possible_agents, self._index, self._obs_spaces, self._act_spaces = sp.agent_spaces(game)
         self.agents: list[str] = []
 
@@ -55,7 +55,7 @@ class ArenaParallelEnv(sp.MatchEnv, ParallelEnv):  # type: ignore[misc]  # petti
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         self.match = Match(self.game, self._reset_seed(seed), policy=self.policy, turn_cap=self.turn_cap)
         self.agents = self.possible_agents[:] if not self.match.done else []
-        return self._observations(), {a: {} for a in self.agents}
+        return self._observations(), {a: sp.step_info() for a in self.agents}
 
     def _observations(self) -> dict[str, Any]:
         live = not self._live.done
@@ -71,7 +71,7 @@ class ArenaParallelEnv(sp.MatchEnv, ParallelEnv):  # type: ignore[misc]  # petti
         missing = [a for a in acting if a not in actions]
         if missing:
             raise ValueError(f"step() needs an action for every live agent; missing {missing}")
-        infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        infos: dict[str, dict[str, Any]] = {a: sp.step_info() for a in self.agents}
         for agent in acting:
             if match.done:
                 break
@@ -93,6 +93,9 @@ class ArenaParallelEnv(sp.MatchEnv, ParallelEnv):  # type: ignore[misc]  # petti
                 infos[a]["end_reason"] = end.reason.value
             self.agents = []
         return obs, rewards, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        return self._render(lambda: list(self.agents), range(self.game.num_players))
 
     def close(self) -> None:
         """Nothing to release."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -11,6 +12,22 @@ from gymnasium import spaces
 from ..game import Game, Position
 from ..match import Match
 from ..seeding import derive_seed
+
+#: the render modes every adapter gives: ``ansi`` returns the text, ``human`` prints it
+RENDER_MODES = ["ansi", "human"]
+
+
+def step_info(verdict: str = "", end_reason: str = "") -> dict[str, Any]:
+    """Infos keep their keys at every step (Tianshou stacks them); ``""``: no verdict, not ended."""
+    return {"policy_verdict": verdict, "end_reason": end_reason}
+
+
+def accept_render_mode(mode: str | None) -> str | None:
+    """Another mode than ours is accepted with a warning and renders nothing, as Gymnasium's make
+    does (SB3's make_vec_env asks for "rgb_array", PettingZoo's render_test for "human")."""
+    if mode is not None and mode not in RENDER_MODES:
+        warnings.warn(f"render_mode {mode!r} is not supported ({RENDER_MODES}); render() gives None", stacklevel=3)
+    return mode
 
 
 def agent_name(player: int) -> str:
@@ -71,13 +88,16 @@ class MatchEnv:
         return self.match
 
     def _render(self, to_act: Callable[[], object], seats: Iterable[int]) -> str | None:
-        """The ``ansi`` rendering: the ply, who is to act (or why it ended) and ``seats``' observations."""
-        if self.render_mode is None:
+        """``ansi``: the ply, who is to act (or why it ended) and ``seats``' observations; ``human`` prints it."""
+        if self.render_mode not in RENDER_MODES:
             return None
-        if self.match is None:
-            return "not started"
-        end = self.match.end
-        status = f"ended: {end.reason.value}" if end is not None else f"to act: {to_act()}"
-        lines = [f"{self.game.spec.id} ply {self.match.ply} ({status})"]
-        lines += [f"{agent_name(p)}: {self.game.observe(self.match.position, p)}" for p in seats]
-        return "\n".join(lines)
+        text = "not started"
+        if self.match is not None:
+            end = self.match.end
+            status = f"ended: {end.reason.value}" if end is not None else f"to act: {to_act()}"
+            lines = [f"{self.game.spec.id} ply {self.match.ply} ({status})"]
+            text = "\n".join(lines + [f"{agent_name(p)}: {self.game.observe(self.match.position, p)}" for p in seats])
+        if self.render_mode != "human":
+            return text
+        print(text)
+        return None
