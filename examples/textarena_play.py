@@ -70,7 +70,9 @@ class BracketAgent:
 
 
 def megagem_as_textarena(seed: int) -> None:
-    env = ArenaTextArenaEnv("megagem")
+    from textarena.wrappers import LLMObservationWrapper  # TextArena's own wrapper, over our env
+
+    env = LLMObservationWrapper(ArenaTextArenaEnv("megagem"))
     env.reset(num_players=3, seed=seed)
     agents = [BracketAgent(seed + i) for i in range(3)]
     done, turns = False, 0

@@ -11,7 +11,7 @@ ta = pytest.importorskip("textarena")
 
 from arena_core.errors import GameOverError  # noqa: E402
 from arena_core.registry import make_game  # noqa: E402
-from arena_games.textarena.reverse import ArenaTextArenaEnv  # noqa: E402
+from arena_games.textarena.reverse import ArenaPromptWrapper, ArenaTextArenaEnv, register  # noqa: E402
 
 _TOKENS = re.compile(r"'\[([^\]]+)\]'")
 
@@ -28,8 +28,8 @@ class BracketAgent(ta.Agent):
         return f"I will go with [{self.rng.choice(options)}]"
 
 
-def _play(game_id, num_players, seed, agent_seed=0):
-    env = ArenaTextArenaEnv(game_id)
+def _play(game_id, num_players, seed, agent_seed=0, wrap=ArenaPromptWrapper):
+    env = wrap(ArenaTextArenaEnv(game_id))
     env.reset(num_players=num_players, seed=seed)
     agents = [BracketAgent(agent_seed + i) for i in range(num_players)]
     trace, done = [], False
@@ -70,7 +70,7 @@ def test_megagem_through_the_wrapper_matches_the_arena_episode():
 
 
 def test_observation_is_rebuilt_not_drained_and_does_not_carry_over():
-    env = ArenaTextArenaEnv("kuhn_poker")
+    env = ArenaPromptWrapper(ArenaTextArenaEnv("kuhn_poker"))
     env.reset(num_players=2, seed=1)
     first = env.get_observation()
     assert env.get_observation() == first  # reading twice gives the same text
@@ -96,7 +96,7 @@ def test_invalid_text_follows_textarenas_rule_through_our_policy():
 
 
 def test_a_cut_off_episode_is_truncation_not_a_draw():
-    env = ArenaTextArenaEnv("megagem", turn_cap=4)
+    env = ArenaPromptWrapper(ArenaTextArenaEnv("megagem", turn_cap=4))
     env.reset(num_players=3, seed=0)
     agents = [BracketAgent(i) for i in range(3)]
     done = False
@@ -118,3 +118,69 @@ def test_the_wrapper_leaves_global_random_alone():
 
 def test_the_wrapper_is_a_textarena_env():
     assert isinstance(ArenaTextArenaEnv("kuhn_poker"), ta.Env)
+
+
+def _standard_wrappers():
+    from textarena.wrappers import LLMObservationWrapper, SimpleRenderWrapper
+    from textarena.wrappers.ObservationWrappers import llm_observation_wrapper as obs
+
+    names = ["LLMObservationWrapper", "GameMessagesObservationWrapper", "FirstLastObservationWrapper"]
+    names += ["SingleTurnObservationWrapper", "GameBoardObservationWrapper"]
+    names += ["GameMessagesAndCurrentBoardObservationWrapper", "SettlersOfCatanObservationWrapper"]
+    wrappers = {name: getattr(obs, name) for name in names}
+    wrappers["SimpleRenderWrapper+LLMObservationWrapper"] = lambda env: SimpleRenderWrapper(LLMObservationWrapper(env))
+    return wrappers
+
+
+@pytest.mark.parametrize("wrapper", list(_standard_wrappers()))
+@pytest.mark.parametrize("game_id,num_players", [("kuhn_poker", 2), ("megagem", 3), ("matrix", 2)])
+def test_textarenas_own_wrappers_play_arena_games(game_id, num_players, wrapper, monkeypatch):
+    """TextArena's standard wrappers, unchanged, over the raw env: the same moves and returns as
+    through our prompt wrapper (every registered game: make check-clients)."""
+    import sys
+
+    render = sys.modules[ta.wrappers.SimpleRenderWrapper.__module__]
+    monkeypatch.setattr(render.time, "sleep", lambda s: None)  # the render wrapper pauses 0.4 s a step
+    wrap = _standard_wrappers()[wrapper]
+    trace, rewards, game_info = _play(game_id, num_players, seed=4, wrap=wrap)
+    assert (trace, rewards) == _play(game_id, num_players, seed=4)[:2]
+    assert not any(i["invalid_move"] for i in game_info.values())
+
+
+def test_the_raw_env_speaks_textarenas_messages_and_state():
+    from textarena.core import ObservationType
+
+    env = ArenaTextArenaEnv("kuhn_poker")
+    env.reset(num_players=2, seed=2)
+    pid, messages = env.get_observation()
+    assert [(sender, kind) for sender, _, kind in messages] == [
+        (-1, ObservationType.PROMPT),
+        (-1, ObservationType.GAME_BOARD),
+    ]
+    assert "Available actions: '[pass]', '[bet]'" in messages[0][1]
+    assert env.get_observation() == (pid, [])  # nothing new: TextArena's wrappers would repeat it
+    assert env.state.current_player_id == pid and env.state.role_mapping[-1] == "GAME"
+    env.step("[bet]")
+    other, messages = env.get_observation()
+    assert other == 1 - pid and messages[0][2] == ObservationType.PROMPT
+    done, info = env.step("[call]")  # Kuhn's answers to a bet are pass and bet: retried, with a note
+    assert not done and info["verdict"] == "retry"
+    again, messages = env.get_observation()
+    assert again == other and [m[2] for m in messages] == [ObservationType.GAME_BOARD, ObservationType.GAME_ADMIN]
+    env.step("[pass]")
+    assert env.state.done and env.state.rewards is not None
+    assert env.messages(pid)[-1][2] == ObservationType.GAME_ADMIN and "Game over" in env.messages(pid)[-1][1]
+    assert [m for m in env.messages(other) if m[2] == ObservationType.GAME_ADMIN][0][1].startswith("Player")
+    assert env.state.logs[-1][0] == -1 and (pid, "[bet]") in env.state.logs
+
+
+def test_ta_make_gives_a_registered_arena_game_behind_textarenas_default_wrapper():
+    env_id = register("kuhn_poker")
+    assert env_id == "arena/kuhn_poker-v0" and register("kuhn_poker") == env_id  # idempotent
+    env = ta.make(env_id)
+    assert isinstance(env, ta.wrappers.LLMObservationWrapper) and env.env_id == env_id
+    env.reset(num_players=2, seed=1)
+    pid, text = env.get_observation()
+    assert isinstance(text, str) and "[GAME]" in text and "Available actions" in text
+    raw = ta.make(env_id + "-raw")
+    assert isinstance(raw, ArenaTextArenaEnv)
