@@ -77,6 +77,8 @@ def merged_entry_points() -> dict[str, dict[str, str]]:
 # distribution names whose import name is not the name itself (lower-cased, "-" -> "_")
 IMPORT_NAME = {"pyyaml": "yaml", "open-spiel": "pyspiel", "pygame": "pygame"}
 IMPORT_NAME.update({f"turn-arena-{d}": pkg for d, pkg in PACKAGE_OF.items()})
+#: further top-level packages a distribution installs (open-spiel: pyspiel and the open_spiel package)
+ALSO_PROVIDES = {"open-spiel": ("open_spiel",)}
 #: calls whose first (string) argument names a module that gets imported
 IMPORT_CALLS = {"import_module", "_import_quietly", "importorskip", "__import__"}
 
@@ -96,10 +98,12 @@ def declared_imports(dist: str) -> dict[str, str]:
     proj = project(dist)
     out = {PACKAGE_OF[dist]: "the distribution itself"}
     for req in proj.get("dependencies", []):
-        out.setdefault(import_name(req), "dependencies")
+        for name in (import_name(req), *ALSO_PROVIDES.get(requirement_name(req), ())):
+            out.setdefault(name, "dependencies")
     for extra, reqs in proj.get("optional-dependencies", {}).items():
         for req in reqs:
-            out.setdefault(import_name(req), f"extra {extra!r}")
+            for name in (import_name(req), *ALSO_PROVIDES.get(requirement_name(req), ())):
+                out.setdefault(name, f"extra {extra!r}")
     return out
 
 
