@@ -103,6 +103,13 @@ check-split: dists
 check-verifiers:
 	bash scripts/check_verifiers.sh
 
+# Clients we did not write (OpenSpiel's suites and agents, Shimmy, Tianshou, SB3, TextArena's wrappers;
+# docs/ecosystem.md's table) in their own venv with torch, from clients/constraints.txt, kept between
+# runs by the lock's hash (scripts/check_clients.sh). .ci/run runs it in the background from the start.
+.PHONY: check-clients
+check-clients:
+	bash scripts/check_clients.sh
+
 bench: venv
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(FAST_ENV) $(BIN)/python bench/run_all.py

@@ -48,6 +48,10 @@ TEXTARENA_POLICY = IllegalActionPolicy(mode="retry", max_retries=1, after_retrie
 _BRACKET = re.compile(r"\[([^\[\]]{1,300})\]")
 
 
+def _bracketed(action: str) -> bool:
+    return action.startswith("[") and action.endswith("]")
+
+
 GAME_ID = -1  # TextArena's sender id of the game's own messages
 
 
@@ -176,7 +180,8 @@ class ArenaTextArenaEnv(_ta_attr("Env", object)):  # type: ignore[misc]  # the b
 
     @staticmethod
     def _actions(legal: Any) -> str:
-        return "Available actions: " + ", ".join(f"'[{a}]'" for a in legal)
+        """TextArena's list of bracketed moves (a move already in brackets, as TextArena titles' are, kept)."""
+        return "Available actions: " + ", ".join(f"'{a}'" if _bracketed(a) else f"'[{a}]'" for a in legal)
 
     def step(self, action: str) -> tuple[bool, dict[str, Any]]:
         """Apply the acting player's text; invalid text is handled by the policy and reported."""
@@ -271,8 +276,9 @@ class ArenaTextArenaEnv(_ta_attr("Env", object)):  # type: ignore[misc]  # the b
         legal = {" ".join(game.action_to_str(a).split()).lower(): a for a in game.legal(pos, pid)}
         for token in reversed(_BRACKET.findall(text)):  # the TextArena way: the last bracketed legal move
             key = " ".join(token.split()).lower()
-            if key in legal:
-                return legal[key]
+            for form in (key, f"[{key}]"):  # a title's own moves are bracketed already ("[4]")
+                if form in legal:
+                    return legal[form]
         parsed = game.text_view().parse(game, pos, pid, text)  # the game's own answer format
         return None if parsed.default_used or not parsed.legal else parsed.action
 
