@@ -99,9 +99,13 @@ check-split: dists
 
 # The verifiers bridge (dists/verifiers, issue 33) in its own throw-away venv with its own lock
 # (scripts/check_verifiers.sh; no dev venv needed). .ci/run runs it in the background from the start.
-.PHONY: check-verifiers
+.PHONY: check-verifiers check-verifiers-latest
 check-verifiers:
 	bash scripts/check_verifiers.sh
+
+# Drift: the verifiers venv at the newest release (no lock); says which version broke which test.
+check-verifiers-latest:
+	bash scripts/check_verifiers.sh latest
 
 # Clients we did not write (OpenSpiel's suites and agents, Shimmy, Tianshou, SB3, TextArena's wrappers;
 # docs/ecosystem.md's table) in their own venv with torch, from clients/constraints.txt, kept between

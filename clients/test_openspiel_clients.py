@@ -65,8 +65,21 @@ def _nfsp(game, episodes, seed):
     env.seed(seed)
     size = env.observation_spec()["info_state"][0]
     agents = [
-        nfsp.NFSP(p, size, 2, [32], 20000, 0.1, replay_buffer_capacity=20000, epsilon_start=0.06, epsilon_end=0.001,
-                  epsilon_decay_duration=episodes, min_buffer_size_to_learn=200, learn_every=32, seed=seed + p)
+        nfsp.NFSP(
+            p,
+            size,
+            2,
+            [32],
+            20000,
+            0.1,
+            replay_buffer_capacity=20000,
+            epsilon_start=0.06,
+            epsilon_end=0.001,
+            epsilon_decay_duration=episodes,
+            min_buffer_size_to_learn=200,
+            learn_every=32,
+            seed=seed + p,
+        )
         for p in range(2)
     ]
     average = _AveragePolicy(env.game, agents, nfsp.MODE.AVERAGE_POLICY)
@@ -87,7 +100,9 @@ def test_nfsp_lowers_exploitability_on_exported_kuhn_as_on_openspiels_own():
     policy's exploitability falls on both (measured: 0.479 -> 0.347 ours, 0.479 -> 0.349 OpenSpiel's)."""
     ours = _nfsp(as_pyspiel_game("kuhn_poker"), 3000, seed=3)
     theirs = _nfsp(pyspiel.load_game("kuhn_poker"), 3000, seed=3)
-    print(f"NFSP on Kuhn, 3,000 episodes: exported {ours[0]:.3f} -> {ours[1]:.3f}; OpenSpiel's {theirs[0]:.3f} -> {theirs[1]:.3f}")
+    print(
+        f"NFSP on Kuhn, 3,000 episodes: exported {ours[0]:.3f} -> {ours[1]:.3f}; OpenSpiel's {theirs[0]:.3f} -> {theirs[1]:.3f}"
+    )
     assert ours[1] < ours[0] - 0.08 and theirs[1] < theirs[0] - 0.08
     assert abs(ours[1] - theirs[1]) < 0.1
 
@@ -100,8 +115,17 @@ def test_dqn_trains_on_exported_leduc_and_beats_random():
     env.seed(5)
     size, actions = env.observation_spec()["info_state"][0], env.action_spec()["num_actions"]
     assert size == 2 + 30  # the seat, then Leduc's own encoding
-    learner = dqn.DQN(0, size, actions, hidden_layers_sizes=[64], replay_buffer_capacity=5000, batch_size=32,
-                      min_buffer_size_to_learn=200, learn_every=4, epsilon_decay_duration=1500)
+    learner = dqn.DQN(
+        0,
+        size,
+        actions,
+        hidden_layers_sizes=[64],
+        replay_buffer_capacity=5000,
+        batch_size=32,
+        min_buffer_size_to_learn=200,
+        learn_every=4,
+        epsilon_decay_duration=1500,
+    )
     other = random_agent.RandomAgent(1, actions)
 
     def play(episodes, learn):

@@ -17,9 +17,14 @@ from arena_core.registry import availability, list_plugins
 from arena_games.textarena.reverse import ArenaPromptWrapper, ArenaTextArenaEnv, register
 
 GAMES = [p.name for p in list_plugins("games") if availability("games", p.name)[0]]
-WRAPPERS = ["LLMObservationWrapper", "GameMessagesObservationWrapper", "FirstLastObservationWrapper",
-            "SingleTurnObservationWrapper", "GameBoardObservationWrapper",
-            "GameMessagesAndCurrentBoardObservationWrapper"]
+WRAPPERS = [
+    "LLMObservationWrapper",
+    "GameMessagesObservationWrapper",
+    "FirstLastObservationWrapper",
+    "SingleTurnObservationWrapper",
+    "GameBoardObservationWrapper",
+    "GameMessagesAndCurrentBoardObservationWrapper",
+]
 _TOKENS = re.compile(r"'(\[[^']+\])'")  # the offered moves, brackets included
 
 

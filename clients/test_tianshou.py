@@ -31,7 +31,9 @@ def _algorithm(env: PettingZooEnv, seed: int) -> MultiAgentOffPolicyAlgorithm:
     space = env.observation_space["observation"] if hasattr(env.observation_space, "spaces") else env.observation_space
     net = Net(state_shape=space.shape, action_shape=env.action_space.n, hidden_sizes=[64, 64])
     policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=0.2, eps_inference=0.0)
-    learner = DQN(policy=policy, optim=AdamOptimizerFactory(lr=1e-3), n_step_return_horizon=1, gamma=1.0, target_update_freq=50)
+    learner = DQN(
+        policy=policy, optim=AdamOptimizerFactory(lr=1e-3), n_step_return_horizon=1, gamma=1.0, target_update_freq=50
+    )
     opponent = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
     return MultiAgentOffPolicyAlgorithm(algorithms=[learner, opponent], env=env)
 
@@ -65,7 +67,9 @@ def test_dqn_trains_on_the_env_and_the_episodes_add_up(name):
             show_progress=False,
         )
     )
-    result = Collector[CollectStats](algorithm, test, exploration_noise=False).collect(n_episode=60, reset_before_collect=True)
+    result = Collector[CollectStats](algorithm, test, exploration_noise=False).collect(
+        n_episode=60, reset_before_collect=True
+    )
     returns = result.returns  # one row per episode, one column per seat
     assert returns.shape == (60, 2)
     if name.startswith("arena/"):

@@ -66,4 +66,17 @@ quiet "$venv/bin/uv" pip install --python "$py" --no-deps --no-build-isolation -
 quiet "$venv/bin/uv" pip check --python "$py"
 step "clients/"
 "$py" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning clients
+
+# The PettingZoo floor (dists/core: pettingzoo>=1.23; 1.22 fails parallel_api_test, its reset
+# returned no infos): the core, games and players with PettingZoo 1.23.1 and no extras, then
+# tests/test_envs.py (PettingZoo's api_test, seed_test, parallel_api_test and render_test on the
+# adapters; no registry before 1.27, so no registry ids). A venv of its own, kept like the other.
+floor="$venv-pettingzoo-floor"
+[ -e "$floor/bin/python" ] || "$venv/bin/uv" venv -q --python "$PY" "$floor"
+grep -v -i '^pettingzoo==' "$LOCK" >"$work/floor-constraints.txt"  # every other version as in the lock
+quiet "$venv/bin/uv" pip install --python "$floor/bin/python" -c "$work/floor-constraints.txt" pettingzoo==1.23.1 pytest \
+    --reinstall-package turn-arena-core --reinstall-package turn-arena-games --reinstall-package turn-arena-players \
+    "$work/core" "$work/games" "$work/players"
+step "tests/test_envs.py with PettingZoo $("$floor/bin/python" -c 'import pettingzoo; print(pettingzoo.__version__)')"
+"$floor/bin/python" -W error::RuntimeWarning -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning tests/test_envs.py
 echo "check_clients: ok in ${SECONDS}s"

@@ -14,6 +14,8 @@
 # (UV_CACHE_DIR, 403 MB fetched: install 14 s, tests 44 s). Before (pip, resolver): 163-208 s.
 #   scripts/check_verifiers.sh         the check
 #   scripts/check_verifiers.sh lock    refresh dists/verifiers/constraints.txt from a fresh resolution
+#   scripts/check_verifiers.sh latest  drift: the newest verifiers release the bridge's range allows (and
+#                                      the newest of what it needs), no lock; says which version broke what
 #   VF_PYTHON  the venv's Python (3.11+; default python3.11)
 # uv is in the lock because verifiers' null harness runs its chat program with `uv sync --script`
 # (the venv's bin/ is put first on PATH, else verifiers installs uv with `pip install --user`).
@@ -51,6 +53,23 @@ if [ "${1:-}" = lock ]; then
     } >"$LOCK"
     step "wrote $LOCK ($(grep -c == "$LOCK") pins)"
     exit 0
+fi
+
+if [ "${1:-}" = latest ]; then
+    step "resolving the newest verifiers and the bridge's dependencies (no lock)"
+    quiet "$uv" pip install --python "$py" --upgrade "setuptools>=77" wheel uv $ours "$work/verifiers[test]" "$work/plugin"
+    now=$("$py" -c 'import importlib.metadata as m; print(m.version("verifiers"))')
+    was=$(grep -i '^verifiers==' "$LOCK" | cut -d= -f3)
+    step "verifiers $now (the lock has $was); dists/verifiers/tests"
+    if PATH="$work/venv/bin:$PATH" env -u PYTHONDONTWRITEBYTECODE "$py" -m pytest -q -p no:cacheprovider -rfE dists/verifiers/tests >"$work/tests.log" 2>&1; then
+        tail -1 "$work/tests.log"
+        echo "check_verifiers latest: verifiers $now passes (lock: $was); refresh with: scripts/check_verifiers.sh lock"
+        exit 0
+    fi
+    cat "$work/tests.log"
+    echo "check_verifiers latest: DRIFT: verifiers $now (lock: $was) breaks the bridge:" >&2
+    grep -E "^(FAILED|ERROR) " "$work/tests.log" >&2 || tail -5 "$work/tests.log" >&2
+    exit 1
 fi
 
 step "installing the lock ($(grep -c == "$LOCK") packages, no resolution)"

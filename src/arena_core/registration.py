@@ -149,10 +149,13 @@ def game_ids() -> list[str]:
 
 
 def register_pettingzoo() -> list[str]:
-    """Put every game in PettingZoo's AEC and parallel registries (idempotent); the ids added."""
+    """Put every game in PettingZoo's AEC and parallel registries (idempotent); the ids added. PettingZoo
+    before 1.27 has no registry (the envs work there, from 1.23): nothing is added."""
     import pettingzoo
 
-    added = []
+    added: list[str] = []
+    if not hasattr(pettingzoo, "register"):
+        return added
     for game_id in game_ids():
         rid = registry_id(game_id)
         for kind, factory in (("aec", "make_aec"), ("parallel", "make_parallel")):

@@ -24,10 +24,22 @@ from sse_fake import StreamingFakeServer  # noqa: E402
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
+def eval_command() -> str:
+    """verifiers' evaluation command for its v1 environments: ``eval`` where the installed release
+    ships the v1 CLI under that name (verifiers' main after 0.4 moved ``vf-eval`` to its legacy
+    stack), else ``vf-eval`` (0.4.x); README "Which command"."""
+    from importlib.metadata import entry_points
+
+    scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts") if ep.value.startswith("verifiers")}
+    name = "eval" if "eval" in scripts else "vf-eval"
+    found = shutil.which(name, path=str(Path(sys.executable).parent))
+    assert found, f"verifiers installs no {name!r} command beside this Python (its commands: {sorted(scripts)})"
+    return found
+
+
 def vf_eval(tmp_path: Path, n: int, fake_seed: int, *options: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Run `vf-eval arena-verifiers` for n episodes against the fake server: (episodes, requests)."""
-    vf = shutil.which("vf-eval", path=str(Path(sys.executable).parent))
-    assert vf, "verifiers' vf-eval is not installed beside this Python"
+    """Run verifiers' eval command on arena-verifiers for n episodes against the fake server: (episodes, requests)."""
+    vf = eval_command()
     with StreamingFakeServer(seed=fake_seed) as server:
         env = dict(os.environ, FAKE_KEY="x", PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
         args = [vf, "arena-verifiers", "-m", "fake", "-n", str(n), "--no-push", "-o", str(tmp_path / "out")]

@@ -115,9 +115,6 @@ class ArenaAECEnv(sp.MatchEnv, AECEnv):  # type: ignore[misc]  # pettingzoo ship
     def render(self) -> str | None:
         return self._render(lambda: self.agent_selection, range(self.game.num_players))
 
-    def close(self) -> None:
-        """Nothing to release: the env holds no external resources."""
-
     # ------------------------------------------------------------ arena extras
     def legal_actions(self, agent: str) -> tuple[Any, ...]:
         """The typed legal actions of ``agent`` (empty if it is not to act)."""

@@ -97,9 +97,6 @@ class ArenaParallelEnv(sp.MatchEnv, ParallelEnv):  # type: ignore[misc]  # petti
     def render(self) -> str | None:
         return self._render(lambda: list(self.agents), range(self.game.num_players))
 
-    def close(self) -> None:
-        """Nothing to release."""
-
 
 def parallel_env(game: Game[Any, Any], **kwargs: Any) -> ArenaParallelEnv:
     return ArenaParallelEnv(game, **kwargs)
