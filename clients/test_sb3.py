@@ -53,3 +53,13 @@ def test_maskable_ppo_learns_kuhn_against_a_random_opponent():
     trained = _mean_return(model, venv, 600, rng)
     print(f"MaskablePPO on Kuhn: uniform {uniform:.3f}, trained {trained:.3f}")
     assert trained > uniform + 0.15, (uniform, trained)
+
+
+def test_the_docs_snippet_runs():
+    """docs/ecosystem.md's SB3 block, as written."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "ecosystem.md").read_text()
+    (code,) = [b for b in re.findall(r"^```python\n(.*?)^```", doc, flags=re.M | re.S) if "stable_baselines3" in b]
+    exec(compile(code, "docs/ecosystem.md (SB3)", "exec"), {})
