@@ -366,7 +366,9 @@ def build_server(host: GameHost | None = None, *, name: str = "arena") -> MCPSer
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``arena mcp [--http PORT]``: serve the games over stdio (default) or Streamable HTTP."""
+    """Serve the games to tool-using agents over MCP.
+
+    ``arena mcp`` speaks stdio; ``arena mcp --http PORT`` Streamable HTTP on 127.0.0.1."""
     parser = argparse.ArgumentParser(prog="arena mcp", description="Serve Arena games to tool-using agents over MCP.")
     parser.add_argument("--http", type=int, metavar="PORT", help="Streamable HTTP on 127.0.0.1:PORT (default: stdio)")
     args = parser.parse_args(argv)
