@@ -155,3 +155,19 @@ def test_shimmy_wraps_the_game_and_passes_pettingzoos_api_test(game):
 
     made = pyspiel.load_game("kuhn_poker") if game.startswith("openspiel") else as_pyspiel_game(game.split()[1])
     api_test(OpenSpielCompatibilityV0(made), num_cycles=200)
+
+
+def test_importing_pyspiel_games_registers_every_exportable_game_in_a_fresh_interpreter():
+    import subprocess
+    import sys
+
+    code = (
+        "import pyspiel\n"
+        "import arena_games.openspiel.pyspiel_games as g\n"
+        "print(len(g.REGISTERED), pyspiel.load_game('arena_kuhn_poker'), pyspiel.load_game('arena_textarena_TicTacToe_v0'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    count, kuhn, ttt = out.stdout.split()
+    assert int(count) >= 39 and kuhn == "arena_kuhn_poker(players=2)"
+    assert ttt.startswith("arena_textarena_TicTacToe_v0(")
