@@ -26,7 +26,7 @@ from typing import Any
 from arena_core.errors import PlayerError
 from arena_core.players import BasePlayer, Decision
 
-from .mcp_server import Desk, GameHost, build_server
+from .mcp_server import GameHost, build_server
 
 
 class _Service:
@@ -130,4 +130,4 @@ class MCPPlayer(BasePlayer):
             self._service = None
 
 
-__all__ = ["Desk", "MCPPlayer"]
+__all__ = ["MCPPlayer"]
