@@ -27,7 +27,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 def eval_command() -> str:
     """verifiers' evaluation command for its v1 environments: ``eval`` where the installed release
     ships the v1 CLI under that name (verifiers' main after 0.4 moved ``vf-eval`` to its legacy
-    stack), else ``vf-eval`` (0.4.x); README "Which command"."""
+    stack), else ``vf-eval`` (0.4.x); dists/verifiers/README.md, "Which command"."""
     from importlib.metadata import entry_points
 
     scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts") if ep.value.startswith("verifiers")}
