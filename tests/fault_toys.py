@@ -151,6 +151,8 @@ class Fails(BasePlayer):
             return Move(None)
         if how == "illegal":
             return 99  # an action of the wrong kind: not in any legal set
+        if how == "illegal_telemetry":  # the same illegal move, with what an LLM player's telemetry says of its parse
+            return Move(99, telemetry={"parse_detail": "read '99'", "parse_method": "unparseable", "valid": False})
         if how == "runtime_error":
             raise RuntimeError("boom")
         raise AssertionError(how)

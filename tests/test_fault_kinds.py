@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core.episode import End, EndReason, EpisodeRecord, Header, PolicyEvent
 from arena_core.faults import FaultKind, fault_of
@@ -39,6 +41,7 @@ LIVE = [  # (how the player fails, the kind every consumer must report)
     ("none", F.UNPARSEABLE),
     ("move_none", F.UNPARSEABLE),
     ("illegal", F.ILLEGAL),
+    ("illegal_telemetry", F.ILLEGAL),  # issue 45.3: once `unparseable`, read from the telemetry
 ]
 DEFAULT = IllegalActionPolicy.parse("default")
 
@@ -176,3 +179,46 @@ def test_the_tables_are_big_enough():
             F.FORFEIT,
         }
     )
+
+
+# ---------------------------------------------------------------------- issue 45.3: decided, never inferred, live
+TELEMETRY_KEYS = ("parse_detail", "parse_method", "valid", "error_type", "fault_kind")
+
+
+@pytest.mark.parametrize("how", [h for h, _ in LIVE])
+def test_a_live_game_never_infers_a_kind(how, monkeypatch):
+    """The inference (reading a telemetry tag, a parse verdict, an error type) is for older
+    records only: a live game, through every consumer's core path, decides each kind where it happens."""
+    import arena_core.faults as faults
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a live failure's kind was inferred from its telemetry")
+
+    monkeypatch.setattr(faults, "_read", refuse)
+    assert core_loop(how) is dict(LIVE)[how]
+    assert rollout(how) is dict(LIVE)[how]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    telemetry=st.dictionaries(
+        st.sampled_from(TELEMETRY_KEYS),
+        st.sampled_from(["unparseable", "timeout", "crash", "", False, True]),
+        max_size=5,
+    ),
+    illegal=st.booleans(),
+)
+def test_an_illegal_move_is_illegal_whatever_its_telemetry(telemetry, illegal):
+    from arena_core.match import Match
+
+    game = DrawOrStand()
+    match = Match(game, 0, policy=DEFAULT)
+    seat = match.to_act()
+    assert seat is not None
+    match.submit(seat, 99, telemetry=telemetry)  # 99 is never legal in DrawOrStand
+    seat = match.to_act()
+    assert seat is not None
+    match.fail(seat, "garbage or a crash", telemetry=telemetry, illegal=illegal)  # no kind given: the default
+    first, second = [e for e in match.record.events if isinstance(e, PolicyEvent)]
+    assert first.fault is F.ILLEGAL
+    assert second.fault is (F.ILLEGAL if illegal else F.ERROR)

@@ -10,7 +10,7 @@ from typing import Any
 
 from .episode import End, EndReason, EpisodeRecord, Header, PolicyEvent, Step, digest
 from .errors import GameOverError, IllegalActionError, NotYourTurnError
-from .faults import FaultKind, fault_of
+from .faults import FaultKind
 from .game import Game, Position
 from .policy import RAISE, IllegalActionPolicy, Verdict
 
@@ -149,7 +149,8 @@ class Match:
             why = self.game.illegal_reason(self.position.state, player, action) if exc.player == player else None
             if why:
                 detail = f"{detail}; reason: {why}"
-            return self._apply_policy(player, self.game._describe(action), detail, telemetry, obs_digest)
+            attempted = self.game._describe(action)  # illegal whatever the player's telemetry says
+            return self._apply_policy(player, attempted, detail, telemetry, obs_digest, fault=FaultKind.ILLEGAL)
         self._accept(player, action, new_pos, obs_digest, telemetry, substituted=False)
         return Submission(True, None, action)
 
@@ -179,13 +180,14 @@ class Match:
         fault: FaultKind | None = None,
     ) -> Submission:
         """Record that ``player`` failed to produce a legal action (crash, timeout, garbage);
-        ``fault`` is its kind as the caller saw it happen (default: illegal if ``illegal``, else error)."""
+        ``fault`` is its kind as the caller saw it happen (default: illegal if ``illegal``, else error), never inferred."""
         if self.done:
             raise GameOverError(f"{self.game.spec.id}: the episode has ended; no more actions")
         if player != self.to_act():
             raise NotYourTurnError(f"{self.game.spec.id}: player {self.to_act()} is to act, not player {player}")
         obs_digest = digest(self.game.observe(self.position, player)) if self._record_obs else ""
-        return self._apply_policy(player, attempted, detail, telemetry, obs_digest, illegal=illegal, fault=fault)
+        kind = fault or (FaultKind.ILLEGAL if illegal else FaultKind.ERROR)
+        return self._apply_policy(player, attempted, detail, telemetry, obs_digest, illegal=illegal, fault=kind)
 
     def truncate(self, reason: EndReason = EndReason.TURN_CAP, detail: str = "") -> None:
         """End the episode from the harness (never a game outcome)."""
@@ -208,8 +210,8 @@ class Match:
         telemetry: dict[str, Any] | None,
         obs_digest: str,
         *,
+        fault: FaultKind,
         illegal: bool = True,
-        fault: FaultKind | None = None,
     ) -> Submission:
         self._failures[player] = self._failures.get(player, 0) + 1
         verdict = self.policy.verdict(self._failures[player])
@@ -227,8 +229,6 @@ class Match:
             telemetry=dict(telemetry or {}),
             fault=fault,
         )
-        if event.fault is None:  # a caller that did not say: the one classifier reads what it gave
-            event = event.model_copy(update={"fault": fault_of(event)})
         self._emit_event(event)
         if verdict is Verdict.RETRY:
             return Submission(False, verdict)

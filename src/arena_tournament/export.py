@@ -148,7 +148,7 @@ def decision_rows(key: str, record: EpisodeRecord) -> Iterator[dict[str, Any]]:
                 fault=fault.value if fault is not None else "",
                 verdict=event.verdict,
             )
-            match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal, fault=event.fault)
+            match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal, fault=fault)
         yield {c: row[c] for c in COLUMNS}
 
 
