@@ -73,6 +73,24 @@ def test_schedule_seats_everyone_against_the_same_opponents():
         compare_schedule("megagem", "a", "b", ["random"], [1], num_players=3)
 
 
+def test_an_entrant_given_by_a_path_is_named_by_its_model_directory(tmp_path):
+    """Issue 46.6: not by the whole absolute path (the terminal, the JSON and the report show the name)."""
+    model = tmp_path / "deep" / "models" / "megagem-student"
+    s = compare_schedule(
+        "megagem",
+        f"checkpoint:run={model}",
+        f'checkpoint{{run = "{model}/", base_url = "http://127.0.0.1:1/v1"}}',  # a URL stays whole
+        ["random", "random"],
+        [1],
+        num_players=3,
+    )
+    a, b = (e.name for e in s.entrants[:2])
+    assert a == "A=checkpoint:run=megagem-student"
+    assert b == 'B=checkpoint{run = "megagem-student", base_url = "http:__127.0.0.1:1_v1"}'
+    assert str(tmp_path).replace("/", "_") not in a + b
+    assert s.entrants[0].options["run"] == str(model)  # the player still gets the whole path
+
+
 def test_analysis_battery_and_luck_control():
     games = _games(30, 0.4, 0.0, luck_sd=2.0)
     r = analyse(games, "A", "B", reference="R", effect=0.8)

@@ -44,7 +44,22 @@ from .schedule import Entrant, Rotations, Schedule
 
 
 def _label(prefix: str, spec: str) -> str:
-    return f"{prefix}={spec}".replace("/", "_").replace("|", "_")
+    """The entrant name of ``spec`` in role ``prefix``: the spec as written, with an option that is
+    a file path shown by its last folder (``A=checkpoint:run=megagem-student`` for
+    ``checkpoint:run=$PWD/models/megagem-student``), never the machine's whole path."""
+    from pathlib import PurePath
+
+    from arena_core.playerspec import parse_player_spec
+
+    text = spec
+    try:
+        options = parse_player_spec(spec).options
+    except ConfigError:  # not a spec (an entrant name given to --results): shown as written
+        options = {}
+    for value in options.values():
+        if isinstance(value, str) and "/" in value and "://" not in value and PurePath(value).name:
+            text = text.replace(value, PurePath(value).name)
+    return f"{prefix}={text}".replace("/", "_").replace("|", "_")
 
 
 def _entrant(name: str, spec: str, seed: int) -> Entrant:
