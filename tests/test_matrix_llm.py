@@ -175,7 +175,8 @@ def test_an_unreachable_provider_exits_non_zero_in_one_line(tmp_path, capsys):
 
 def test_an_outage_mid_study_stops_it(tmp_path, capsys):
     """The model list answers (preflight passes) but every completion fails: the first cell's
-    errors exceed the limit, the study stops with one line and exit 1; errors are not 'unparseable'."""
+    errors exceed the limit, the study stops with one line and exit 1; errors are not 'unparseable', and
+    a 503 is the provider's outage (``unavailable``), not the player's error."""
     with FakeChatServer(fail_status=503) as down:
         spec = f"openai:base_url={down.url},model=fake,api_key_env=,temperature=1,max_retries=0"
         code = main(
@@ -195,8 +196,8 @@ def test_an_outage_mid_study_stops_it(tmp_path, capsys):
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert code == 1 and len(err) == 1 and "study stopped" in err[0] and "player errors" in err[0]
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
-    assert rows and {r["outcome"] for r in rows} == {"error"} and {r["fault_kind"] for r in rows} == {"error"}
-    assert {r["archetype"] for r in rows} == {"coordination"}  # stopped after the first cell
+    assert rows and {r["outcome"] for r in rows} == {"error"} and {r["fault_kind"] for r in rows} == {"unavailable"}
+    assert "shared/coordination/k=2" in err[0]  # the first cell stops it (trials of the next, in flight, end too)
 
 
 class Flaky(UniformPlayer):

@@ -23,7 +23,8 @@ class FaultKind(str, Enum):
     DEFAULT_APPLIED = "default_applied"  # the policy played the game's default action instead
     FORFEIT = "forfeit"  # the policy ended the game with the offender forfeiting
     TIMEOUT = "timeout"  # no answer within the decision time limit
-    ERROR = "error"  # player code raised (transport errors too)
+    ERROR = "error"  # player code raised (a request the provider refused as malformed too)
+    UNAVAILABLE = "unavailable"  # infrastructure, not the player: the provider down (5xx, 429, refused), retries spent
     CAP_EXHAUSTED = "cap_exhausted"  # the player's spending cap (tokens, money, requests) ran out
     CRASH = "crash"  # the worker process died while this player's decision ran
 
@@ -37,7 +38,8 @@ class CapExhausted(PlayerError):
 
 def fault_of_exception(exc: BaseException) -> FaultKind:
     """The kind of a player's raised exception: the ``fault`` it carries, else a spending cap, a
-    timeout (``TimeoutError``, or a type named ``*Timeout*`` as HTTP clients name theirs) or an error."""
+    timeout (``TimeoutError``, or a type named ``*Timeout*`` as HTTP clients name theirs), an
+    unreachable endpoint (``ConnectionError``) or an error."""
     carried = getattr(exc, "fault", None)
     if isinstance(carried, FaultKind):
         return carried
@@ -45,7 +47,7 @@ def fault_of_exception(exc: BaseException) -> FaultKind:
         return FaultKind.CAP_EXHAUSTED
     if isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower():
         return FaultKind.TIMEOUT
-    return FaultKind.ERROR
+    return FaultKind.UNAVAILABLE if isinstance(exc, ConnectionError) else FaultKind.ERROR
 
 
 def _kind(value: Any) -> FaultKind | None:

@@ -10,12 +10,19 @@ an exception returned in place of an answer, or an unreadable answer is recorded
 by the illegal-action policy -- never a crash of the loop. Players are told when an episode
 begins (``begin_episode``) and when it ends (``end_episode``; an MLX player frees the seat's kept
 KV cache then).
+
+:func:`play_pipelined` instead keeps a window of episodes in flight, each on its own thread, and
+hands each back as it ends: one slow decision (a provider's backoff after a 500) holds only its
+own episode, not a whole round. It is for players that declare ``concurrent_act = True`` (their
+``act`` may run on several threads at once: an HTTP player); :func:`pipelines` says whether a
+lineup qualifies.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +112,48 @@ def play_batch(
         _flush(matches, written, log_path)
         stats.wall_s += time.perf_counter() - wall
     return [m.record for m in matches]
+
+
+def pipelines(players: Iterable[Player]) -> bool:
+    """Whether every player declares ``concurrent_act = True`` (its ``act`` may run on several
+    threads at once), so :func:`play_pipelined` may play their episodes."""
+    return all(getattr(p, "concurrent_act", False) is True for p in players)
+
+
+Job = tuple[Game[Any, Any], Sequence[Player], int]  # a game, its lineup, the episode seed
+
+
+def play_pipelined(
+    jobs: Iterable[Job], *, window: int, policy: IllegalActionPolicy = RAISE
+) -> Iterator[list[tuple[int, EpisodeRecord]]]:
+    """Play each job's episode, at most ``window`` at once, each on its own thread; yields the
+    ``(job index, record)`` of the episodes that ended since the last yield (at least one), in the
+    order they ended. Jobs are read lazily; stopping the iteration waits for the episodes in flight
+    and starts no more."""
+    if window < 1:
+        raise ConfigError(f"window must be at least 1, got {window}")
+    pending: dict[Future[EpisodeRecord], int] = {}
+    todo = enumerate(jobs)
+    with ThreadPoolExecutor(max_workers=window, thread_name_prefix="arena-episode") as pool:
+        try:
+            while True:
+                for index, (game, lineup, seed) in todo:
+                    pending[pool.submit(_one_episode, game, lineup, seed, policy)] = index
+                    if len(pending) >= window:
+                        break
+                if not pending:
+                    return
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                yield [(pending.pop(f), f.result()) for f in sorted(done, key=pending.__getitem__)]
+        finally:
+            for f in pending:
+                f.cancel()
+
+
+def _one_episode(
+    game: Game[Any, Any], lineup: Sequence[Player], seed: int, policy: IllegalActionPolicy
+) -> EpisodeRecord:
+    return play_batch(game, lineup, [seed], policy=policy)[0]
 
 
 def make_decision(match: Match, seat: int) -> Decision:

@@ -5,7 +5,9 @@ One file (over 500 lines) because requests, retries, budgets, caching and parsin
 
 The API key is read from an environment variable at call time and never written to logs,
 episode records or error messages. Requests time out, are retried with exponential backoff on
-429, 5xx and connection errors, run at most ``concurrency`` at once, stop at a spending cap
+429, 5xx and connection errors (after the last retry such an outage is an ``unavailable`` fault:
+the provider's, not the player's), run at most ``concurrency`` at once to one endpoint across the
+whole run (:mod:`arena_players.endpoints`), stop at a spending cap
 (calls or tokens per player), and are cached by the full request (in memory, and on disk with
 ``cache_dir``), so a repeated evaluation costs nothing. Failures raise typed errors; the runner
 records them and the illegal-action policy decides what happens next.
@@ -42,6 +44,7 @@ from arena_core.game import Game
 from arena_core.outputs import scrub_and_cut
 from arena_core.players import BasePlayer, Decision, Move
 
+from .endpoints import EndpointSlots
 from .llm_common import VIEW_FIELD_DESCRIPTION, PromptView, ViewPrompts, player_settings, retry_feedback, text_record
 
 #: a JSON object as ``json.loads`` gives it (request bodies, replies, cached responses)
@@ -64,7 +67,7 @@ class ProviderError(PlayerError):
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after  # seconds the server asked to wait (HTTP Retry-After), if it said
-        self.fault = fault  # decided here: a timeout is FaultKind.TIMEOUT (see arena_core.faults)
+        self.fault = fault  # decided here: a timeout is TIMEOUT, the endpoint down UNAVAILABLE (arena_core.faults)
 
 
 class BudgetExceededError(CapExhausted):
@@ -90,7 +93,11 @@ class OpenAISettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, description="HTTP retries on 429, 5xx, timeouts and connection errors")
     backoff_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: int = Field(
+        default=4,
+        ge=1,
+        description="requests in flight to this base_url and model, across every player, thread and process of the run",
+    )
     max_calls: int | None = Field(default=None, ge=0, description="spending cap: HTTP calls (cache hits are free)")
     max_total_tokens: int | None = Field(default=None, ge=0, description="spending cap: prompt + completion tokens")
     cache_dir: str | None = Field(default=None, description="directory for the on-disk response cache")
@@ -206,6 +213,7 @@ class OpenAIPlayer(BasePlayer):
 
     name = "openai"
     mode = "free"  # free text, read by the game's parser
+    concurrent_act = True  # act may run on several threads at once (arena_players.batched.play_pipelined)
 
     def __init__(self, seed: int = 0, *, sleep: Callable[[float], None] = time.sleep, **options: Any):
         super().__init__(seed)
@@ -221,7 +229,7 @@ class OpenAIPlayer(BasePlayer):
         self.name = f"openai:{self.settings.model}"
         self.spend = Spend()
         self.cache = ResponseCache(self.settings.cache_dir)
-        self._gate = threading.BoundedSemaphore(self.settings.concurrency)
+        self._slots = EndpointSlots(self.settings.base_url, self.settings.model, self.settings.concurrency)
         self._sleep = sleep
         self._last_ply: dict[tuple[int, int], tuple[int, int]] = {}
         self._ply_lock = threading.Lock()
@@ -237,7 +245,7 @@ class OpenAIPlayer(BasePlayer):
         return self._decide(decision, self._attempt(decision))
 
     def act_batch(self, decisions: Sequence[Decision]) -> list[Move | BaseException]:
-        """Decide concurrently (at most ``concurrency`` requests in flight); a failed decision
+        """Decide concurrently (at most ``concurrency`` requests in flight to the endpoint); a failed decision
         comes back as its exception, which the batched runner records."""
         attempts = [self._attempt(d) for d in decisions]
 
@@ -248,7 +256,8 @@ class OpenAIPlayer(BasePlayer):
             except Exception as exc:
                 return exc
 
-        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+        # more threads than slots: a decision waiting out a backoff does not keep another from a free slot
+        with ThreadPoolExecutor(max_workers=max(1, min(len(decisions), 8 * self.settings.concurrency))) as pool:
             return list(pool.map(one, zip(decisions, attempts)))
 
     def preflight(self) -> None:
@@ -274,7 +283,8 @@ class OpenAIPlayer(BasePlayer):
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ProviderError(
-                scrub_and_cut(f"cannot reach {url}: {type(reason).__name__}: {reason}", 300, [key])
+                scrub_and_cut(f"cannot reach {url}: {type(reason).__name__}: {reason}", 300, [key]),
+                fault=FaultKind.UNAVAILABLE,
             ) from None
 
     # -- internals
@@ -408,7 +418,7 @@ class OpenAIPlayer(BasePlayer):
         while True:
             attempt += 1
             try:
-                with self._gate:
+                with self._slots.hold():
                     return _post_json(url, payload, headers, s.timeout_s, key), attempt
             except ProviderError as exc:
                 if not exc.retryable or attempt > s.max_retries:
@@ -470,6 +480,7 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
             status=status,
             retryable=status == 429 or status >= 500,
             retry_after=retry_after,
+            fault=FaultKind.UNAVAILABLE if status == 429 or status >= 500 else FaultKind.ERROR,
         ) from None
     except TimeoutError:
         raise ProviderError(
@@ -482,7 +493,9 @@ def _post_json(url: str, payload: bytes, headers: dict[str, str], timeout_s: flo
                 f"timed out after {timeout_s} s waiting for {url}", retryable=True, fault=FaultKind.TIMEOUT
             ) from None
         raise ProviderError(
-            _scrub(f"cannot reach {url}: {type(reason).__name__}: {reason}", secret), retryable=True
+            _scrub(f"cannot reach {url}: {type(reason).__name__}: {reason}", secret),
+            retryable=True,
+            fault=FaultKind.UNAVAILABLE,
         ) from None
     try:
         data = json.loads(raw)

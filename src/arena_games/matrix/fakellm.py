@@ -6,7 +6,9 @@ at random (from its seed, the request's seed and the prompt, so concurrent reque
 reproducible; at temperature 0 the request seed is ignored, like greedy decoding; with
 ``pick="first"`` it always answers the option listed first, a position-driven player), answers in
 one of :data:`FORMATS` and logs the pick, the format and the text. It counts requests in
-flight, so a test can assert concurrency without timing anything.
+flight (in all, and per model), so a test can assert concurrency without timing anything; with
+``fail_rate`` it answers that share of requests with HTTP 500 (drawn from its seed and the
+request count: an outage that a client's retries get through).
 
     with FakeChatServer(latency_s=0.2, seed=1) as server:
         spec = f"openai:base_url={server.url},model=fake,api_key_env=,temperature=1"
@@ -69,7 +71,10 @@ class FakeChatServer:
         fail_status: int | None = None,
         clock: Callable[[float], None] = time.sleep,
         pick: str = "uniform",
+        fail_rate: float = 0.0,
     ):
+        if not 0.0 <= fail_rate < 1.0:
+            raise ValueError(f"fail_rate must be in [0, 1), got {fail_rate}")
         if pick not in ("uniform", "first"):
             raise ValueError(f"pick must be 'uniform' or 'first', got {pick!r}")
         self.pick = pick
@@ -77,10 +82,15 @@ class FakeChatServer:
         self.seed = int(seed)
         self.formats = formats
         self.fail_status = fail_status
+        self.fail_rate = float(fail_rate)
+        self._fails = np.random.default_rng([self.seed, 500])
         self.log: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.in_flight_by_model: dict[str, int] = {}
+        self.max_in_flight_by_model: dict[str, int] = {}
         self.requests = 0
+        self.failed = 0
         self._lock = threading.Lock()
         self._sleep = clock
         server = self
@@ -108,18 +118,26 @@ class FakeChatServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                model = str(body.get("model", ""))
                 with server._lock:
                     server.requests += 1
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    now = server.in_flight_by_model.get(model, 0) + 1
+                    server.in_flight_by_model[model] = now
+                    server.max_in_flight_by_model[model] = max(server.max_in_flight_by_model.get(model, 0), now)
+                    fail = server.fail_status
+                    if fail is None and server.fail_rate and server._fails.random() < server.fail_rate:
+                        fail = 500
+                    server.failed += fail is not None
                 try:
                     if server.latency_s:
                         server._sleep(server.latency_s)
-                    fail = server.fail_status
                     text = None if fail is not None else server.answer(body)
                 finally:
                     with server._lock:  # before the reply goes out: a client's next request cannot overlap this one
                         server.in_flight -= 1
+                        server.in_flight_by_model[model] -= 1
                 if fail is not None:
                     self._send(fail, {"error": {"message": "the fake server is down"}})
                     return

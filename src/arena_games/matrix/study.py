@@ -15,8 +15,10 @@ Honesty rules (see docs/matrix.md):
   more than ``max_error_share`` player errors in a cell stops the study (non-zero exit);
 - trials are appended to ``trials.jsonl`` (fsynced) under a :class:`~arena_core.outputs.RunLock`;
   an interrupted study resumes without replaying finished trials;
-- trials run concurrently through :func:`arena_players.batched.play_batch` (an LLM player's
-  ``act_batch`` sends them together, within its own concurrency limit).
+- trials run concurrently: pipelined (:func:`arena_players.batched.play_pipelined`: ``batch``
+  trials in flight, each written as it ends, so a provider's backoff holds only its own trial) for
+  players that may act on several threads at once (an HTTP player), else ``batch`` trials at a
+  time through :func:`arena_players.batched.play_batch` (an MLX player generates them together).
 
     arena study --player matrix_uniform --trials 60
     arena study --player 'openai:model=...,temperature=1' --archetypes paper --k 2-6 --out runs/llm
@@ -30,6 +32,7 @@ command; trial classification and the trial log live in ``trials.py``, verdicts 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -37,7 +40,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -45,13 +48,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from arena_core.episode import EpisodeRecord
 from arena_core.errors import ArenaError, ConfigError, PlayerError
 from arena_core.outputs import RunLock, atomic_write_text
 from arena_core.players import preflight_player
 from arena_core.policy import IllegalActionPolicy
 from arena_core.registry import make_player
 from arena_core.seeding import derive_seed
-from arena_players.batched import play_batch
+from arena_players.batched import pipelines, play_batch, play_pipelined
 
 from . import MatrixGame  # the registered game: the rules with their text view
 from .behaviour import (
@@ -131,7 +135,7 @@ class StudyConfig(BaseModel):
     max_error_share: float = Field(
         0.1, ge=0, le=1, description="stop when player errors exceed this share of a cell's trials"
     )
-    batch: int = Field(64, ge=1, description="trials played together (and written) at a time")
+    batch: int = Field(64, ge=1, description="trials in flight at once (a batch of them for a batching player)")
 
     @field_validator("archetypes")
     @classmethod
@@ -354,6 +358,90 @@ def run_study(
     return result
 
 
+@dataclass(eq=False)
+class _Cell:
+    """One (listing, archetype, k) cell's games (one per label rotation), trial seeds, and rows so far."""
+
+    listing: str
+    archetype: str
+    k: int
+    games: list[MatrixGame]
+    seeds: list[int]
+    rows: dict[int, TrialRow]
+    todo: list[int]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.rows) == len(self.seeds)
+
+
+def _cells(config: StudyConfig, log: TrialLog | None) -> list[_Cell]:
+    """Every cell in order, with the trials found finished in ``log`` (errored ones are asked again)."""
+    out = []
+    for listing in config.listings:
+        for archetype in config.archetypes:
+            for k in config.ks:
+                n = config.trials_for(k)
+                cell = _Cell(
+                    listing,
+                    archetype,
+                    k,
+                    [_game(config, listing, archetype, k, r) for r in range(k)],
+                    trial_seeds(config.seed, archetype, k, n, listing),
+                    {},
+                    [],
+                )
+                for t in range(n):
+                    row = log.done.get((listing, archetype, k, t)) if log is not None else None
+                    if row is not None and row["outcome"] != "error":
+                        cell.rows[t] = row
+                    else:
+                        cell.todo.append(t)
+                out.append(cell)
+    return out
+
+
+Played = list[tuple[_Cell, int, EpisodeRecord]]  # trials that ended: their cell, trial index and episode
+
+
+def _batched(
+    config: StudyConfig, cells: list[_Cell], players: list[Any], policy: IllegalActionPolicy
+) -> Generator[Played, None, None]:
+    """Cell by cell, ``config.batch`` trials at a time through :func:`play_batch` (an MLX player
+    generates a batch's decisions together); each batch ends with its slowest trial."""
+    for cell in cells:
+        for start in range(0, len(cell.todo), config.batch):
+            chunk = cell.todo[start : start + config.batch]
+            lineups = [_lineup(config, players, cell.k, t) for t in chunk]
+            records = play_batch(
+                [cell.games[t % cell.k] for t in chunk],
+                lineups.__getitem__,
+                [cell.seeds[t] for t in chunk],
+                policy=policy,
+            )
+            yield [(cell, t, record) for t, record in zip(chunk, records)]
+
+
+def _pipelined(
+    config: StudyConfig, cells: list[_Cell], players: list[Any], policy: IllegalActionPolicy
+) -> Generator[Played, None, None]:
+    """Every cell's trials, ``config.batch`` in flight at once across cells, each written as it
+    ends (players that may act on several threads at once: an HTTP player)."""
+    work = [(cell, t) for cell in cells for t in cell.todo]
+    jobs = ((cell.games[t % cell.k], _lineup(config, players, cell.k, t), cell.seeds[t]) for cell, t in work)
+    for ended in play_pipelined(jobs, window=config.batch, policy=policy):
+        yield [(work[i][0], work[i][1], record) for i, record in ended]
+
+
+def _swapped(config: StudyConfig, k: int, t: int) -> bool:
+    """Cross-play swaps the seats every k trials; self-play never does."""
+    return (not config.self_play) and (t // k) % 2 == 1
+
+
+def _lineup(config: StudyConfig, players: list[Any], k: int, t: int) -> list[Any]:
+    return players[::-1] if _swapped(config, k, t) else players
+
+
 def _run_cells(
     config: StudyConfig,
     players: list[Any],
@@ -363,53 +451,63 @@ def _run_cells(
     rows: list[TrialRow],
     progress: Callable[[str], None] | None,
 ) -> int:
-    """Play every cell's missing trials in batches, appending each to ``log``; extend ``rows``
-    cell by cell. Returns how many trials were found done. Raises StudyAbortedError."""
-    resumed = 0
-    for listing in config.listings:
-        for archetype in config.archetypes:
-            for k in config.ks:
-                n = config.trials_for(k)
-                games = [_game(config, listing, archetype, k, r) for r in range(k)]
-                seeds_ = trial_seeds(config.seed, archetype, k, n, listing)
-                cell_rows: dict[int, TrialRow] = {}
-                todo = []
-                for t in range(n):
-                    key = (listing, archetype, k, t)
-                    if log is not None and key in log.done and log.done[key]["outcome"] != "error":
-                        cell_rows[t] = log.done[key]
-                        resumed += 1
-                    else:
-                        todo.append(t)
-                for start in range(0, len(todo), config.batch):
-                    chunk = todo[start : start + config.batch]
-                    swaps = [(not config.self_play) and (t // k) % 2 == 1 for t in chunk]
-                    lineups = [players[::-1] if s else players for s in swaps]
-                    records = play_batch(
-                        [games[t % k] for t in chunk], lineups.__getitem__, [seeds_[t] for t in chunk], policy=policy
+    """Play every cell's missing trials (pipelined when every player allows it, else in batches),
+    appending each to ``log``; extend ``rows`` with every finished cell, in order. Returns how many
+    trials were found done. Raises StudyAbortedError."""
+    cells = _cells(config, log)
+    resumed = sum(len(c.rows) for c in cells)
+    play = _pipelined if pipelines(players) else _batched
+    try:
+        for cell in cells:
+            if cell.complete:  # a resumed cell: nothing to ask
+                _finish_cell(config, cell, progress)
+        with contextlib.closing(play(config, cells, players, policy)) as played:
+            for ended in played:
+                finished = []
+                for cell, t, record in ended:
+                    swap = _swapped(config, cell.k, t)
+                    row = trial_row(
+                        cell.games[t % cell.k],
+                        record,
+                        cell.listing,
+                        cell.archetype,
+                        cell.k,
+                        t,
+                        cell.seeds[t],
+                        swap,
+                        infos,
                     )
-                    finished = []
-                    for t, swap, record in zip(chunk, swaps, records):
-                        row = trial_row(games[t % k], record, listing, archetype, k, t, seeds_[t], swap, infos)
-                        cell_rows[t] = row
-                        finished.append((row, record))
-                    if log is not None:
-                        log.append(finished)
-                cell_list = [cell_rows[t] for t in range(n)]
-                rows.extend(cell_list)
-                errors = sum(r["outcome"] == "error" for r in cell_list)
-                if errors > config.max_error_share * n:
-                    kinds = sorted({r["fault_kind"] for r in cell_list if r["outcome"] == "error"})
-                    sample = next(r["detail"] for r in cell_list if r["outcome"] == "error")
-                    raise StudyAbortedError(
-                        f"{errors} of {n} trials in {listing}/{archetype}/k={k} ended in player errors ({', '.join(kinds)}), "
-                        f"over the {config.max_error_share:.0%} limit; first: {sample[:120]}"
-                    )
-                if progress:
-                    progress(
-                        f"{listing:11s} {archetype:18s} k={k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored"
-                    )
+                    cell.rows[t] = row
+                    finished.append((row, record))
+                if log is not None:
+                    log.append(finished)
+                for cell in dict.fromkeys(c for c, _, _ in ended):
+                    if cell.complete:
+                        _finish_cell(config, cell, progress)
+    finally:
+        for cell in cells:
+            if cell.complete:
+                rows.extend(cell.rows[t] for t in range(len(cell.seeds)))
     return resumed
+
+
+def _finish_cell(config: StudyConfig, cell: _Cell, progress: Callable[[str], None] | None) -> None:
+    """A cell's last trial ended: stop the study if too many of its trials ended in player errors."""
+    cell_list = [cell.rows[t] for t in range(len(cell.seeds))]
+    n = len(cell_list)
+    errors = sum(r["outcome"] == "error" for r in cell_list)
+    where = f"{cell.listing}/{cell.archetype}/k={cell.k}"
+    if errors > config.max_error_share * n:
+        kinds = sorted({r["fault_kind"] for r in cell_list if r["outcome"] == "error"})
+        sample = next(r["detail"] for r in cell_list if r["outcome"] == "error")
+        raise StudyAbortedError(
+            f"{errors} of {n} trials in {where} ended in player errors ({', '.join(kinds)}), "
+            f"over the {config.max_error_share:.0%} limit; first: {sample[:120]}"
+        )
+    if progress:
+        progress(
+            f"{cell.listing:11s} {cell.archetype:18s} k={cell.k:2d}  {n} trials, {sum(r['outcome'] == 'scored' for r in cell_list)} scored"
+        )
 
 
 def score_rows(

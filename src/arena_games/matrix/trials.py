@@ -19,7 +19,7 @@ from .payoffs import ARCHETYPES
 from .rules import MatrixGame, MatrixState
 
 FORMAT = "arena.matrix-study/2"
-ERROR_KINDS = (FaultKind.ERROR, FaultKind.TIMEOUT, FaultKind.CAP_EXHAUSTED, FaultKind.CRASH)
+ERROR_KINDS = (FaultKind.ERROR, FaultKind.UNAVAILABLE, FaultKind.TIMEOUT, FaultKind.CAP_EXHAUSTED, FaultKind.CRASH)
 
 TRIAL_FIELDS = (
     "listing",
