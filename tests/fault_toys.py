@@ -153,6 +153,56 @@ class Fails(BasePlayer):
             return 99  # an action of the wrong kind: not in any legal set
         if how == "illegal_telemetry":  # the same illegal move, with what an LLM player's telemetry says of its parse
             return Move(99, telemetry={"parse_detail": "read '99'", "parse_method": "unparseable", "valid": False})
+        if how == "unavailable":  # the endpoint is down: the provider's outage, not the player's move
+            raise ConnectionRefusedError(111, "Connection refused")
         if how == "runtime_error":
             raise RuntimeError("boom")
         raise AssertionError(how)
+
+
+class KillsWorkerOnce(BasePlayer):
+    """SIGKILLs the process it runs in at its first decision of each game, once per game (a flag
+    file in ``flags`` remembers): a pool or Ray worker killed mid-game. The replay plays on."""
+
+    name = "kills-once"
+
+    def __init__(self, seed: int = 0, flags: str = ""):
+        super().__init__(seed)
+        self.flags = flags
+
+    def act(self, decision: Decision):
+        try:
+            os.close(
+                os.open(os.path.join(self.flags, f"{decision.episode_seed}-{decision.seat}"), os.O_CREAT | os.O_EXCL)
+            )
+        except FileExistsError:
+            return "stand"
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class DiesAtEachPoint(BasePlayer):
+    """Its worker dies at a different point of each attempt of a game: begin_episode, then its move,
+    then end_episode (never twice at one decision: infrastructure, by the replay rule)."""
+
+    name = "dies-around"
+
+    def __init__(self, seed: int = 0, flags: str = ""):
+        super().__init__(seed)
+        self.flags = flags
+
+    def _die_at(self, point: int, seed: int, seat: int) -> None:
+        done = len([f for f in os.listdir(self.flags) if f.startswith(f"{seed}-{seat}-")])
+        if done + 1 == point:
+            open(os.path.join(self.flags, f"{seed}-{seat}-{point}"), "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def begin_episode(self, game, seat, episode_seed):
+        self._seat, self._seed = seat, episode_seed
+        self._die_at(1, episode_seed, seat)
+
+    def act(self, decision: Decision):
+        self._die_at(2, decision.episode_seed, decision.seat)
+        return "stand"
+
+    def end_episode(self, end):
+        self._die_at(3, self._seed, self._seat)

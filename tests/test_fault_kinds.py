@@ -42,6 +42,7 @@ LIVE = [  # (how the player fails, the kind every consumer must report)
     ("move_none", F.UNPARSEABLE),
     ("illegal", F.ILLEGAL),
     ("illegal_telemetry", F.ILLEGAL),  # issue 45.3: once `unparseable`, read from the telemetry
+    ("unavailable", F.UNAVAILABLE),  # issue 43: an outage is nobody's move
 ]
 DEFAULT = IllegalActionPolicy.parse("default")
 
@@ -64,7 +65,7 @@ def tournament_and_compare(how: str, tmp_path: Path) -> tuple[FaultKind, FaultKi
             "game": "draw_or_stand",
             "game_factory": "tournament_toys:DrawOrStand",
             "entrants": [
-                {"name": "f", "factory": "fault_toys:Fails", "options": {"how": how}},
+                {"name": "f", "factory": "fault_toys:Fails", "options": {"how": how}, "on_outage": "default"},
                 {"name": "s", "factory": "tournament_toys:Skilled"},
                 {"name": "t", "factory": "tournament_toys:Skilled"},
             ],

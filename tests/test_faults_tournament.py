@@ -418,7 +418,7 @@ entrants = [
   {{ name = "kills-worker", factory = "fault_toys:ExitsWorker" }},
   {{ name = "sys-exit", factory = "fault_toys:RaisesBase", options = {{ what = "SystemExit" }} }},
   {{ name = "capped", factory = "fault_toys:Capped", options = {{ calls = 1 }} }},
-  {{ name = "dead-endpoint", player = "openai", options = {{ base_url = "http://127.0.0.1:{port}/v1", api_key_env = "", max_retries = 0, timeout_s = 2 }} }},
+  {{ name = "dead-endpoint", player = "openai", on_outage = "default", options = {{ base_url = "http://127.0.0.1:{port}/v1", api_key_env = "", max_retries = 0, timeout_s = 2 }} }},
 ]
 [run]
 backend = "process"
@@ -448,7 +448,7 @@ bootstrap = 0
         "kills-worker": "crash",
         "sys-exit": "error",
         "capped": "cap_exhausted",
-        "dead-endpoint": "error",
+        "dead-endpoint": "unavailable",  # opted into default moves: its outage is counted, not replayed
     }
     for name, kind in expected.items():
         assert counts[name][kind] > 0, (name, counts[name])

@@ -28,7 +28,7 @@ from arena_core.faults import FaultKind
 from .results import UNPLAYED, GameResult, PlayerFault, ScheduleLine
 from .summary import EntrantFaults, FaultSummary, RatingsSummary, UnplayedGame
 
-CAUSES = ("illegal", "unparseable", "timeout", "error", "cap_exhausted", "crash")
+CAUSES = ("illegal", "unparseable", "timeout", "error", "unavailable", "cap_exhausted", "crash")
 OUTCOMES = ("default_applied", "forfeit")
 KINDS = CAUSES + OUTCOMES
 DEFAULT_MAX_FAULT_RATE = 0.25

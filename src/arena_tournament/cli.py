@@ -46,6 +46,13 @@ def _rating_args(p: OneLineArgumentParser) -> None:
         default=None,
         help="virtual win and loss against an anchor (default 0.1)",
     )
+    p.add_argument(
+        "--faulted",
+        choices=["include", "exclude", "both"],
+        default="include",
+        help="games with moves played while a provider was unavailable: rate them (include), leave them out "
+        "(exclude), or rank with and without them side by side (both)",
+    )
 
 
 def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | None = None) -> RatingsSummary:
@@ -66,6 +73,7 @@ def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | N
             base=opts.base,
             seed=opts.seed if args.seed is None else args.seed,
             min_pair_games=opts.min_pair_games,
+            faulted=args.faulted,
         ),
         header,
         games,
@@ -107,6 +115,7 @@ def tournament_body(argv: Sequence[str] | None) -> int:
     from .config import load_config
     from .report import print_leaderboard, write_all
     from .runner import RunInterrupted, load_results, run_tournament
+    from .store import full_disk_in_one_line
 
     config = load_config(args.config)
     changes = {
@@ -129,9 +138,9 @@ def tournament_body(argv: Sequence[str] | None) -> int:
         report = run_tournament(
             config, results_path=out / "results.jsonl", quiet=args.quiet, options=options, max_games=args.max_games
         )
-    except RunInterrupted as exc:  # a real Ctrl-C: one line, resumable
+    except RunInterrupted as exc:  # Ctrl-C or SIGTERM: one line, the lock released, resumable
         print(f"arena tournament: {exc}", file=sys.stderr)
-        return 130
+        return exc.exit_status
     if not args.quiet:
         print(
             f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}",
@@ -140,15 +149,29 @@ def tournament_body(argv: Sequence[str] | None) -> int:
     from .audit import fault_summary, finish_status, print_faults
 
     faults = fault_summary(*load_results(report.path), options.max_fault_rate)
-    if args.no_report:
-        return finish_status(faults)
-    summary = _summary(report.path, args, config.ratings)
-    written = write_all(summary, out, results=report.path, prices=config.prices)
-    if not args.quiet:
-        print_leaderboard(summary)
-        print_faults(summary)
-        print("report: " + ", ".join(str(v) for v in written.values()), file=sys.stderr)
+    if not args.no_report:
+        summary = _summary(report.path, args, config.ratings)
+        with full_disk_in_one_line(out):
+            written = write_all(summary, out, results=report.path, prices=config.prices)
+        if not args.quiet:
+            print_leaderboard(summary)
+            print_faults(summary)
+            print("report: " + ", ".join(str(v) for v in written.values()), file=sys.stderr)
+    if report.incomplete:  # said even with --quiet: the run is not finished
+        print(f"arena tournament: {incomplete_line(report.incomplete)}", file=sys.stderr)
+        return EXIT_INCOMPLETE
     return finish_status(faults)
+
+
+#: exit status of a run that left games a provider outage cut short (run the same command again)
+EXIT_INCOMPLETE = 4
+
+
+def incomplete_line(games: int) -> str:
+    return (
+        f"{games} game(s) were cut short by a provider outage and are not recorded (nobody's move); "
+        "run the same command again to replay them"
+    )
 
 
 def ratings_parser() -> OneLineArgumentParser:

@@ -54,7 +54,10 @@ class RunOptions(_Strict):
         default="auto",
         description="process-pool workers: auto = fork on Linux when this process has no other threads, else spawn",
     )
-    ray_address: str | None = Field(default=None, description="Ray cluster address; None starts Ray on this machine")
+    ray_address: str | None = Field(
+        default=None,
+        description="an existing Ray cluster's address (e.g. 10.0.0.5:6379, or 'auto'); None starts one on this machine, bound to 127.0.0.1",
+    )
     policy: str = Field(
         default="penalize", description="illegal-action policy: penalize, default, retry:K, retry:K:default"
     )
@@ -81,6 +84,12 @@ class RunOptions(_Strict):
     )
     stop_at_cap: bool = Field(
         default=True, description="an entrant whose spending cap runs out plays no further games (listed as unplayed)"
+    )
+    outage_replays: int = Field(
+        default=3,
+        ge=0,
+        description="times a game a provider outage cut short is played again (on later runs) before it is "
+        "recorded as an outage, not rated",
     )
 
     @field_validator("policy")

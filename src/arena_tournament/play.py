@@ -6,14 +6,20 @@ exhausts its spending cap fails under the illegal-action policy; the failure is 
 result with its :class:`~arena_core.faults.FaultKind`. Only a real Ctrl-C of the user (the
 runner's SIGINT handler raises :class:`UserInterrupt`) stops the game.
 
-A ``marker(seat)`` callback is told whose code is about to run (-1: none); the process
-backend keeps it in shared memory, so when a worker dies the parent knows whom to blame.
+A ``marker(seat, ply)`` callback is told whose code is about to run and at which decision
+(seat -1: none; ply -1: before the first move); the process backend keeps it in shared memory,
+so when a worker dies the parent knows whose decision it was, and whether a replayed game died
+at the same one.
+
+A provider outage is nobody's move: when a decision fails ``unavailable`` (the endpoint down,
+its retries spent) for an entrant with ``on_outage = "replay"`` (the default), the game stops
+there and comes back with reason ``incomplete``: the runner records it as an attempt, not a
+result, and plays it again on resume. An entrant with ``on_outage = "default"`` has the failure
+handled by the illegal-action policy like any other, and the game counts.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import queue
 import signal
 import threading
@@ -24,16 +30,15 @@ from types import FrameType
 from typing import Any
 
 from arena_core.episode import EndReason, PolicyEvent
-from arena_core.errors import ConfigError
 from arena_core.faults import FaultKind, fault_of, fault_of_exception
-from arena_core.game import Game
 from arena_core.match import Match
 from arena_core.outputs import scrub_and_cut
 from arena_core.players import Decision, Move, episode_end, warn_hook_failed
 from arena_core.runner import submit_answer
 
-from .results import GameResult, PlayerFault, Settings
-from .schedule import Entrant, Schedule, ScheduledGame
+from .entrants import build_game, build_player
+from .results import INCOMPLETE, GameResult, PlayerFault, Settings
+from .schedule import Schedule, ScheduledGame
 
 
 @dataclass(frozen=True)
@@ -44,9 +49,6 @@ class GameContext:
     settings: Settings
     fresh_players: bool = True
 
-
-_GAME_CACHE: dict[tuple[Any, ...], Game[Any, Any]] = {}
-_PLAYER_CACHE: dict[str, Any] = {}
 
 #: set by the runner's SIGINT handler: the user pressed Ctrl-C (not a player raising KeyboardInterrupt)
 INTERRUPTED = threading.Event()
@@ -62,49 +64,19 @@ def _user_interrupted(exc: BaseException) -> bool:
     return isinstance(exc, UserInterrupt) or INTERRUPTED.is_set()
 
 
-def _no_marker(seat: int) -> None:
+def _no_marker(seat: int, ply: int = -1) -> None:
     pass
 
 
-def import_object(path: str) -> Any:
-    """The object named by 'package.module:attr'."""
-    module, _, attr = path.partition(":")
-    try:
-        obj = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"cannot import {path!r}: {exc}; check the module is importable (installed or on PYTHONPATH)"
-        ) from None
-    return obj
+class _Outage(Exception):
+    """A decision of an entrant that replays outages failed ``unavailable``: the game stops, incomplete."""
+
+    def __init__(self, seat: int, ply: int, detail: str):
+        super().__init__(detail)
+        self.seat, self.ply, self.detail = seat, ply, detail
 
 
-def build_game(schedule: Schedule) -> Game[Any, Any]:
-    key = (schedule.game, schedule.game_factory, json.dumps(schedule.params, sort_keys=True), schedule.num_players)
-    if key not in _GAME_CACHE:
-        if schedule.game_factory:
-            _GAME_CACHE[key] = import_object(schedule.game_factory)(schedule.params, num_players=schedule.num_players)
-        else:
-            from arena_core.registry import make_game
-
-            _GAME_CACHE[key] = make_game(schedule.game, schedule.params, num_players=schedule.num_players)
-    return _GAME_CACHE[key]
-
-
-def build_player(entrant: Entrant, *, fresh: bool = True) -> Any:
-    if not fresh and entrant.name in _PLAYER_CACHE:
-        return _PLAYER_CACHE[entrant.name]
-    if entrant.factory:
-        player = import_object(entrant.factory)(seed=entrant.seed, **entrant.options)
-    else:
-        from arena_core.registry import make_player
-
-        assert entrant.player is not None  # an entrant names a factory or a player
-        player = make_player(entrant.player, seed=entrant.seed, **entrant.options)
-    if not fresh:
-        _PLAYER_CACHE[entrant.name] = player
-    return player
+Marker = Callable[..., None]  # marker(seat, ply=-1): whose code runs, at which decision
 
 
 class DecisionTimerExpired(TimeoutError):
@@ -217,12 +189,35 @@ def play_scheduled(ctx: GameContext, sg: ScheduledGame) -> GameResult:
 
 
 def play_game(
-    ctx: GameContext, sg: ScheduledGame, *, marker: Callable[[int], None] = _no_marker, record: bool = True
+    ctx: GameContext, sg: ScheduledGame, *, marker: Marker = _no_marker, record: bool = True
 ) -> tuple[GameResult, str | None]:
     """Play one scheduled game: its result, and (``record``) its episode record as the
-    compact JSON text :mod:`.records` stores. ``marker(seat)`` is called before code of
-    ``seat``'s player runs and ``marker(-1)`` after."""
+    compact JSON text :mod:`.records` stores. ``marker(seat, ply)`` is called before code of
+    ``seat``'s player runs and ``marker(-1)`` after. A game stopped by a provider outage comes
+    back ``incomplete`` (see the module docstring), without a record."""
     started = time.perf_counter()
+    try:
+        return _play(ctx, sg, marker, record, started)
+    except _Outage as stop:
+        name = sg.seats[stop.seat]
+        detail = f"stopped at ply {stop.ply}: {name!r} (seat {stop.seat}) could not reach its provider: {stop.detail}"
+        fault = PlayerFault(
+            seat=stop.seat,
+            player=name,
+            verdict="replay",
+            kind=FaultKind.UNAVAILABLE,
+            detail=scrub_and_cut(stop.detail, DETAIL_CHARS),
+            ply=stop.ply,
+        )
+        result = GameResult.of(
+            sg, reason=INCOMPLETE, returns=None, faults=[fault], detail=scrub_and_cut(detail, DETAIL_CHARS)
+        )
+        return result.model_copy(update={"duration_s": round(time.perf_counter() - started, 6)}), None
+
+
+def _play(
+    ctx: GameContext, sg: ScheduledGame, marker: Marker, record: bool, started: float
+) -> tuple[GameResult, str | None]:
     schedule, settings = ctx.schedule, ctx.settings
     game = build_game(schedule)
     by_name = {e.name: e for e in schedule.entrants}
@@ -267,7 +262,10 @@ def play_game(
             except BaseException as exc:
                 if _user_interrupted(exc):
                     raise UserInterrupt() from None
-                broken[seat] = (fault_of_exception(exc), f"begin_episode raised {type(exc).__name__}: {exc}")
+                kind, detail = fault_of_exception(exc), f"begin_episode raised {type(exc).__name__}: {exc}"
+                if kind is FaultKind.UNAVAILABLE and by_name[sg.seats[seat]].on_outage == "replay":
+                    raise _Outage(seat, -1, detail) from None
+                broken[seat] = (kind, detail)
             finally:
                 marker(-1)
         while not match.done:
@@ -288,16 +286,17 @@ def play_game(
                     break
                 if limit is None or left < limit:
                     limit, game_bound = left, True
-            marker(seat)
+            marker(seat, match.ply)
             try:
-                _decide(match, seat, players[seat], caller, limit, game_bound, broken, settings, tally)
+                replay = by_name[sg.seats[seat]].on_outage == "replay"
+                _decide(match, seat, players[seat], caller, limit, game_bound, broken, settings, tally, replay)
             finally:
                 marker(-1)
         for seat, player in enumerate(players):  # the result stands whatever an end hook does
             hook = getattr(player, "end_episode", None)
             if hook is None or seat in broken:
                 continue
-            marker(seat)
+            marker(seat, match.ply)
             try:
                 caller.call(hook, (episode_end(match, seat),), settings.decision_time_limit_s)
             except BaseException as exc:
@@ -413,6 +412,7 @@ def _decide(
     broken: dict[int, tuple[FaultKind, str]],
     settings: Settings,
     tally: _Tally,
+    replay_outage: bool = False,
 ) -> None:
     game, pos = match.game, match.position
     decision = Decision.at(game, pos, seat, match.seed)
@@ -435,6 +435,8 @@ def _decide(
             raise UserInterrupt() from None
         kind = fault_of_exception(exc)
         detail = f"player raised {type(exc).__name__}: {exc}"
+        if kind is FaultKind.UNAVAILABLE and replay_outage:
+            raise _Outage(seat, match.ply, detail) from None
         if kind is FaultKind.CAP_EXHAUSTED:
             broken[seat] = (kind, detail)  # no further calls: its cap will not come back
         match.fail(seat, detail, telemetry={"error_type": type(exc).__name__, "fault": kind.value}, fault=kind)

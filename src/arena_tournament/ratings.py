@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from arena_core.faults import FaultKind
 from arena_core.stats import (
     bootstrap_t_interval,
     cluster_bootstrap_weights,
@@ -49,8 +50,9 @@ from arena_core.stats import (
     t_sf,
 )
 
+from .results import OUTAGE
 from .schedule import table_groups  # one union-find, shared with the design check
-from .summary import HeadToHeadRow, LeaderboardRow, RatingMethod, RatingPair, RatingsSummary, SeatRow
+from .summary import HeadToHeadRow, LeaderboardRow, RatingMethod, RatingPair, RatingsSummary, SeatRow, WithoutFaulted
 
 if TYPE_CHECKING:
     from .results import GameResult, ScheduleLine
@@ -626,15 +628,66 @@ def summarize(
     seed: int = 0,
     min_pair_games: int = 5,
     note_gap: float = 100.0,
+    faulted: str = "include",
 ) -> RatingsSummary:
     """Everything the leaderboard and the report show, typed (:class:`~arena_tournament.summary.RatingsSummary`).
 
-    ``header`` is the results file's schedule line, ``games`` its game lines.
+    ``header`` is the results file's schedule line, ``games`` its game lines. ``faulted``: rate
+    every scored game (``include``), leave out those an infrastructure fault touched (``exclude``),
+    or both, the second as ``without_faulted`` (``both``).
     """
+    if faulted not in ("include", "exclude", "both"):
+        raise ValueError(f"faulted must be include, exclude or both, got {faulted!r}")
+
+    def rate(rated: Sequence[GameResult]) -> RatingsSummary:
+        return _summarize(
+            header,
+            rated,
+            games,
+            resamples=resamples,
+            regularization=regularization,
+            base=base,
+            seed=seed,
+            min_pair_games=min_pair_games,
+            note_gap=note_gap,
+        )
+
+    touched = [g for g in games if infrastructure_touched(g)]
+    kept = [g for g in games if not infrastructure_touched(g)]
+    if faulted == "exclude":
+        return rate(kept).model_copy(update={"games_excluded": len(touched)})
+    summary = rate(games)
+    if faulted == "both":
+        clean = rate(kept)
+        side = WithoutFaulted(games_excluded=len(touched), leaderboard=clean.leaderboard, note=clean.note)
+        summary = summary.model_copy(update={"without_faulted": side})
+    return summary
+
+
+def infrastructure_touched(game: GameResult) -> bool:
+    """Whether a move of ``game`` was played by the policy because the provider was unavailable
+    (an entrant that opted into ``on_outage = "default"``)."""
+    return any(f.kind is FaultKind.UNAVAILABLE for f in game.faults)
+
+
+def _summarize(
+    header: ScheduleLine,
+    games: Sequence[GameResult],
+    recorded: Sequence[GameResult],
+    *,
+    resamples: int | None,
+    regularization: float,
+    base: float,
+    seed: int,
+    min_pair_games: int,
+    note_gap: float,
+) -> RatingsSummary:
+    """The summary rating ``games`` (of the ``recorded`` ones; the counts describe those)."""
     schedule = header.schedule
     names = [e.name for e in schedule.entrants]
     resamples = 1000 if resamples is None else resamples
     scored = [g for g in games if g.returns is not None]
+    touched = [g for g in recorded if g.returns is not None and infrastructure_touched(g)]
     cluster_of = deal_clusters(scored)
     outcomes = [
         Outcome(g.key, cluster_of[g.key], tuple(g.seats), tuple(g.returns))
@@ -661,12 +714,19 @@ def summarize(
         deals_scored=num_deals,
         tables=len(schedule.tables),
         games_scheduled=len(schedule.games()),
-        games_recorded=len(games),
+        games_recorded=len(recorded),
         games_scored=len(scored),
-        games_truncated=sum(1 for g in games if g.returns is None and not g.unplayed),
-        games_unplayed=sum(1 for g in games if g.unplayed),
-        games_with_faults=sum(1 for g in games if g.faults),
+        games_truncated=sum(1 for g in recorded if g.returns is None and not g.unplayed and g.reason != OUTAGE),
+        games_unplayed=sum(1 for g in recorded if g.unplayed),
+        games_with_faults=sum(1 for g in recorded if g.faults),
         clusters=len({o.cluster for o in outcomes}),
+        games_replayed=sum(1 for g in recorded if g.retried and g.reason != OUTAGE),
+        attempts_lost=sum(len(g.retried) for g in recorded),
+        games_outage=sum(1 for g in recorded if g.reason == OUTAGE),
+        games_with_outage_moves=len(touched),
+        outage_entrants=sorted(
+            {f.player for g in touched for f in g.faults if f.kind is FaultKind.UNAVAILABLE}, key=names.index
+        ),
         settings=header.settings.model_dump(mode="json"),
         method=RatingMethod(
             model="Plackett-Luce (minorise-maximise), ties expanded",
@@ -681,7 +741,7 @@ def summarize(
         ),
         groups=fit.groups or [names],
         note=few_games_note(fit, num_deals, gap=note_gap),
-        leaderboard=_leaderboard(fit, outcomes, games, names),
+        leaderboard=_leaderboard(fit, outcomes, recorded, names),
         rating_pairs=_rating_pairs(fit),
         head_to_head=[
             HeadToHeadRow(

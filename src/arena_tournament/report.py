@@ -133,11 +133,67 @@ def footing_lines(summary: RatingsSummary) -> list[str]:
 
 
 def title_line(summary: RatingsSummary) -> str:
-    """The leaderboard's first line: scored and truncated games, deals, design."""
+    """The leaderboard's first line: scored and truncated games, deals, design (and the games left out)."""
+    left_out = (
+        f", without the {summary.games_excluded} games an infrastructure fault touched"
+        if summary.games_excluded
+        else ""
+    )
     return (
         f"{summary.name}: {summary.game}, {summary.games_scored} scored games "
-        f"({summary.games_truncated} truncated) on {summary.deals_scored} deals, {summary.design} design"
+        f"({summary.games_truncated} truncated) on {summary.deals_scored} deals, {summary.design} design{left_out}"
     )
+
+
+def infrastructure_notes(summary: RatingsSummary) -> list[str]:
+    """What infrastructure did to the games: attempts lost and played again, games every attempt of
+    which an outage cut short, games not recorded yet, and rated games with moves played during an outage."""
+    lines = []
+    if summary.games_replayed:
+        lines.append(
+            f"{summary.games_replayed} games were played again after {summary.attempts_lost} attempt(s) lost to "
+            "infrastructure (a dead worker, a provider outage); nobody was charged for those (see 'retried' in the results)."
+        )
+    if summary.games_outage:
+        lines.append(
+            f"{summary.games_outage} games could not be played: a provider outage cut every attempt short (reason "
+            "'outage'); they are not rated."
+        )
+    missing = summary.games_scheduled - summary.games_recorded
+    if missing > 0:
+        lines.append(
+            f"{missing} of {summary.games_scheduled} scheduled games are not recorded yet (cut short by an outage, or "
+            "not played): run the same `arena tournament` command again to play them."
+        )
+    if summary.games_with_outage_moves and not summary.games_excluded:
+        who = ", ".join(summary.outage_entrants)
+        lines.append(
+            f"{summary.games_with_outage_moves} rated games include moves the policy played while a provider was "
+            f'unavailable ({who}: on_outage = "default"); `arena ratings RESULTS --faulted both` ranks with and '
+            "without them side by side."
+        )
+    return lines
+
+
+def side_by_side_lines(summary: RatingsSummary) -> list[str]:
+    """Each entrant's rating on every game and without the games an infrastructure fault touched."""
+    side = summary.without_faulted
+    if side is None:
+        return []
+    other = {r.name: r for r in side.leaderboard}
+    lines = [
+        f"with and without the {side.games_excluded} games an infrastructure fault touched:",
+        f"  {'entrant':<24} {'all games':>26}  {'without them':>26}",
+    ]
+    for r in summary.leaderboard:
+        o = other.get(r.name)
+        without = "-" if o is None else f"#{o.rank} {o.rating:.0f} " + _interval(o.rating_low, o.rating_high)
+        lines.append(
+            f"  {r.name:<24} {f'#{r.rank} {r.rating:.0f} ' + _interval(r.rating_low, r.rating_high):>26}  {without:>26}"
+        )
+    if side.note:
+        lines.append(f"  (without them: {side.note})")
+    return lines
 
 
 def disagreements(summary: RatingsSummary) -> list[str]:
@@ -211,6 +267,8 @@ def leaderboard_notes(summary: RatingsSummary, *, max_pairs: int = 15) -> list[s
         )
     if summary.note:
         lines.append(summary.note)
+    lines.extend(infrastructure_notes(summary))
+    lines.extend(side_by_side_lines(summary))
     return lines
 
 

@@ -10,6 +10,12 @@ decisions each seat made and how each answered (``modes``); a scheduled game tha
 played (its entrant's spending cap ran out) is a game line with reason ``unplayed``, no
 returns and the reason in ``detail``. A game key appears at most once: readers refuse a file
 with a repeated key (two runs wrote it).
+
+Infrastructure is nobody's move: a game that a provider outage cut short (reason ``incomplete``)
+is never a line here but an attempt in ``attempts.jsonl`` (:mod:`.store`), played again on resume;
+past ``run.outage_replays`` attempts it is recorded with reason ``outage`` (no returns, not rated).
+A game played again after a dead worker or an outage lists the lost attempts, each with its
+evidence, in ``retried`` (absent when there were none).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import os
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from arena_core.errors import ConfigError
 
@@ -33,6 +39,8 @@ from .schedule import Schedule
 FORMAT = "arena.tournament/2"
 READABLE_FORMATS = ("arena.tournament/1", FORMAT)
 UNPLAYED = "unplayed"  # the reason of a scheduled game that was never played
+INCOMPLETE = "incomplete"  # an attempt a provider outage cut short: logged as an attempt, played again
+OUTAGE = "outage"  # a game every attempt of which an outage cut short (run.outage_replays): not rated
 
 
 class Settings(BaseModel):
@@ -98,6 +106,7 @@ class GameResult(BaseModel):
     modes: list[str | None] | None = None  # per seat: "free" (text parsed by the game) or "constrained" (an action)
     detail: str = ""  # why a game ended as it did when no fault says it (an unplayed game's reason)
     duration_s: float = 0.0
+    retried: list[str] = Field(default_factory=list)  # attempts lost to infrastructure, each with its evidence
 
     @classmethod
     def of(cls, sg: ScheduledGame, *, reason: str, returns: list[float] | None, **fields: Any) -> GameResult:
@@ -123,8 +132,17 @@ class GameResult(BaseModel):
         return self.reason == UNPLAYED
 
     def outcome(self) -> dict[str, Any]:
-        """Everything but the timing: equal across backends for the same schedule and seeds."""
-        return self.model_dump(exclude={"duration_s"})
+        """Everything but the timing and the lost attempts: equal across backends for the same
+        schedule and seeds, however often infrastructure failed on the way."""
+        return self.model_dump(exclude={"duration_s", "retried"})
+
+    @model_serializer(mode="wrap")
+    def _without_empty_retried(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``retried`` only where an attempt was lost: the other lines read as before."""
+        data: dict[str, Any] = handler(self)
+        if not self.retried:
+            data.pop("retried", None)
+        return data
 
 
 # ---------------------------------------------------------------------- results file

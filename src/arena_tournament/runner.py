@@ -2,20 +2,21 @@
 
 Results are JSON lines: the first line saves the schedule, the settings and each entrant's
 resolved identity, then one line per game, appended, flushed and fsynced as each game ends;
-each game's full episode goes to ``records.jsonl.gz`` just before its line. Restarting after a
-kill skips the games already recorded and drops a half-written last line (and record), so the
-file always ends up with exactly the schedule's games, each once. One run at a time writes an
-output directory (:class:`~arena_core.outputs.RunLock`).
+each game's full episode goes to ``records.jsonl.gz`` just before its line (:mod:`.store`).
+Restarting after a kill skips the games already recorded and drops a half-written last line (and
+record), so the file always ends up with exactly the schedule's games, each once. One run at a
+time writes an output directory (:class:`~arena_core.outputs.RunLock`).
 
 Failures are data: a player that raises (``SystemExit`` and ``KeyboardInterrupt`` included),
 answers garbage, exceeds the per-decision time limit or exhausts its spending cap fails under
-the illegal-action policy, with a typed fault in the game's line. A process-pool worker that
-dies (``os._exit``, a segfault, the OOM killer) costs only the game it was playing: that game is
-recorded as a ``crash`` forfeit of the entrant whose code was running, the worker is replaced
-and the run goes on. An entrant whose cap runs out plays no further games: they are recorded
-as ``unplayed`` with the reason. Before the first game every entrant is built and, unless
-``run.preflight = false``, preflighted (an HTTP player checks its key and endpoint). A real
-Ctrl-C stops the run cleanly; rerun the same command to resume.
+the illegal-action policy, with a typed fault in the game's line. Infrastructure is nobody's move:
+a dead worker's game is played again (:mod:`.backends`), and a game a provider outage cut short is
+logged as an attempt and played again on resume, up to ``run.outage_replays`` times (then recorded
+with reason ``outage``, not rated). An entrant whose cap runs out plays no further games: they are
+recorded as ``unplayed`` with the reason. Before the first game every entrant is built and, unless
+``run.preflight = false``, preflighted (an HTTP player checks its key and endpoint). Ctrl-C or
+SIGTERM stops the run cleanly (:class:`RunInterrupted`, the lock released); a full disk is one
+line naming the file; rerun the same command to resume.
 """
 
 from __future__ import annotations
@@ -29,19 +30,19 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import Any
 
-from arena_core.errors import ArenaError, ConfigError
+from arena_core.errors import ArenaError
 from arena_core.faults import FaultKind
-from arena_core.outputs import RunLock, scrub_and_cut
+from arena_core.outputs import RunLock
 
 from .backends import BACKENDS
 from .config import RunOptions, TournamentConfig
-from .identity import check_no_literal_secrets, entrant_identity, identity_change
-from .play import INTERRUPTED, GameContext, UserInterrupt, build_game, build_player, import_object, play_scheduled
-from .records import RECORDS_NAME, RecordsFile
-from .results import UNPLAYED, GameResult, ResultsFile, ScheduleLine, Settings, append_line, load_results
-from .schedule import Schedule, ScheduledGame
+from .entrants import check_entrants, preflight_entrants, ready_schedule, resolve_schedule
+from .play import INTERRUPTED, GameContext, UserInterrupt, play_scheduled
+from .results import INCOMPLETE, OUTAGE, UNPLAYED, GameResult, ResultsFile, ScheduleLine, Settings, load_results
+from .schedule import ScheduledGame
+from .store import RunFiles
 
 __all__ = [
     "BACKENDS",
@@ -63,7 +64,16 @@ __all__ = [
 
 
 class RunInterrupted(ArenaError):
-    """The user stopped the run (Ctrl-C); everything recorded so far stays, resume continues."""
+    """The user stopped the run (Ctrl-C, or SIGTERM); everything recorded so far stays, resume continues."""
+
+    def __init__(self, message: str, signum: int = signal.SIGINT):
+        super().__init__(message)
+        self.signum = int(signum)
+
+    @property
+    def exit_status(self) -> int:
+        """128 + the signal's number, as a shell reports a process a signal stopped (130, 143)."""
+        return 128 + self.signum
 
 
 # ---------------------------------------------------------------------- progress
@@ -129,7 +139,10 @@ class RunReport:
     seconds: float
     unplayed: int = 0  # games recorded as unplayed by this run
     stopped: dict[str, Any] = field(default_factory=dict)  # entrant -> why its remaining games are not played
-    crashes: int = 0  # games whose worker process died, in this run
+    crashes: int = 0  # games charged as a crash (a worker died twice at one decision), in this run
+    replayed: int = 0  # games this run recorded after attempts lost to infrastructure (dead workers, outages)
+    incomplete: int = 0  # games an outage cut short in this run, left to the next run to replay
+    outage: int = 0  # games recorded with reason outage (every attempt cut short), in this run
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,108 +155,6 @@ def settings_of(options: RunOptions) -> Settings:
         game_time_limit_s=options.game_time_limit_s,
         decision_time_limit_s=options.decision_time_limit_s,
     )
-
-
-def resolve_schedule(config: TournamentConfig) -> Schedule:
-    """The schedule of ``config`` (the game is built here to learn its default player count)."""
-    num_players = config.num_players
-    if num_players is None:
-        if config.game_factory:
-            num_players = import_object(config.game_factory)(config.params).num_players
-        else:
-            from arena_core.registry import make_game
-
-            num_players = make_game(config.game, config.params).num_players
-    return config.schedule(num_players)
-
-
-def check_entrants(schedule: Schedule) -> None:
-    """Fail early, in the caller's process, on entrants whose player cannot be found or whose
-    config holds a literal secret."""
-    from arena_core.registry import load, plugin_info
-
-    for e in schedule.entrants:
-        check_no_literal_secrets(e)
-        if e.factory:
-            import_object(e.factory)
-            continue
-        assert e.player is not None  # an entrant names a factory or a player
-        name = e.player  # the registered name: Entrant parsed the spec
-        info = plugin_info("players", name)
-        if not info.available:
-            raise ConfigError(f"entrant {e.name!r}: player {name!r} is not usable here: {info.reason}")
-        load("players", name)  # import errors surface here, and forked workers inherit the module
-
-
-def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool = False) -> dict[str, dict[str, Any]]:
-    """Build every entrant (and run its ``preflight()`` unless ``preflight`` is False) before
-    the first game; a failure is one :class:`ConfigError` line naming the entrant. Returns each
-    entrant's resolved identity. ``keep``: reuse the built players in this process's games."""
-    from arena_core.players import preflight_player
-
-    from .play import _PLAYER_CACHE
-
-    identities: dict[str, dict[str, Any]] = {}
-    for e in schedule.entrants:
-        try:
-            player = build_player(e, fresh=True)
-        except ArenaError as exc:
-            raise ConfigError(f"entrant {e.name!r} cannot be built: {_one_line(str(exc))}") from None
-        except Exception as exc:
-            raise ConfigError(
-                f"entrant {e.name!r} cannot be built: {type(exc).__name__}: {_one_line(str(exc))}"
-            ) from None
-        if preflight:
-            try:
-                preflight_player(e.name, player)
-            except ArenaError as exc:
-                raise ConfigError(f"{exc}; skip the check with run.preflight = false or --no-preflight") from None
-        identities[e.name] = entrant_identity(e, player)
-        if keep:
-            _PLAYER_CACHE[e.name] = player
-    return identities
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    return scrub_and_cut(" ".join(text.split()), limit)
-
-
-class _SigintGuard:
-    """While running in the main thread, Ctrl-C raises :class:`UserInterrupt` (a real user
-    interrupt, told apart from a ``KeyboardInterrupt`` raised by player code)."""
-
-    def __enter__(self) -> _SigintGuard:
-        INTERRUPTED.clear()
-        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
-        if threading.current_thread() is threading.main_thread():
-
-            def handler(signum: int, frame: FrameType | None) -> None:
-                INTERRUPTED.set()
-                raise UserInterrupt()
-
-            try:
-                self._previous = signal.signal(signal.SIGINT, handler)
-            except ValueError:  # pragma: no cover - signals unavailable
-                self._previous = None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-
-
-def _cap_stops(games: Iterable[GameResult]) -> dict[str, str]:
-    """Entrants whose spending cap ran out in these games -> the reason their later games are not played."""
-    out: dict[str, str] = {}
-    for g in games:
-        for f in g.faults:
-            if f.kind is FaultKind.CAP_EXHAUSTED and f.player not in out:
-                out[f.player] = f"entrant {f.player!r} exhausted its spending cap in game {g.key}"
-    return out
-
-
-def unplayed_result(sg: ScheduledGame, why: str) -> GameResult:
-    return GameResult.of(sg, reason=UNPLAYED, returns=None, detail=why)
 
 
 def run_tournament(
@@ -259,141 +170,197 @@ def run_tournament(
     ``max_games`` stops after that many new games (for tests and staged runs).
     """
     options = options or config.run
-    schedule = resolve_schedule(config)
-    build_game(schedule)  # a bad game id or parameter fails here, before any game
-    check_entrants(schedule)
+    schedule = ready_schedule(config)
     path = Path(results_path) if results_path is not None else Path(config.output) / "results.jsonl"
-    with RunLock(path.parent):
-        identities = preflight_entrants(
-            schedule,
-            preflight=getattr(options, "preflight", True),
-            keep=not options.fresh_players and options.backend == "sequential",
-        )
-        return _run_locked(config, schedule, path, options, identities, quiet, max_games)
+    with _StopSignals() as stop:
+        try:
+            with RunLock(path.parent):
+                keep = not options.fresh_players and options.backend == "sequential"
+                identities = preflight_entrants(schedule, preflight=options.preflight, keep=keep)
+                line = ScheduleLine(
+                    name=config.name,
+                    schedule=schedule,
+                    settings=settings_of(options),
+                    identities=identities,
+                    max_fault_rate=options.max_fault_rate,
+                )
+                with RunFiles(path, line) as files:
+                    return _Run(config.name, files, options, quiet, stop).play(max_games)
+        except UserInterrupt:  # before the first game (the run's own loop says how far it got)
+            raise RunInterrupted(
+                f"interrupted before the first game; nothing was lost: run the same command again ({path})", stop.signum
+            ) from None
 
 
-def _run_locked(
-    config: TournamentConfig,
-    schedule: Schedule,
-    path: Path,
-    options: RunOptions,
-    identities: dict[str, Any],
-    quiet: bool,
-    max_games: int | None,
-) -> RunReport:
-    results = ResultsFile(path)
-    results.drop_torn_tail()
-    records = RecordsFile(path.parent / RECORDS_NAME)
-    records.drop_torn_tail()
-    header, recorded = results.read()
-    settings = settings_of(options)
-    line = ScheduleLine(
-        name=config.name,
-        schedule=schedule,
-        settings=settings,
-        identities=identities,
-        max_fault_rate=getattr(options, "max_fault_rate", None),
-    )
-    if header is not None:
-        if header.schedule != schedule or header.settings != settings:
-            raise ConfigError(
-                f"{path} holds results of a different schedule or settings; use another output directory "
-                "(or delete the file to start over)"
-            )
-        if header.format != line.format:
-            raise ConfigError(
-                f"{path} was written in results format {header.format}; finish it with the arena that wrote it, or use another output directory"
-            )
-        changed = identity_change(header.identities, identities)
-        if changed:
-            raise ConfigError(
-                f"{path}: {changed}; a resumed run must play the same entrants: use another output directory"
-            )
-    games = schedule.games()
-    known = {g.key for g in games}
-    done_keys = {g.key for g in recorded}
-    stray = done_keys - known
-    if stray:
-        raise ConfigError(
-            f"{path} holds games not in the schedule (e.g. {sorted(stray)[0]!r}); the file was edited or mixed"
-        )
-    todo = [g for g in games if g.key not in done_keys]
-    if max_games is not None:
-        todo = todo[:max_games]
-    stop_at_cap = getattr(options, "stop_at_cap", True)
-    stopped = _cap_stops(recorded) if stop_at_cap else {}
-    skipped: list[ScheduledGame] = []
+class _StopSignals:
+    """While running in the main thread, Ctrl-C and SIGTERM raise :class:`UserInterrupt` (a real
+    stop, told apart from a ``KeyboardInterrupt`` raised by player code); ``signum`` says which."""
 
-    def feed() -> Iterator[ScheduledGame]:
-        for sg in todo:
-            hit = next((n for n in sg.seats if n in stopped), None)
-            if hit is not None:
-                skipped.append(sg)
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __enter__(self) -> _StopSignals:
+        INTERRUPTED.clear()
+        self.signum = int(signal.SIGINT)
+        self._previous: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                try:
+                    self._previous[sig] = signal.signal(sig, self._stop)
+                except ValueError:  # pragma: no cover - signals unavailable
+                    pass
+        return self
+
+    def _stop(self, signum: int, frame: FrameType | None) -> None:
+        self.signum = signum
+        INTERRUPTED.set()
+        raise UserInterrupt()
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, previous in self._previous.items():
+            if previous is not None:
+                signal.signal(sig, previous)
+
+
+class _CapGate:
+    """Entrants whose spending cap ran out play no further games: their games are held back here
+    and recorded as unplayed, with the reason."""
+
+    def __init__(self, recorded: Iterable[GameResult], enabled: bool):
+        self.enabled = enabled
+        self.stopped: dict[str, str] = {}
+        self.announced: set[str] = set()
+        self.held: list[ScheduledGame] = []
+        for g in recorded:
+            self.update(g)
+
+    def update(self, result: GameResult) -> None:
+        if not self.enabled:
+            return
+        for f in result.faults:
+            if f.kind is FaultKind.CAP_EXHAUSTED and f.player not in self.stopped:
+                self.stopped[f.player] = f"entrant {f.player!r} exhausted its spending cap in game {result.key}"
+
+    def admit(self, games: Iterable[ScheduledGame]) -> Iterator[ScheduledGame]:
+        """``games``, less those of a stopped entrant (held for :meth:`unplayed`)."""
+        for sg in games:
+            if any(n in self.stopped for n in sg.seats):
+                self.held.append(sg)
                 continue
             yield sg
 
-    ctx = GameContext(schedule=schedule, settings=settings, fresh_players=options.fresh_players)
-    started = time.perf_counter()
-    progress = None
-    played = unplayed = crashes = 0
-    announced: set[str] = set()
+    def hold_rest(self, todo: Iterable[ScheduledGame], done: set[str]) -> None:
+        """Hold every game of ``todo`` not ``done`` that a stopped entrant sits at."""
+        self.held.extend(sg for sg in todo if sg.key not in done and any(n in self.stopped for n in sg.seats))
 
-    def flush_skipped(fh: IO[str]) -> int:
-        n = 0
-        while skipped:
-            sg = skipped.pop(0)
-            if sg.key in done_keys:
-                continue
-            who = next(n_ for n_ in sg.seats if n_ in stopped)
-            append_line(fh, unplayed_result(sg, f"not played: {stopped[who]}"))
-            done_keys.add(sg.key)
-            n += 1
-        return n
+    def unplayed(self) -> list[GameResult]:
+        """The held games' lines: not played, and why."""
+        out = []
+        while self.held:
+            sg = self.held.pop(0)
+            who = next(n for n in sg.seats if n in self.stopped)
+            out.append(GameResult.of(sg, reason=UNPLAYED, returns=None, detail=f"not played: {self.stopped[who]}"))
+        return out
 
-    def say(text: str) -> None:
-        if not quiet:
-            print(text, file=sys.stderr)
+    def news(self) -> list[str]:
+        """One line for each entrant stopped since the last call."""
+        fresh = [n for n in self.stopped if n not in self.announced]
+        self.announced.update(fresh)
+        return [f"{self.stopped[n]}: its remaining games are not played (listed as unplayed)" for n in fresh]
 
-    with results.open_for_append() as fh, records.open_for_append() as rfh, _SigintGuard():
-        if header is None:
-            append_line(fh, line)
+
+class _Run:
+    """One run's loop: the backend plays the games not yet recorded, each result is written as it
+    ends (an outage's attempt to the attempts log), the gate holds back the games of a capped entrant."""
+
+    def __init__(self, name: str, files: RunFiles, options: RunOptions, quiet: bool, stop: _StopSignals):
+        self.name, self.files, self.options, self.quiet, self.stop = name, files, options, quiet, stop
+        self.schedule = files.line.schedule
+        self.games = self.schedule.games()
+        self.done = files.recorded_keys()
+        self.already = len(self.done)
+        self.gate = _CapGate(files.recorded, options.stop_at_cap)
+        self.counts = {"played": 0, "unplayed": 0, "crashes": 0, "replayed": 0, "incomplete": 0, "outage": 0}
+        self.progress: _Progress | None = None
+
+    def play(self, max_games: int | None) -> RunReport:
+        started = time.perf_counter()
+        todo = [g for g in self.games if g.key not in self.done][:max_games]
         if todo:
-            runner = BACKENDS[options.backend](ctx, feed(), options)
+            ctx = GameContext(
+                schedule=self.schedule, settings=self.files.line.settings, fresh_players=self.options.fresh_players
+            )
+            backend = BACKENDS[self.options.backend](ctx, self.gate.admit(todo), self.options, self.quiet)
             try:
-                for result, record in runner:
-                    if progress is None:
-                        progress = _Progress(len(games), len(done_keys), quiet, config.name)
-                    if result.key in done_keys:
-                        continue  # never write a game twice
-                    if record is not None:
-                        records.append(rfh, record)
-                    append_line(fh, result)
-                    done_keys.add(result.key)
-                    played += 1
-                    crashes += result.reason == "crash"
-                    progress.advance()
-                    if stop_at_cap:
-                        for name, why in _cap_stops([result]).items():
-                            stopped.setdefault(name, why)
-                    unplayed += flush_skipped(fh)
-                    for name in set(stopped) - announced:
-                        announced.add(name)
-                        say(f"{stopped[name]}: its remaining games are not played (listed as unplayed)")
+                for result, record in backend:
+                    self._record(result, record)
                     if INTERRUPTED.is_set():
                         raise UserInterrupt()
-                for _ in feed():  # the feed may hold games of stopped entrants the backend never asked for
-                    pass
-                unplayed += flush_skipped(fh)
+                self.gate.hold_rest(todo, self.done)  # games of stopped entrants the backend never asked for
+                self._write_unplayed()
             except UserInterrupt:
                 raise RunInterrupted(
-                    f"interrupted: {len(done_keys)} of {len(games)} games recorded in {path}; run the same command again to resume"
+                    f"interrupted: {len(self.done)} of {len(self.games)} games recorded in {self.files.path}; "
+                    "run the same command again to resume",
+                    self.stop.signum,
                 ) from None
             finally:
-                close = getattr(runner, "close", None)
+                close = getattr(backend, "close", None)
                 if close is not None:
-                    close()  # stop the pool's workers now
-                if progress is not None:
-                    progress.close()
-    return RunReport(
-        str(path), len(games), len(recorded), played, time.perf_counter() - started, unplayed, dict(stopped), crashes
-    )
+                    close()  # stop the pool's workers (a generator's finally) now
+                if self.progress is not None:
+                    self.progress.close()
+        c = self.counts
+        return RunReport(
+            str(self.files.path),
+            len(self.games),
+            self.already,
+            c["played"],
+            time.perf_counter() - started,
+            c["unplayed"],
+            dict(self.gate.stopped),
+            c["crashes"],
+            c["replayed"],
+            c["incomplete"],
+            c["outage"],
+        )
+
+    def _record(self, result: GameResult, record: str | None) -> None:
+        if self.progress is None:
+            self.progress = _Progress(len(self.games), len(self.done), self.quiet, self.name)
+        if result.key in self.done:
+            return  # never write a game twice
+        if result.reason == INCOMPLETE:
+            lost = self.files.write_attempt(result)
+            if len(lost) <= self.options.outage_replays:
+                self.counts["incomplete"] += 1
+                return
+            result = result.model_copy(
+                update={
+                    "reason": OUTAGE,
+                    "faults": [],
+                    "detail": f"every one of {len(lost)} attempts was cut short by a provider outage; not rated",
+                    "retried": lost,
+                }
+            )
+            record = None
+            self.counts["outage"] += 1
+        elif result.key in self.files.attempts:
+            result = result.model_copy(update={"retried": self.files.attempts[result.key] + result.retried})
+        self.files.write(result, record)
+        self.done.add(result.key)
+        self.counts["played"] += 1
+        self.counts["crashes"] += result.reason == "crash"
+        self.counts["replayed"] += bool(result.retried) and result.reason != OUTAGE
+        self.progress.advance()
+        self.gate.update(result)
+        self._write_unplayed()
+
+    def _write_unplayed(self) -> None:
+        for line in self.gate.unplayed():
+            if line.key not in self.done:
+                self.files.write(line, None)
+                self.done.add(line.key)
+                self.counts["unplayed"] += 1
+        for text in self.gate.news():
+            if not self.quiet:
+                print(text, file=sys.stderr)

@@ -61,6 +61,11 @@ class Entrant(BaseModel):
     factory: str | None = Field(default=None, description="'package.module:Class' for an unregistered player")
     options: dict[str, Any] = Field(default_factory=dict, description="keyword options passed to the player")
     seed: int = Field(default=0, ge=0, description="the player's own seed")
+    on_outage: Literal["replay", "default"] = Field(
+        default="replay",
+        description="a decision its provider could not answer (unavailable): replay the game on resume, "
+        "or let the illegal-action policy play it (today's default move) and count the game",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -136,8 +136,18 @@ class RatingMethod(_Frozen):
     seed: int
 
 
+class WithoutFaulted(_Frozen):
+    """The same ratings without the games an infrastructure fault touched (``arena ratings --faulted
+    both``): how many games were left out, and the leaderboard of the rest."""
+
+    games_excluded: int
+    leaderboard: list[LeaderboardRow]
+    note: str | None = None
+
+
 class RatingsSummary(_Frozen):
-    """Everything the leaderboard and the report show."""
+    """Everything the leaderboard and the report show. ``games_excluded`` > 0: the ratings leave out
+    the games an infrastructure fault touched (``arena ratings --faulted exclude``)."""
 
     name: str
     game: str
@@ -154,6 +164,12 @@ class RatingsSummary(_Frozen):
     games_unplayed: int
     games_with_faults: int
     clusters: int
+    games_replayed: int = 0  # recorded after attempts lost to infrastructure (dead workers, outages)
+    attempts_lost: int = 0  # those lost attempts, in all
+    games_outage: int = 0  # every attempt cut short by a provider outage: recorded, not rated
+    games_with_outage_moves: int = 0  # rated games with moves the policy played during an outage (opted in)
+    outage_entrants: list[str] = []  # the entrants whose outage moves those were
+    games_excluded: int = 0
     settings: dict[str, Any]
     method: RatingMethod
     groups: list[list[str]]
@@ -164,6 +180,7 @@ class RatingsSummary(_Frozen):
     seats: list[SeatRow]
     player_seat_positions: dict[str, list[float | None]]
     faults: FaultSummary | None = None
+    without_faulted: WithoutFaulted | None = None
 
     def row(self, name: str) -> LeaderboardRow:
         """The leaderboard row of entrant ``name`` (KeyError when it has none)."""
