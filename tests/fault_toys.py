@@ -206,3 +206,14 @@ class DiesAtEachPoint(BasePlayer):
 
     def end_episode(self, end):
         self._die_at(3, self._seed, self._seat)
+
+
+class EnvSlowSkilled(BasePlayer):
+    """Right play, slowed by $ARENA_TOY_DELAY_S seconds a decision (read when it acts: not part of its
+    identity, so a resumed run may go at full speed)."""
+
+    name = "env-slow"
+
+    def act(self, decision: Decision) -> str:
+        time.sleep(float(os.environ.get("ARENA_TOY_DELAY_S", "0")))
+        return "draw" if decision.observation["card"] < 6 else "stand"

@@ -397,3 +397,35 @@ def test_the_fake_llm_example_runs(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "misread: 0" in out.stdout and "(of them well-formed: 0)" in out.stdout
     assert "=> above" not in out.stdout and "=> below" not in out.stdout
+
+
+class BatchedOpenAI(OpenAIPlayer):
+    """The same player, declared unsafe to call on several threads: the study plays it in batches."""
+
+    concurrent_act = False
+
+
+def test_a_pipelined_study_gives_the_batched_trials_through_a_flaky_provider(server, tmp_path):
+    """Issue 43.3: pipelining changes when trials are asked, not what they answer: with 20% of
+    requests failing (retried, no wait), the pipelined and the batched study record the same trials."""
+    server.fail_rate = 0.2
+    config = StudyConfig(
+        player="openai:fake", archetypes=("coordination",), ks=(2, 3), trials=12, listings=("shared",), batch=8
+    )
+    options = dict(base_url=server.url, model="fake", api_key_env="", temperature=1.0, max_retries=8, backoff_s=0.0)
+    run_study(config, tmp_path / "piped", player_factory=lambda spec, seed: OpenAIPlayer(seed, **options), plot=False)
+    run_study(
+        config, tmp_path / "batched", player_factory=lambda spec, seed: BatchedOpenAI(seed, **options), plot=False
+    )
+    assert server.failed > 0
+
+    def trials(out):
+        rows = [json.loads(x) for x in (out / "trials.jsonl").read_text().splitlines()]
+        return sorted(
+            ({k: v for k, v in r.items() if k not in ("_episodes_end",)} for r in rows),
+            key=lambda r: (r["archetype"], r["k"], r["trial"]),
+        )
+
+    piped, batched = trials(tmp_path / "piped"), trials(tmp_path / "batched")
+    assert len(piped) == 2 * 12 and piped == batched
+    assert {r["outcome"] for r in piped} <= {"scored", "unparseable"}  # every outage ridden out by the retries

@@ -315,3 +315,29 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_same_command_resumes(tm
     assert main_tournament([str(cfg), "--quiet", "--no-report"]) == 0
     header, games = load_results(out)
     assert sorted(g.key for g in games) == sorted(g.key for g in header.schedule.games())
+
+
+# ---------------------------------------------------------------------- 43.4: the reaper of a run's Ray cluster
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper reads /proc")
+def test_the_reaper_kills_the_clusters_processes_and_only_them_when_its_pipe_closes():
+    """What a driver killed outright leaves: its Ray agents (here a stand-in whose command line names
+    a Ray module, as theirs do) and its other children (left alone). The reaper notes them while the
+    driver lives and kills the Ray ones once its stdin closes (the kernel closes it when the driver dies)."""
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    agent = subprocess.Popen([*sleep, "/venv/site-packages/ray/dashboard/agent.py"])
+    other = subprocess.Popen(sleep)
+    reaper = subprocess.Popen(
+        [sys.executable, "-m", "arena_tournament.ray_reaper", str(os.getpid())], stdin=subprocess.PIPE, env=env()
+    )
+    try:
+        time.sleep(1.5)  # it notes the processes below its driver every half second
+        assert reaper.stdin is not None
+        reaper.stdin.close()
+        assert reaper.wait(timeout=10) == 0
+        assert agent.wait(timeout=5) == -signal.SIGKILL
+        assert other.poll() is None  # not Ray: not its business
+    finally:
+        for p in (agent, other, reaper):
+            if p.poll() is None:
+                p.kill()
+                p.wait()

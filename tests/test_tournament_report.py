@@ -438,9 +438,8 @@ def _page_text(page: str) -> str:
 
 
 def test_the_page_carries_every_line_the_terminal_prints_about_resolution_and_sample_size(results, capsys):
-    from arena_tournament.audit import fault_lines
     from arena_tournament.ratings import summarize
-    from arena_tournament.report import leaderboard_notes, title_line
+    from arena_tournament.report import fault_lines, leaderboard_notes, title_line
     from arena_tournament.results import load_results
 
     summary = summarize(*load_results(results), resamples=100)

@@ -1,7 +1,14 @@
-"""The walk of a tournament config from the `arena` command to the results file goes down the
-modules without returning to one it has left (issue 26): no module calls, by name, into a
-module that is still below it on the call stack. Code handed down and run on the caller's
-behalf (the error funnel's command body, a generator of scheduled games) is not a return."""
+"""The walk of a tournament config from the `arena` command to the results file and the report.
+
+Two checks. No re-entry (issue 26): no module calls, by name, into a module that is still below
+it on the call stack. And few returns along the static route (issue 45.5): the route is the order
+in which a reader opens the definitions the run calls (each function once, at its first call by
+name; consecutive calls into one module are one stop; coming back to a caller is not a stop); a
+return is a stop at a module the route has already left. On the code before issue 45 the walk
+made 27 stops in 12 files with 15 returns (results 6x, runner's back and forth with play through
+the players' cache); now every return left is listed below with its reason. Code handed down and
+run on the caller's behalf (the error funnel's command body, a generator of scheduled games) is
+neither a re-entry nor a stop."""
 
 from __future__ import annotations
 
@@ -43,6 +50,58 @@ def returns_during(fn, *args, packages=PACKAGES) -> dict[tuple[str, str], str]:
     return found
 
 
+def route_during(fn, *args, packages=("arena_tournament",)) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The static route of ``fn(*args)`` through ``packages`` (module of each stop) and its returns,
+    as (caller module, module returned to, function)."""
+    seen: set[tuple[str, int]] = set()
+    stack: list[str | None] = []
+    route: list[str] = []
+    returns: list[tuple[str, str, str]] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            name = frame.f_globals.get("__name__", "")
+            here = name if name.startswith(packages) else None
+            caller = frame.f_back
+            code = frame.f_code
+            first = (code.co_filename, code.co_firstlineno) not in seen
+            seen.add((code.co_filename, code.co_firstlineno))
+            below = next((m for m in reversed(stack) if m), None)
+            by_name = caller is not None and code.co_name in caller.f_code.co_names
+            entry = not route and here is not None  # where the walk starts, however it was called
+            stop = here and first and (by_name or entry) and not code.co_name.startswith("<") and here != below
+            if stop and (not route or route[-1] != here):
+                if here in route and here not in stack:
+                    returns.append((below, here, code.co_name))
+                route.append(here)
+            stack.append(here)
+        elif event == "return" and stack:
+            stack.pop()
+
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(None)
+    return route, returns
+
+
+#: the returns the walk still makes, each for a reason a reader can name
+ALLOWED_RETURNS = {
+    # the CLI loads the config; preparing the run builds its schedule from it (a method of the config)
+    ("arena_tournament.entrants", "arena_tournament.config", "schedule"),
+    # a game's result and record are built where it is played, in the worker: the types and the record
+    # format live with the files the store opened before the first game
+    ("arena_tournament.play", "arena_tournament.results", "of"),
+    ("arena_tournament.play", "arena_tournament.records", "encode_record"),
+    # the run's loop writes each result as it ends, into the files it opened before the first game
+    ("arena_tournament.runner", "arena_tournament.store", "write"),
+    ("arena_tournament.store", "arena_tournament.records", "append"),
+    # after the run, the command reads the results back to rate them
+    ("arena_tournament.cli", "arena_tournament.results", "load_results"),
+}
+
+
 def test_a_tournament_run_goes_down_without_returning(tmp_path):
     config = tmp_path / "t.toml"
     config.write_text(
@@ -52,6 +111,14 @@ def test_a_tournament_run_goes_down_without_returning(tmp_path):
     found = returns_during(main, ["tournament", str(config), "--out", str(out), "--quiet", "--backend", "sequential"])
     assert (out / "results.jsonl").exists() and (out / "report.html").exists()
     assert found == {}, found
+    again = tmp_path / "again"
+    route, returns = route_during(
+        main, ["tournament", str(config), "--out", str(again), "--quiet", "--backend", "sequential"]
+    )
+    assert (again / "report.html").exists()
+    assert set(returns) <= ALLOWED_RETURNS and len(returns) == len(set(returns)), (returns, route)
+    assert "arena_tournament.runner" not in {m for _, m, _ in returns}  # no back and forth with the runner
+    assert len(route) <= 21, route  # 27 stops before issue 45
 
 
 def test_the_tracer_sees_a_return_and_not_a_callback(tmp_path, monkeypatch):
@@ -94,3 +161,22 @@ def test_the_tracer_sees_a_return_and_not_a_callback(tmp_path, monkeypatch):
 
     found = returns_during(top.run, packages=("walkpkg",))
     assert found == {("walkpkg.low", "walkpkg.top"): "walkpkg.top -> walkpkg.low -> walkpkg.top"}
+
+
+def test_the_route_counts_a_return_to_a_module_left_behind(tmp_path, monkeypatch):
+    """The hostile case of the second check: ``top`` calls ``low``, then ``mid``, which calls ``low``
+    again. Nothing is re-entered on the stack (the first check passes it), but the route goes
+    top -> low -> mid -> low: one return, to ``low``."""
+    pkg = tmp_path / "routepkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "top.py").write_text("from routepkg import low, mid\n\ndef run():\n    low.one()\n    return mid.two()\n")
+    (pkg / "mid.py").write_text("from routepkg import low\n\ndef two():\n    return low.three()\n")
+    (pkg / "low.py").write_text("def one():\n    return 1\n\ndef three():\n    return 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from routepkg import top
+
+    assert returns_during(top.run, packages=("routepkg",)) == {}  # the stack check sees nothing
+    route, returns = route_during(top.run, packages=("routepkg",))
+    assert route == ["routepkg.top", "routepkg.low", "routepkg.mid", "routepkg.low"]
+    assert returns == [("routepkg.mid", "routepkg.low", "three")]

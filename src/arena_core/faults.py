@@ -37,9 +37,8 @@ class CapExhausted(PlayerError):
 
 
 def fault_of_exception(exc: BaseException) -> FaultKind:
-    """The kind of a player's raised exception: the ``fault`` it carries, else a spending cap, a
-    timeout (``TimeoutError``, or a type named ``*Timeout*`` as HTTP clients name theirs), an
-    unreachable endpoint (``ConnectionError``) or an error."""
+    """The kind of a player's raised exception: the ``fault`` it carries, else a spending cap, a timeout
+    (``TimeoutError`` or a ``*Timeout*`` type), an unreachable endpoint (``ConnectionError``) or an error."""
     carried = getattr(exc, "fault", None)
     if isinstance(carried, FaultKind):
         return carried

@@ -149,8 +149,7 @@ class Match:
             why = self.game.illegal_reason(self.position.state, player, action) if exc.player == player else None
             if why:
                 detail = f"{detail}; reason: {why}"
-            attempted = self.game._describe(action)  # illegal whatever the player's telemetry says
-            return self._apply_policy(player, attempted, detail, telemetry, obs_digest, fault=FaultKind.ILLEGAL)
+            return self._apply_policy(player, self.game._describe(action), detail, telemetry, obs_digest)
         self._accept(player, action, new_pos, obs_digest, telemetry, substituted=False)
         return Submission(True, None, action)
 
@@ -210,8 +209,8 @@ class Match:
         telemetry: dict[str, Any] | None,
         obs_digest: str,
         *,
-        fault: FaultKind,
         illegal: bool = True,
+        fault: FaultKind = FaultKind.ILLEGAL,  # an action the rules refuse: illegal whatever the telemetry says
     ) -> Submission:
         self._failures[player] = self._failures.get(player, 0) + 1
         verdict = self.policy.verdict(self._failures[player])

@@ -8,7 +8,6 @@ from typing import Any
 
 from .episode import EndReason, EpisodeRecord, Step, read_episodes
 from .errors import ConfigError, EpisodeError, ReplayDivergenceError
-from .faults import fault_of
 from .game import Game
 from .match import Match
 from .policy import IllegalActionPolicy
@@ -92,9 +91,7 @@ def replay(
                     "(next_state must return a new state): this record cannot be verified"
                 )
         else:
-            match.fail(
-                event.player, event.detail, attempted=event.attempted, illegal=event.illegal, fault=fault_of(event)
-            )
+            match.fail(event.player, event.detail, attempted=event.attempted, illegal=event.illegal, fault=event.fault)
         produced = match.record.events
         if len(produced) <= n:
             raise ReplayDivergenceError(

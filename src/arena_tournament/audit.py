@@ -19,9 +19,7 @@ two are not comparable without saying so.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
-from typing import IO
 
 from arena_core.faults import FaultKind
 
@@ -132,56 +130,5 @@ def attach_faults(
     return summary.model_copy(update={"faults": faults, "leaderboard": rows})
 
 
-def fault_lines(summary: RatingsSummary) -> list[str]:
-    """The fault table as text lines (entrants with any fault, a mode note, unplayed games)."""
-    faults = summary.faults
-    if faults is None:
-        return []
-    lines = []
-    rows = [(n, r) for n, r in faults.entrants.items() if r.faulted_decisions or r.unplayed_games]
-    if rows:
-        lines.append("faults per decision (" + ", ".join(KINDS) + "):")
-        for n, r in rows:
-            rates = ", ".join(f"{k} {r.rates[k]:.1%}" for k in KINDS if r.counts[k])
-            flag = "  FLAGGED" if r.flagged else ""
-            extra = f", {r.unplayed_games} games unplayed" if r.unplayed_games else ""
-            rates = f" ({rates})" if rates else ""
-            lines.append(
-                f"  {n} [{r.mode or '?'}]: {r.fault_rate:.1%} of {r.decisions} decisions faulted{rates}{extra}{flag}"
-            )
-    if faults.mixed_modes:
-        modes = ", ".join(f"{n}={r.mode}" for n, r in faults.entrants.items() if r.mode)
-        lines.append(
-            f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so"
-        )
-    if faults.games_unplayed:
-        lines.append(
-            f"{faults.games_unplayed} scheduled games were not played (listed in the summary with their reason)"
-        )
-    return lines
-
-
-def print_faults(summary: RatingsSummary, *, file: IO[str] | None = None) -> None:
-    for line in fault_lines(summary):
-        print(line, file=file or sys.stdout)
-
-
-def flagged_line(faults: FaultSummary) -> str | None:
-    """One summary line naming the flagged entrants, or None."""
-    if not faults.flagged:
-        return None
-    worst = ", ".join(f"{n} ({faults.entrants[n].fault_rate:.0%})" for n in faults.flagged)
-    return f"fault rate above max_fault_rate {faults.max_fault_rate:g}: {worst}; see the faults in the summary"
-
-
 #: exit status of a run that finished its schedule with a flagged entrant
 EXIT_FLAGGED = 3
-
-
-def finish_status(faults: FaultSummary, *, file: IO[str] | None = None) -> int:
-    """0, or :data:`EXIT_FLAGGED` after printing one line naming the flagged entrants."""
-    line = flagged_line(faults)
-    if line is None:
-        return 0
-    print(f"arena tournament: {line}", file=file or sys.stderr)
-    return EXIT_FLAGGED

@@ -18,7 +18,7 @@ from .compare import main as main_compare  # noqa: F401  (`arena compare`, dispa
 
 if TYPE_CHECKING:
     from .config import RatingOptions
-    from .summary import RatingsSummary
+    from .summary import FaultSummary, RatingsSummary
 
 
 def non_negative_float(text: str) -> float:
@@ -55,7 +55,13 @@ def _rating_args(p: OneLineArgumentParser) -> None:
     )
 
 
-def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | None = None) -> RatingsSummary:
+def _summary(
+    results: str,
+    args: argparse.Namespace,
+    defaults: RatingOptions | None = None,
+    max_fault_rate: float | None = None,
+) -> RatingsSummary:
+    """The ratings of a results file, with its faults (flagged above ``max_fault_rate``: default the file's)."""
     from .config import RatingOptions
     from .ratings import summarize
     from .runner import load_results
@@ -77,6 +83,7 @@ def _summary(results: str, args: argparse.Namespace, defaults: RatingOptions | N
         ),
         header,
         games,
+        max_fault_rate,
     )
 
 
@@ -113,7 +120,7 @@ def tournament_body(argv: Sequence[str] | None) -> int:
     `arena tournament` without its error funnel (the `arena` command, or :func:`main_tournament`, runs it in one)."""
     args = tournament_parser().parse_args(argv)
     from .config import load_config
-    from .report import print_leaderboard, write_all
+    from .report import print_faults, print_leaderboard, write_all
     from .runner import RunInterrupted, load_results, run_tournament
     from .store import full_disk_in_one_line
 
@@ -146,11 +153,14 @@ def tournament_body(argv: Sequence[str] | None) -> int:
             f"{report.played} games played, {report.already_recorded} already recorded, {report.total} scheduled -> {report.path}",
             file=sys.stderr,
         )
-    from .audit import fault_summary, finish_status, print_faults
+    from .audit import fault_summary
 
-    faults = fault_summary(*load_results(report.path), options.max_fault_rate)
-    if not args.no_report:
-        summary = _summary(report.path, args, config.ratings)
+    if args.no_report:
+        faults = fault_summary(*load_results(report.path), options.max_fault_rate)
+    else:
+        summary = _summary(report.path, args, config.ratings, options.max_fault_rate)
+        assert summary.faults is not None  # attached by _summary
+        faults = summary.faults
         with full_disk_in_one_line(out):
             written = write_all(summary, out, results=report.path, prices=config.prices)
         if not args.quiet:
@@ -161,6 +171,20 @@ def tournament_body(argv: Sequence[str] | None) -> int:
         print(f"arena tournament: {incomplete_line(report.incomplete)}", file=sys.stderr)
         return EXIT_INCOMPLETE
     return finish_status(faults)
+
+
+def finish_status(faults: FaultSummary) -> int:
+    """0, or :data:`~arena_tournament.audit.EXIT_FLAGGED` after one line naming the flagged entrants."""
+    from .audit import EXIT_FLAGGED
+
+    if not faults.flagged:
+        return 0
+    worst = ", ".join(f"{n} ({faults.entrants[n].fault_rate:.0%})" for n in faults.flagged)
+    print(
+        f"arena tournament: fault rate above max_fault_rate {faults.max_fault_rate:g}: {worst}; see the faults in the summary",
+        file=sys.stderr,
+    )
+    return EXIT_FLAGGED
 
 
 #: exit status of a run that left games a provider outage cut short (run the same command again)
@@ -200,7 +224,7 @@ def ratings_body(argv: Sequence[str] | None) -> int:
 
         print(json.dumps(summary.to_json(), indent=2))
     else:
-        from .audit import print_faults
+        from .report import print_faults
 
         print_leaderboard(summary)
         print_faults(summary)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arena_core.errors import ArenaError, ConfigError
@@ -18,7 +19,7 @@ from arena_core.game import Game
 from arena_core.outputs import scrub_and_cut
 
 from .identity import check_no_literal_secrets, entrant_identity
-from .schedule import Entrant, Schedule
+from .schedule import Entrant, Schedule, ScheduledGame
 
 if TYPE_CHECKING:
     from .config import TournamentConfig
@@ -58,13 +59,14 @@ def build_player(entrant: Entrant, *, fresh: bool = True) -> Any:
     """A new player for ``entrant``; with ``fresh=False`` the one this process already built for it, if any."""
     if not fresh and entrant.name in _KEPT_PLAYERS:
         return _KEPT_PLAYERS[entrant.name]
-    if entrant.factory:
+    spec = entrant.spec
+    if spec is None:  # an unregistered player, by import path
+        assert entrant.factory is not None  # an entrant names a factory or a player
         player = import_object(entrant.factory)(seed=entrant.seed, **entrant.options)
     else:
         from arena_core.registry import make_player
 
-        assert entrant.player is not None  # an entrant names a factory or a player
-        player = make_player(entrant.player, seed=entrant.seed, **entrant.options)
+        player = make_player(spec, seed=entrant.seed)  # the spec parsed once, where the entrant was read
     if not fresh:
         _KEPT_PLAYERS[entrant.name] = player
     return player
@@ -89,25 +91,36 @@ def check_entrants(schedule: Schedule) -> None:
     from arena_core.registry import load, plugin_info
 
     for e in schedule.entrants:
+        spec = e.spec  # the registered name and options: Entrant parsed the spec
         check_no_literal_secrets(e)
-        if e.factory:
+        if spec is None:
+            assert e.factory is not None  # an entrant names a factory or a player
             import_object(e.factory)
             continue
-        assert e.player is not None  # an entrant names a factory or a player
-        name = e.player  # the registered name: Entrant parsed the spec
-        info = plugin_info("players", name)
+        info = plugin_info("players", spec.name)
         if not info.available:
-            raise ConfigError(f"entrant {e.name!r}: player {name!r} is not usable here: {info.reason}")
-        load("players", name)  # import errors surface here, and forked workers inherit the module
+            raise ConfigError(f"entrant {e.name!r}: player {spec.name!r} is not usable here: {info.reason}")
+        load("players", spec.name)  # import errors surface here, and forked workers inherit the module
 
 
-def ready_schedule(config: TournamentConfig) -> Schedule:
-    """The schedule of ``config``, its game built and its entrants checked: a bad game id,
-    parameter or entrant fails here, before any game."""
+@dataclass(frozen=True)
+class Lineup:
+    """A tournament ready to play: its schedule, every game of it, and each entrant's resolved identity."""
+
+    schedule: Schedule
+    games: list[ScheduledGame]
+    identities: dict[str, dict[str, Any]]
+
+
+def prepare(config: TournamentConfig, *, preflight: bool = True, keep: bool = False) -> Lineup:
+    """The schedule of ``config``, its game built, its entrants checked, built and (``preflight``)
+    preflighted before any game: a bad game id, parameter or entrant fails here in one line.
+    ``keep``: reuse the built players in this process's games (see :func:`preflight_entrants`)."""
     schedule = resolve_schedule(config)
+    games = schedule.games()
     build_game(schedule)
     check_entrants(schedule)
-    return schedule
+    return Lineup(schedule, games, preflight_entrants(schedule, preflight=preflight, keep=keep))
 
 
 def preflight_entrants(schedule: Schedule, *, preflight: bool = True, keep: bool = False) -> dict[str, dict[str, Any]]:

@@ -50,7 +50,7 @@ from arena_core.stats import (
     t_sf,
 )
 
-from .results import OUTAGE
+from .results import OUTAGE, UNPLAYED
 from .schedule import table_groups  # one union-find, shared with the design check
 from .summary import HeadToHeadRow, LeaderboardRow, RatingMethod, RatingPair, RatingsSummary, SeatRow, WithoutFaulted
 
@@ -716,8 +716,8 @@ def _summarize(
         games_scheduled=len(schedule.games()),
         games_recorded=len(recorded),
         games_scored=len(scored),
-        games_truncated=sum(1 for g in recorded if g.returns is None and not g.unplayed and g.reason != OUTAGE),
-        games_unplayed=sum(1 for g in recorded if g.unplayed),
+        games_truncated=sum(1 for g in recorded if g.returns is None and g.reason not in (UNPLAYED, OUTAGE)),
+        games_unplayed=sum(1 for g in recorded if g.reason == UNPLAYED),
         games_with_faults=sum(1 for g in recorded if g.faults),
         clusters=len({o.cluster for o in outcomes}),
         games_replayed=sum(1 for g in recorded if g.retried and g.reason != OUTAGE),

@@ -16,9 +16,10 @@ import contextlib
 import importlib
 import logging
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -59,16 +60,22 @@ def connected(options: RunOptions, *, quiet: bool = False) -> Iterator[ModuleTyp
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": not quiet, "configure_logging": False}
     saved = {k: os.environ.get(k) for k in _LOOPBACK}
     reaper: subprocess.Popen[bytes] | None = None
+    restore: Callable[[], None] = lambda: None  # noqa: E731  (replaced when the loopback switch is set)
     try:
         if options.ray_address:
+            if _on_loopback(options.ray_address):  # a cluster of this machine only (see the module docstring)
+                os.environ.update(_LOOPBACK)
+                restore = _loopback_in_this_process()
             kwargs["address"] = options.ray_address
             kwargs["runtime_env"] = {"env_vars": forwarded}
         else:
             os.environ.update(_LOOPBACK)  # the cluster's own processes read it when they start
-            _loopback_in_this_process()
+            restore = _loopback_in_this_process()
             path = os.pathsep.join(p for p in sys.path if p)
             kwargs["num_cpus"] = options.workers or os.cpu_count() or 1
             kwargs["runtime_env"] = {"env_vars": {**forwarded, "PYTHONPATH": path, **_LOOPBACK}}
+        if options.ray_address:
+            check_reachable(options.ray_address)
         ray.init(**kwargs)
         if not options.ray_address:
             reaper = _start_reaper()
@@ -79,6 +86,7 @@ def connected(options: RunOptions, *, quiet: bool = False) -> Iterator[ModuleTyp
         finally:
             if reaper is not None:
                 _stop_reaper(reaper)
+            restore()
             for k, v in saved.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -87,11 +95,46 @@ def connected(options: RunOptions, *, quiet: bool = False) -> Iterator[ModuleTyp
             ray_logger.setLevel(level)
 
 
-def _loopback_in_this_process() -> None:
-    """The switch is read when Ray is imported: a Ray imported before this run needs it set too."""
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of a ``host:port`` address; None for ``auto``, ``ray://...`` and the like."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "/" in address or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _on_loopback(address: str) -> bool:
+    hp = _host_port(address)
+    return hp is not None and (hp[0] in ("localhost", "::1") or hp[0].startswith("127."))
+
+
+def check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """One :class:`ConfigError` line when nothing answers at ``host:port`` (Ray itself would retry for minutes)."""
+    hp = _host_port(address)
+    if hp is None:
+        return
+    try:
+        socket.create_connection(hp, timeout=timeout_s).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with `ray start --head` "
+            "there, or leave run.ray_address unset to start one on this machine"
+        ) from None
+
+
+def _loopback_in_this_process() -> Callable[[], None]:
+    """The switch is read when Ray is imported: a Ray imported before this run needs it set too.
+    Returns what puts it back."""
     constants: Any = sys.modules.get("ray._private.ray_constants")
-    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
-        constants.ENABLE_RAY_CLUSTER = False
+    if constants is None or not hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        return lambda: None
+    before = constants.ENABLE_RAY_CLUSTER
+    constants.ENABLE_RAY_CLUSTER = False
+
+    def restore() -> None:
+        constants.ENABLE_RAY_CLUSTER = before
+
+    return restore
 
 
 def _start_reaper() -> subprocess.Popen[bytes] | None:

@@ -11,10 +11,12 @@ import html
 import io
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .audit import KINDS
 from .summary import RatingsSummary
 
 if TYPE_CHECKING:
@@ -272,6 +274,40 @@ def leaderboard_notes(summary: RatingsSummary, *, max_pairs: int = 15) -> list[s
     return lines
 
 
+def fault_lines(summary: RatingsSummary) -> list[str]:
+    """The fault table as text lines (entrants with any fault, a mode note, unplayed games)."""
+    faults = summary.faults
+    if faults is None:
+        return []
+    lines = []
+    rows = [(n, r) for n, r in faults.entrants.items() if r.faulted_decisions or r.unplayed_games]
+    if rows:
+        lines.append("faults per decision (" + ", ".join(KINDS) + "):")
+        for n, r in rows:
+            rates = ", ".join(f"{k} {r.rates[k]:.1%}" for k in KINDS if r.counts[k])
+            flag = "  FLAGGED" if r.flagged else ""
+            extra = f", {r.unplayed_games} games unplayed" if r.unplayed_games else ""
+            rates = f" ({rates})" if rates else ""
+            lines.append(
+                f"  {n} [{r.mode or '?'}]: {r.fault_rate:.1%} of {r.decisions} decisions faulted{rates}{extra}{flag}"
+            )
+    if faults.mixed_modes:
+        modes = ", ".join(f"{n}={r.mode}" for n, r in faults.entrants.items() if r.mode)
+        lines.append(
+            f"note: entrants play in different modes ({modes}): free-text and constrained entrants are not comparable without saying so"
+        )
+    if faults.games_unplayed:
+        lines.append(
+            f"{faults.games_unplayed} scheduled games were not played (listed in the summary with their reason)"
+        )
+    return lines
+
+
+def print_faults(summary: RatingsSummary, *, file: IO[str] | None = None) -> None:
+    for line in fault_lines(summary):
+        print(line, file=file or sys.stdout)
+
+
 def print_leaderboard(summary: RatingsSummary, *, file: IO[str] | None = None) -> None:
     """The leaderboard on the terminal (a rich table when rich is installed), then the notes:
     resolved and unresolved orderings, groups that never met, too few games."""
@@ -498,8 +534,6 @@ def html_report(
         f"{summary.games_with_faults} with player faults. Policy {esc(str(summary.settings['policy']))}."
     )
     method = summary.method
-    from .audit import fault_lines
-
     terminal = [title_line(summary), *leaderboard_notes(summary), *fault_lines(summary)]
     footing = "".join(f"<p>{esc(line)}</p>" for line in footing_lines(summary))
     notes = "".join(f"<p>{esc(line)}</p>" for line in terminal)

@@ -38,7 +38,7 @@ from arena_core.outputs import RunLock
 
 from .backends import BACKENDS
 from .config import RunOptions, TournamentConfig
-from .entrants import check_entrants, preflight_entrants, ready_schedule, resolve_schedule
+from .entrants import check_entrants, preflight_entrants, prepare, resolve_schedule
 from .play import INTERRUPTED, GameContext, UserInterrupt, play_scheduled
 from .results import INCOMPLETE, OUTAGE, UNPLAYED, GameResult, ResultsFile, ScheduleLine, Settings, load_results
 from .schedule import ScheduledGame
@@ -170,22 +170,20 @@ def run_tournament(
     ``max_games`` stops after that many new games (for tests and staged runs).
     """
     options = options or config.run
-    schedule = ready_schedule(config)
     path = Path(results_path) if results_path is not None else Path(config.output) / "results.jsonl"
     with _StopSignals() as stop:
         try:
-            with RunLock(path.parent):
-                keep = not options.fresh_players and options.backend == "sequential"
-                identities = preflight_entrants(schedule, preflight=options.preflight, keep=keep)
-                line = ScheduleLine(
-                    name=config.name,
-                    schedule=schedule,
-                    settings=settings_of(options),
-                    identities=identities,
-                    max_fault_rate=options.max_fault_rate,
-                )
-                with RunFiles(path, line) as files:
-                    return _Run(config.name, files, options, quiet, stop).play(max_games)
+            keep = not options.fresh_players and options.backend == "sequential"
+            lineup = prepare(config, preflight=options.preflight, keep=keep)
+            line = ScheduleLine(
+                name=config.name,
+                schedule=lineup.schedule,
+                settings=settings_of(options),
+                identities=lineup.identities,
+                max_fault_rate=options.max_fault_rate,
+            )
+            with RunLock(path.parent), RunFiles(path, line, lineup.games) as files:
+                return _Run(config.name, files, options, quiet, stop).play(max_games)
         except UserInterrupt:  # before the first game (the run's own loop says how far it got)
             raise RunInterrupted(
                 f"interrupted before the first game; nothing was lost: run the same command again ({path})", stop.signum
@@ -275,7 +273,7 @@ class _Run:
     def __init__(self, name: str, files: RunFiles, options: RunOptions, quiet: bool, stop: _StopSignals):
         self.name, self.files, self.options, self.quiet, self.stop = name, files, options, quiet, stop
         self.schedule = files.line.schedule
-        self.games = self.schedule.games()
+        self.games = files.games
         self.done = files.recorded_keys()
         self.already = len(self.done)
         self.gate = _CapGate(files.recorded, options.stop_at_cap)

@@ -14,7 +14,7 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -25,6 +25,7 @@ from arena_core.outputs import append_jsonl
 from .identity import identity_change
 from .records import RECORDS_NAME, RecordsFile
 from .results import GameResult, ResultsFile, ScheduleLine
+from .schedule import ScheduledGame
 
 ATTEMPTS_NAME = "attempts.jsonl"
 #: errors that mean "the disk is full" (no space, or over a quota)
@@ -39,9 +40,10 @@ class RunFiles:
     """``results.jsonl``, ``records.jsonl.gz`` and ``attempts.jsonl`` of one run, open for appending
     (``with RunFiles(path, line) as files:``)."""
 
-    def __init__(self, path: Path, line: ScheduleLine):
+    def __init__(self, path: Path, line: ScheduleLine, games: Sequence[ScheduledGame]):
         self.path = path
         self.line = line
+        self.games = list(games)  # the schedule's games
         self._results = ResultsFile(path)
         self._records = RecordsFile(path.parent / RECORDS_NAME)
         self._attempts_path = path.parent / ATTEMPTS_NAME
@@ -66,15 +68,15 @@ class RunFiles:
     # -------------------------------------------------------------- opening
     def _open(self) -> None:
         self._results.drop_torn_tail()
-        self._records.drop_torn_tail()
         header, self.recorded = self._results.read()
         if header is not None:
             self._check(header)
-        self._read_attempts()
         self._fh = self._results.open_for_append()
+        self._records.drop_torn_tail()
         self._rfh = self._records.open_for_append()
         if header is None:
             append_jsonl(self._fh, self.line)
+        self._read_attempts()
 
     def _check(self, header: ScheduleLine) -> None:
         line, path = self.line, self.path
@@ -87,12 +89,12 @@ class RunFiles:
             raise ConfigError(
                 f"{path} was written in results format {header.format}; finish it with the arena that wrote it, or use another output directory"
             )
-        changed = identity_change(header.identities, line.identities)
+        changed = identity_change(header.identities, line.identities) if header.identities != line.identities else None
         if changed:
             raise ConfigError(
                 f"{path}: {changed}; a resumed run must play the same entrants: use another output directory"
             )
-        stray = {g.key for g in self.recorded} - {g.key for g in line.schedule.games()}
+        stray = {g.key for g in self.recorded} - {g.key for g in self.games}
         if stray:
             raise ConfigError(
                 f"{path} holds games not in the schedule (e.g. {sorted(stray)[0]!r}); the file was edited or mixed"
