@@ -341,3 +341,13 @@ def test_the_reaper_kills_the_clusters_processes_and_only_them_when_its_pipe_clo
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_the_outage_example_runs_and_charges_nobody(tmp_path, capsys):
+    import runpy
+
+    example = runpy.run_path(str(HERE.parent / "examples" / "tournament_outage.py"))
+    example["main"](tmp_path / "out")
+    out = capsys.readouterr().out
+    assert "provider down: 0 games recorded, 12 cut short" in out and "provider back: 12 games replayed, 0 left" in out
+    assert "12 of 12 games recorded" in out and "faults charged: 0" in out
