@@ -25,6 +25,7 @@ def test_fault_kinds_are_the_contract():
         "forfeit",
         "timeout",
         "error",
+        "unavailable",  # issue 43: the provider's outage, not the player's error
         "cap_exhausted",
         "crash",
     }
