@@ -166,15 +166,14 @@ class KillsWorkerOnce(BasePlayer):
 
     name = "kills-once"
 
-    def __init__(self, seed: int = 0, flags: str = ""):
+    def __init__(self, seed: int = 0, flags: str = "", just_once: bool = False):
         super().__init__(seed)
-        self.flags = flags
+        self.flags, self.just_once = flags, just_once  # just_once: one kill in the whole run
 
     def act(self, decision: Decision):
+        flag = "once" if self.just_once else f"{decision.episode_seed}-{decision.seat}"
         try:
-            os.close(
-                os.open(os.path.join(self.flags, f"{decision.episode_seed}-{decision.seat}"), os.O_CREAT | os.O_EXCL)
-            )
+            os.close(os.open(os.path.join(self.flags, flag), os.O_CREAT | os.O_EXCL))
         except FileExistsError:
             return "stand"
         os.kill(os.getpid(), signal.SIGKILL)

@@ -258,8 +258,10 @@ def env() -> dict:
     return e
 
 
-@pytest.mark.parametrize("backend", ["sequential", "process"])
-def test_sigterm_stops_like_ctrl_c_one_line_lock_released_exit_143(tmp_path, backend):
+def test_sigterm_stops_like_ctrl_c_one_line_lock_released_exit_143(tmp_path):
+    """On the process backend (its workers ignore SIGTERM and are stopped by the run); the sequential
+    run takes the same handler (Ctrl-C's test in test_faults_tournament.py runs that one)."""
+    backend = "process"
     out = tmp_path / "out"
     ents = ",".join(f'{{ name = "s{i}", factory = "fault_toys:SlowSkilled" }}' for i in range(4))
     cfg = tmp_path / "c.toml"

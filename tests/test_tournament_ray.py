@@ -1,7 +1,7 @@
 """The Ray backend (issue 43.2, 43.4) on real local Ray clusters:
 
 - a cluster started with `ray start --head` (the way to join an existing cluster): the Ray backend
-  gives the sequential results, and a Ray worker SIGKILLed mid-game costs nobody (the game is
+  gives the process pool's games, and a Ray worker SIGKILLed mid-game costs nobody (the game is
   played again, the lost attempt listed);
 - a cluster `arena tournament` starts itself: bound to 127.0.0.1 only, silent with --quiet, and
   gone within seconds when the driver is SIGKILLed (its reaper); the same command resumes with
@@ -139,29 +139,30 @@ def test_a_project_started_cluster_is_loopback_quiet_and_dies_with_a_killed_driv
     assert sorted(g.key for g in games) == sorted(g.key for g in header.schedule.games())  # none lost, none twice
 
 
-def test_the_ray_backend_on_a_ray_start_cluster_gives_the_sequential_results(cluster, tmp_path, monkeypatch):
+def test_the_ray_backend_on_a_ray_start_cluster_plays_the_pool_games_and_a_killed_worker_costs_nobody(
+    cluster, tmp_path, monkeypatch
+):
+    """One SIGKILLed worker mid-game on each backend: the same games either way, played again, not charged."""
     monkeypatch.syspath_prepend(str(HERE))
-    seq = run_tournament(config(tmp_path / "seq", "sequential"), quiet=True)
-    on_ray = run_tournament(config(tmp_path / "ray", "ray", ray_address=cluster), quiet=True)
-    assert on_ray.played == seq.played == seq.total
+    runs = {}
+    for backend, extra in (("process", {}), ("ray", {"ray_address": cluster})):
+        flags = tmp_path / f"flags-{backend}"
+        flags.mkdir()
+        killed = {
+            "name": "killed",
+            "factory": "fault_toys:KillsWorkerOnce",
+            "options": {"flags": str(flags), "just_once": True},
+        }
+        runs[backend] = run_tournament(config(tmp_path / backend, backend, [killed], **extra), quiet=True)
+        assert len(os.listdir(flags)) == 1  # one real SIGKILL of a worker
     assert not ray.is_initialized()  # the runner disconnects from the cluster it joined
-    assert outcomes(on_ray.path) == outcomes(seq.path)
-
-
-def test_a_ray_worker_killed_mid_game_costs_nobody(cluster, tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
-    flags = tmp_path / "flags"
-    flags.mkdir()
-    options = {"flags": str(flags), "just_once": True}  # one real SIGKILL of a Ray worker, mid-game
-    killed = {"name": "killed", "factory": "fault_toys:KillsWorkerOnce", "options": options}
-    report = run_tournament(config(tmp_path / "ray", "ray", [killed], ray_address=cluster), quiet=True)
-    games = {g.key: g for g in load_results(report.path)[1]}
-    kills = len(os.listdir(flags))
-    replayed = [g for g in games.values() if g.retried]
-    assert len(games) == report.total and report.crashes == 0 and len(replayed) == kills == 1
-    for g in replayed:
-        assert "killed" in g.seats and g.reason != "crash" and not any(f.player == "killed" for f in g.faults)
-        assert "Ray worker died" in g.retried[0]
+    assert outcomes(runs["ray"].path) == outcomes(runs["process"].path)  # the same games, lost attempts aside
+    for backend, report in runs.items():
+        games = {g.key: g for g in load_results(report.path)[1]}
+        (replayed,) = [g for g in games.values() if g.retried]
+        assert len(games) == report.total and report.crashes == 0 and report.replayed == 1
+        assert "killed" in replayed.seats and not any(f.player == "killed" for g in games.values() for f in g.faults)
+        assert ("Ray worker died" if backend == "ray" else "killed by SIGKILL") in replayed.retried[0]
 
 
 # ---------------------------------------------------------------------- helpers

@@ -20,9 +20,23 @@ from arena_core.cli import main
 PACKAGES = ("arena_core", "arena_tournament")
 
 
-def returns_during(fn, *args, packages=PACKAGES) -> dict[tuple[str, str], str]:
-    """(caller module, callee module) of every call by name into a module already on the stack,
-    with the module path that closed it."""
+def _trace(fn, args, *watchers) -> None:
+    """Run ``fn(*args)`` with every watcher seeing each call and return event."""
+
+    def profile(frame, event, arg):
+        for watch in watchers:
+            watch(frame, event)
+
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(None)
+
+
+def reentry_watcher(packages=PACKAGES):
+    """(watcher, found): found maps (caller module, callee module) of every call by name into a
+    module already on the stack to the module path that closed it."""
     found: dict[tuple[str, str], str] = {}
     stack: list[str | None] = []
 
@@ -30,7 +44,7 @@ def returns_during(fn, *args, packages=PACKAGES) -> dict[tuple[str, str], str]:
         name = frame.f_globals.get("__name__", "")
         return name if name.startswith(packages) else None
 
-    def profile(frame, event, arg):
+    def watch(frame, event):
         if event == "call":
             here, below = module(frame), (stack[-1] if stack else None)
             caller = frame.f_back
@@ -42,23 +56,18 @@ def returns_during(fn, *args, packages=PACKAGES) -> dict[tuple[str, str], str]:
         elif event == "return" and stack:
             stack.pop()
 
-    sys.setprofile(profile)
-    try:
-        fn(*args)
-    finally:
-        sys.setprofile(None)
-    return found
+    return watch, found
 
 
-def route_during(fn, *args, packages=("arena_tournament",)) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """The static route of ``fn(*args)`` through ``packages`` (module of each stop) and its returns,
-    as (caller module, module returned to, function)."""
+def route_watcher(packages=("arena_tournament",)):
+    """(watcher, route, returns): the static route through ``packages`` (the module of each stop)
+    and its returns, as (caller module, module returned to, function)."""
     seen: set[tuple[str, int]] = set()
     stack: list[str | None] = []
     route: list[str] = []
     returns: list[tuple[str, str, str]] = []
 
-    def profile(frame, event, arg):
+    def watch(frame, event):
         if event == "call":
             name = frame.f_globals.get("__name__", "")
             here = name if name.startswith(packages) else None
@@ -78,11 +87,18 @@ def route_during(fn, *args, packages=("arena_tournament",)) -> tuple[list[str], 
         elif event == "return" and stack:
             stack.pop()
 
-    sys.setprofile(profile)
-    try:
-        fn(*args)
-    finally:
-        sys.setprofile(None)
+    return watch, route, returns
+
+
+def returns_during(fn, *args, packages=PACKAGES) -> dict[tuple[str, str], str]:
+    watch, found = reentry_watcher(packages)
+    _trace(fn, args, watch)
+    return found
+
+
+def route_during(fn, *args, packages=("arena_tournament",)) -> tuple[list[str], list[tuple[str, str, str]]]:
+    watch, route, returns = route_watcher(packages)
+    _trace(fn, args, watch)
     return route, returns
 
 
@@ -108,14 +124,13 @@ def test_a_tournament_run_goes_down_without_returning(tmp_path):
         'name = "walk"\ngame = "kuhn_poker"\nentrants = ["random", "first_legal", "kuhn_king_only"]\ndeals = 2\n'
     )
     out = tmp_path / "out"
-    found = returns_during(main, ["tournament", str(config), "--out", str(out), "--quiet", "--backend", "sequential"])
+    reentries, found = reentry_watcher()
+    stops, route, returns = route_watcher()
+    _trace(
+        main, (["tournament", str(config), "--out", str(out), "--quiet", "--backend", "sequential"],), reentries, stops
+    )
     assert (out / "results.jsonl").exists() and (out / "report.html").exists()
     assert found == {}, found
-    again = tmp_path / "again"
-    route, returns = route_during(
-        main, ["tournament", str(config), "--out", str(again), "--quiet", "--backend", "sequential"]
-    )
-    assert (again / "report.html").exists()
     assert set(returns) <= ALLOWED_RETURNS and len(returns) == len(set(returns)), (returns, route)
     assert "arena_tournament.runner" not in {m for _, m, _ in returns}  # no back and forth with the runner
     assert len(route) <= 21, route  # 27 stops before issue 45
