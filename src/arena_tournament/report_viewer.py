@@ -419,7 +419,7 @@ def drilldown_for(
     """The drill-down HTML of the tournament whose results are at ``results``."""
     games, records, header, note = load_games_and_records(results)
     try:
-        from .play import build_game
+        from .entrants import build_game
 
         game = build_game(header.schedule)
     except Exception as exc:  # noqa: BLE001 - a game not installed here: the page says so, without views
