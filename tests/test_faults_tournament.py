@@ -217,6 +217,17 @@ def test_fault_rates_modes_and_the_flag(tmp_path):
     assert all(not f.detail.startswith(("illegal", "error")) for g in games for f in g.faults)  # the type is a field
 
 
+def test_max_fault_rate_none_never_flags(tmp_path):
+    # None ("never") used to reach the results header as None, which reads as "not recorded": the
+    # audit then flagged at the 0.25 default and the run exited non-zero
+    ents = [skilled("good"), skilled("ok", 0.5), {"name": "junk", "factory": "tournament_toys:Garbage"}]
+    cfg = config(tmp_path, ents, deals=1, run={"policy": "default", "max_fault_rate": None})
+    assert cfg.run.max_fault_rate == 1.0
+    header, games = load_results(run_tournament(cfg, quiet=True).path)
+    faults = fault_summary(header, games)
+    assert faults.entrants["junk"].fault_rate == 1.0 and not faults.flagged
+
+
 def test_the_cli_finishes_the_schedule_then_exits_non_zero_naming_the_flagged_entrant(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(

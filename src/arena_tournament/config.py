@@ -80,8 +80,17 @@ class RunOptions(_Strict):
         default=0.25,
         ge=0,
         le=1,
-        description="flag an entrant whose share of faulted decisions is above this; the run then exits non-zero (None: never)",
+        description="flag an entrant whose share of faulted decisions is above this; the run then exits non-zero "
+        "(1 or None: never)",
     )
+
+    @field_validator("max_fault_rate")
+    @classmethod
+    def _never_is_one(cls, value: float | None) -> float:
+        # "never" is kept as 1.0 (no share exceeds it): a results header's None means "not recorded" (older
+        # files) and reads as the default, so None written there would flag at 0.25 after all
+        return 1.0 if value is None else value
+
     stop_at_cap: bool = Field(
         default=True, description="an entrant whose spending cap runs out plays no further games (listed as unplayed)"
     )
