@@ -198,6 +198,11 @@ def plugin_info(kind: str, name: str) -> PluginInfo:
 def load(kind: str, name: str) -> Any:
     """Import and validate the plugin object (cached)."""
     info = plugin_info(kind, name)
+    if info.missing:  # a plugin may import its extra lazily (TextArena's titles do): its module loads without it
+        raise PluginUnavailableError(
+            f"{kind[:-1]} {name!r} from {info.distribution} needs {', '.join(info.missing)}, not installed; "
+            f"fix: {info.install_hint}"
+        )
     ep, _ = _index(kind)[name][0]
     try:
         obj = ep.load()
