@@ -43,6 +43,7 @@ def reached_by_ci() -> set[str]:
     ci = (ROOT / ".ci" / "run").read_text()
     todo = re.findall(r"^\s*(?:setsid .*?)?make (?:--no-print-directory )?([\w-]+)", ci, re.M)
     todo += re.findall(r"make --no-print-directory ([\w-]+)", ci)
+    todo += re.findall(r"^background ([\w-]+)", ci, re.M)  # the niced background jobs
     seen: set[str] = set()
     while todo:
         t = todo.pop()
