@@ -268,3 +268,26 @@ def test_regression_slope_never_gives_a_zero_width_interval_and_agrees_with_its_
     if abs(p - alpha) < 1e-9 or min(abs(lo), abs(hi)) < 1e-9:
         return
     assert (p < alpha) == (not lo <= 0 <= hi), (beta, lo, hi, p)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=8),
+    st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=8),
+)
+def test_a_bounded_difference_interval_stays_in_its_range_on_tiny_and_separated_data(a, b):
+    """Win rates per deal lie in [0, 1] and their differences in [-1, 1], so their mean does: an interval widened
+    for few deals (the loop's ``+75.0 [-18.7, +121.9]`` on a 100-point scale) is clipped to it,
+    keeps the mean inside and never shrinks to zero width."""
+    n = min(len(a), len(b))
+    iv = stats.paired_bootstrap(a[:n], b[:n], seed=7, resamples=300, bounds=(-1.0, 1.0))
+    assert -1.0 <= iv.low <= iv.mean <= iv.high <= 1.0
+    assert iv.high > iv.low
+
+
+def test_a_near_sweep_over_three_deals_is_clipped_at_the_bound():
+    # after won 2 of 2 games on every deal, before 0 of 2 on two deals and 1 of 2 on one: separated data
+    iv = stats.paired_bootstrap([1.0, 1.0, 1.0], [0.0, 0.0, 0.5], seed=1, resamples=2000, bounds=(-1.0, 1.0))
+    assert iv.high == 1.0 and iv.low < iv.mean < 1.0
+    unbounded = stats.paired_bootstrap([1.0, 1.0, 1.0], [0.0, 0.0, 0.5], seed=1, resamples=2000)
+    assert unbounded.high > 1.0  # the widening alone leaves the range: what the bounds are for

@@ -395,7 +395,8 @@ def paired_bootstrap(
     difference per unit. Never zero width from finite data: one unit says nothing, (-inf, inf);
     so do differences that are all the same, unless ``bounds`` (the range a per-unit difference
     can take) are given: then the t interval of the differences plus one pseudo-unit at each
-    bound, clipped to the bounds (it narrows as identical units accumulate)."""
+    bound, clipped to the bounds (it narrows as identical units accumulate). With ``bounds``
+    every interval is clipped to them (the mean lies within them)."""
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     if d.size == 0:
         raise ValueError("paired_bootstrap needs at least one pair")
@@ -415,6 +416,8 @@ def paired_bootstrap(
     lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
     c = small_sample_factor(d.size, level)
     lo, hi = mean + c * (min(lo, mean) - mean), mean + c * (max(hi, mean) - mean)
+    if bounds is not None:  # the mean lies within them: an interval widened for few units is clipped too
+        lo, hi = max(bounds[0], lo), min(bounds[1], hi)
     return PairedInterval(mean, float(lo), float(hi), int(d.size))
 
 
