@@ -203,6 +203,7 @@ def test_fault_rates_modes_and_the_flag(tmp_path):
         skilled("ok", 0.5),
         {"name": "junk", "factory": "tournament_toys:Garbage"},
         toy("boom", "RaisesBase", what="SystemExit"),
+        {"name": "chat", "factory": "report_toys:Chatty"},  # answers in text that names its move
     ]
     cfg = config(tmp_path, ents, deals=2, run={"policy": "default", "max_fault_rate": 0.25})
     report = run_tournament(cfg, quiet=True)
@@ -211,7 +212,9 @@ def test_fault_rates_modes_and_the_flag(tmp_path):
     junk, boom, good = faults.entrants["junk"], faults.entrants["boom"], faults.entrants["good"]
     assert junk.rates["illegal"] == 1.0 and junk.rates["default_applied"] == 1.0 and junk.mode == "constrained"
     assert boom.rates["error"] == 1.0 and boom.counts["forfeit"] == 0
-    assert good.fault_rate == 0.0 and good.mode == "free" and not good.flagged
+    # a bot answering with the game's own action strings picks a legal move: constrained, not free text
+    assert good.fault_rate == 0.0 and good.mode == "constrained" and not good.flagged
+    assert faults.entrants["chat"].mode == "free"
     assert faults.flagged == ["junk", "boom"] and faults.mixed_modes
     assert all(f.kind in (FaultKind.ILLEGAL, FaultKind.ERROR) for g in games for f in g.faults)
     assert all(not f.detail.startswith(("illegal", "error")) for g in games for f in g.faults)  # the type is a field

@@ -24,7 +24,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -379,13 +379,15 @@ class _Tally:
         self.constrained = [0] * seats
         self.declared: list[str | None] = [None] * seats
 
-    def answered(self, seat: int, answer: Any) -> None:
+    def answered(self, seat: int, answer: Any, legal: Sequence[Any] = ()) -> None:
+        """Count one answer: text for the game to parse (free), or a legal action itself (constrained:
+        a bot or a checkpoint naming one of a title's action strings is not answering in free text)."""
         if isinstance(answer, Move):
             mode = answer.telemetry.get("mode") if answer.telemetry else None
             if mode in ("free", "constrained"):
                 self.declared[seat] = mode
             answer = answer.action
-        if isinstance(answer, str):
+        if isinstance(answer, str) and not _is_one_of(answer, legal):
             self.free[seat] += 1
         elif answer is not None:
             self.constrained[seat] += 1
@@ -400,6 +402,10 @@ class _Tally:
             else:
                 out.append(None)
         return out
+
+
+def _is_one_of(answer: str, legal: Sequence[Any]) -> bool:
+    return any(isinstance(a, str) and a == answer for a in legal)
 
 
 def _decide(
@@ -441,7 +447,7 @@ def _decide(
             broken[seat] = (kind, detail)  # no further calls: its cap will not come back
         match.fail(seat, detail, telemetry={"error_type": type(exc).__name__, "fault": kind.value}, fault=kind)
         return
-    tally.answered(seat, answer)
+    tally.answered(seat, answer, decision.legal_actions)
     if answer is None or (isinstance(answer, Move) and answer.action is None):
         match.fail(
             seat,
