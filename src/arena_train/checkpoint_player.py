@@ -4,7 +4,8 @@ Loads the trainable weights any language-model trainer wrote (GRPO, expert itera
 ``RUN_DIR/checkpoints/step_NNNNNN/`` (the latest step unless ``step`` is given; ``run`` may
 also name the checkpoint directory itself), rebuilds the model the run's config names, and
 answers through the game's own compact view (``Game.views()``; the menu view for a run
-trained with ``view = "menu"``). ``temperature`` 0 (the default) plays the most likely
+trained with ``view = "menu"``; for ``view = "text"`` the game's text view, answered in the title's
+own action strings under constrained decoding, as it trained). ``temperature`` 0 (the default) plays the most likely
 answer; ``temperature=train`` samples at the run's training temperature (the policy GRPO
 optimised), from the decision's seeded generator.
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from mlx.nn.layers.base import Module
 
     from arena_train.lm import LMPolicy
+    from arena_train.text_policy import TextPolicy
     from arena_train.views import Tokenizer
 
 
@@ -139,7 +141,7 @@ class CheckpointPlayer(BasePlayer):
         except (TypeError, ValueError):
             raise ConfigError(f"checkpoint player: temperature={temperature!r} must be a number or 'train'") from None
         self._loaded: tuple[Module, Tokenizer] | None = None
-        self._policies: dict[int, LMPolicy] = {}
+        self._policies: dict[int, LMPolicy | TextPolicy] = {}
         self._model_cfg = cfg.get("model", {})
 
     def _load(self) -> tuple[Module, Tokenizer]:
@@ -153,8 +155,11 @@ class CheckpointPlayer(BasePlayer):
             self._loaded = model, tok
         return self._loaded
 
-    def policy_for(self, game: Game[Any, Any]) -> LMPolicy:
-        """The :class:`arena_train.lm.LMPolicy` this player decides with on ``game`` (built once)."""
+    def policy_for(self, game: Game[Any, Any]) -> LMPolicy | TextPolicy:
+        """The policy this player decides with on ``game`` (built once): an
+        :class:`arena_train.lm.LMPolicy` over the compact (or menu) view's menu, or for a run trained
+        with ``view = "text"`` an :class:`arena_train.text_policy.TextPolicy` answering in the
+        title's action strings."""
         if self.game_id and game.spec.id != self.game_id:
             raise PlayerError(f"checkpoint {self.path} was trained on {self.game_id!r}, not {game.spec.id!r}")
         pol = self._policies.get(id(game))
@@ -163,6 +168,11 @@ class CheckpointPlayer(BasePlayer):
             from arena_train.views import compact_view, menu_view
 
             model, tok = self._load()
+            if self.view_name == "text":
+                from arena_train.text_policy import TextPolicy
+
+                pol = self._policies[id(game)] = TextPolicy(model, tok, temperature=self.temperature)
+                return pol
             view = menu_view(game) if self.view_name == "menu" else compact_view(game)
             pol = self._policies[id(game)] = LMPolicy(model, tok, view, temperature=self.temperature)
         return pol

@@ -179,8 +179,10 @@ class GRPOConfig(RunConfig):
     game: str
     game_params: dict[str, Any] = Field(default_factory=dict)
     num_players: int | None = None
-    view: Literal["auto", "menu"] = Field(
-        default="auto", description="'auto': the game's compact view when we have one"
+    view: Literal["auto", "menu", "text"] = Field(
+        default="auto",
+        description="'auto': the game's compact view when we have one; 'text': the game's text view answered in the "
+        "title's own action strings under constrained decoding (what an OpenAI-compatible player reads and answers)",
     )
     seed: int = Field(default=0, ge=0)
     steps: int = Field(..., ge=1)
@@ -279,6 +281,11 @@ class GRPOConfig(RunConfig):
         if self.init_from and self.resume_from:
             raise ValueError(
                 "init_from (new run from another run's weights) and resume_from (continue a run) exclude each other"
+            )
+        if self.view == "text" and (self.eval.exploitability or self.action_space == "all"):
+            raise ValueError(
+                "view = 'text' answers in legal action strings: it has no menu tables for eval.exploitability and "
+                "no illegal answers for action_space = 'all'; use view = 'auto' for those"
             )
         return self
 

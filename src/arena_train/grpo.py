@@ -60,6 +60,7 @@ from .lm import (
 )
 from .rollout import RewardSpec, play_episodes
 from .run import RunDir, checkpoint_dir, read_state
+from .text_policy import TextPolicy, records_of
 from .trainer import Parts, RunSummary, TrainerPlugin
 from .views import CompactView, Tokenizer, compact_view, menu_view
 
@@ -100,9 +101,13 @@ class GRPOSession:
     tree: CompiledGame | None  # the game as arrays, with eval.snapshot_every
     state: GRPOState
 
-    def policy(self, *, temperature: float | None = None, weights: Weights | None = None) -> LMPolicy:
-        """The learner (the training temperature unless given; ``weights``: a frozen snapshot's)."""
+    def policy(self, *, temperature: float | None = None, weights: Weights | None = None) -> LMPolicy | TextPolicy:
+        """The learner (the training temperature unless given; ``weights``: a frozen snapshot's):
+        over the view's menu, or with ``view = "text"`` in the title's own action strings."""
         cfg = self.config
+        if cfg.view == "text":
+            t = cfg.temperature if temperature is None else temperature
+            return TextPolicy(self.model, self.tokenizer, temperature=t, weights=weights)
         return LMPolicy(
             self.model,
             self.tokenizer,
@@ -266,16 +271,18 @@ def train_step(session: GRPOSession, step: int) -> dict[str, Any]:
     )
     adv = advantages(cfg, [g for g, _ in grouped], results, session.reward, state.baselines)
     batch = samples(session, adv)
+    learner_steps = [st for r in results for st in r.steps if records_of(st.choice.record)]
     update_baselines(cfg, state.baselines, adv)
     state.episodes_total += len(results)
     row: dict[str, Any] = {
         "step": step,
         "episodes": len(results),
         "episodes_total": state.episodes_total,
-        "decisions": len(batch),
+        "decisions": len(learner_steps),
         "reward_mean": float(np.mean(adv.returns)),
         "reward_std": float(np.std(adv.returns)),
-        "response_tokens": 1.0 if batch else 0.0,  # menu answers: one label token each
+        # a menu answer is one label token; a text answer one record per branching token of its string
+        "response_tokens": len(batch) / len(learner_steps) if learner_steps else 0.0,
         "prompt_tokens": float(np.mean([len(s.record.tokens) for s in batch])) if batch else 0.0,
         "illegal_actions": sum(1 for r in results for s in r.steps if s.choice.illegal),
         "parse_failures": sum(1 for r in results for s in r.steps if s.choice.unparseable),
@@ -300,7 +307,10 @@ def policy_table(session: GRPOSession) -> PolicyTable:
     """The learner's sampling policy (training temperature) at every information state, exact."""
     if session.infos is None:
         raise ConfigError("the policy table needs eval.exploitability = true (the game's information states)")
-    return lm_policy_table(session.game, session.policy(), session.infos)
+    policy = session.policy()
+    if not isinstance(policy, LMPolicy):  # refused by the config: text answers have no menu table
+        raise ConfigError("the policy table needs a menu view (view = 'auto' or 'menu')")
+    return lm_policy_table(session.game, policy, session.infos)
 
 
 def compiled_policy(session: GRPOSession) -> Array:

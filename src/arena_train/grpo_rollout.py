@@ -33,6 +33,7 @@ from .rollout import (
     seat_decision_returns,
     seat_return,
 )
+from .text_policy import records_of
 
 #: a pool entry: a registered player's spec, or a frozen snapshot of the learner ``(step, weights)``
 PoolEntry = PlayerSpec | tuple[int, Weights]
@@ -147,8 +148,9 @@ def advantages(
         else:
             adv = np.full(len(steps), unit_adv[u])
         for st, a in zip(steps, adv):
-            records.append(st.choice.record)
-            advs.append(float(a))
+            for rec in records_of(st.choice.record):  # a text answer: each branching token, one advantage
+                records.append(rec)
+                advs.append(float(a))
     return Advantages(records, advs, units, returns, {})
 
 
@@ -171,8 +173,9 @@ def _infostate_advantages(
         else:
             dec = [seat_return(results[i], seat, reward)] * len(steps)
         for st, g in zip(steps, dec):
-            records.append(st.choice.record)
-            dec_returns.append(float(g))
+            for rec in records_of(st.choice.record):
+                records.append(rec)
+                dec_returns.append(float(g))
     prompt_returns: dict[PromptKey, list[float]] = {}
     for rec, g in zip(records, dec_returns):
         prompt_returns.setdefault(rec.tokens, []).append(g)

@@ -23,7 +23,7 @@ from arena_core.errors import ConfigError
 from arena_core.players import BasePlayer, Decision
 from arena_core.seeding import make_rng
 
-from .rollout import Choice, Request
+from .rollout import Choice, Learner, Request
 from .views import ActionTokens, CompactView, Menu, Tokenizer
 
 if TYPE_CHECKING:
@@ -280,7 +280,7 @@ class SnapshotPlayer(BasePlayer):
 
     name = "snapshot"
 
-    def __init__(self, policy: LMPolicy, seed: int = 0):
+    def __init__(self, policy: Learner, seed: int = 0):  # an LMPolicy, or a text policy
         super().__init__(seed)
         self.policy = policy
 
