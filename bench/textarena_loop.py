@@ -76,7 +76,9 @@ bets never reach the pot, so each round is won or lost and the match is best of 
 
 
 def _section(out: Path, plot: Path, title: str):
-    from arena_train.loop import parse_loop_config, plot_curves, report_markdown
+    from arena_train.loop import parse_loop_config
+    from arena_train.loop_plots import plot_curves
+    from arena_train.loop_report import report_markdown
 
     data = json.loads((out / "report.json").read_text())
     # runs from before the analysis hook had a name computed the same exact values in the loop
@@ -97,7 +99,8 @@ def _section(out: Path, plot: Path, title: str):
         f"### {title}\n\n"
         f"Learning rate {cfg.train.get('optim', {}).get('learning_rate')}; training wall time "
         f"({cfg.train.get('steps')} GRPO steps): {times}.\n\n"
-        + report_markdown(cfg, seeds, data.get("server"), coverage)
+        + report_markdown(cfg, seeds, data.get("server"))
+        + f"\nTokenizer coverage: {json.dumps(coverage)}\n"
         + f"\nTraining curves (exact, every step, every seed): `docs/{plot.name}`.\n"
     )
 

@@ -1,10 +1,12 @@
-"""Players and a server for the report tests: a text-answering player that reads the prompt,
+"""Players and servers for the report tests: a text-answering player that reads the prompt,
 answers in free text (sometimes garbage, so that faults appear) and records prompt, answer and
-token counts in its telemetry; and a fake OpenAI-compatible server that plays draw-or-stand
-(tournament_toys' game) for the real OpenAI-compatible player."""
+token counts in its telemetry; a fake OpenAI-compatible server that plays draw-or-stand
+(tournament_toys' game) for the real OpenAI-compatible player; and one that plays any TextArena
+title from its prompt's legal actions (the loop's frontier seat)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from arena_core.players import BasePlayer, Decision, Move
@@ -37,3 +39,15 @@ class DrawServer(FakeChatServer):
 
     def answer(self, body: dict[str, Any]) -> str:
         return "My card is low enough to gamble.\nAnswer: draw"
+
+
+class LegalFake(FakeChatServer):
+    """Answers the last legal action of TextArena's prompt; every third request, words that are no move."""
+
+    def answer(self, body):
+        prompt = body["messages"][-1]["content"]
+        legal = re.findall(r"\[[^\[\]]+\]", prompt.rsplit("Legal actions:", 1)[-1])
+        with self._lock:
+            n = len(self.log)
+            self.log.append({"legal": legal})
+        return "I am not sure." if n % 3 == 2 else legal[-1]

@@ -1,15 +1,13 @@
-"""The arena loop's ratings, resume and frontier seat (issue 32), tiny: Kuhn-v0, 4 deals x 2
-seatings (the fewest that give rating intervals), two GRPO steps. A finished seed is skipped, a
-cut one continues (its tournaments through the runner's resume, its training from the latest
-checkpoint, exactly); a directory of another config is refused; the tournaments rate every
-entrant with intervals; a frontier seat behind a local fake OpenAI server plays the
-tournaments within its call cap and is skipped, in one line, without its key."""
+"""The arena loop's ratings and resume (issue 32), tiny: Kuhn-v0, 4 deals x 2 seatings (the fewest
+that give rating intervals), two GRPO steps. A finished seed is skipped, a cut one continues (its
+tournaments through the runner's resume, its training from the latest checkpoint, exactly); a
+directory of another config is refused; the tournaments rate every entrant with intervals. (The
+frontier seat, capped, skipped without its key and joining later: tests/test_loop_seats.py.)"""
 
 from __future__ import annotations
 
 import json
 import math
-import re
 import shutil
 
 import pytest
@@ -18,7 +16,6 @@ pytest.importorskip("textarena")
 pytest.importorskip("mlx_lm")
 
 from arena_core.errors import ConfigError
-from arena_games.matrix.fakellm import FakeChatServer
 from arena_train.loop import frontier_options, load_config, main, parse_loop_config, run_loop
 
 EQ = "textarena_kuhn_equilibrium"
@@ -27,7 +24,7 @@ TINY = {
     "game": "textarena/KuhnPoker-v0",
     "seeds": [5],
     "analysis": "arena_games.textarena.kuhn_v0:exact_values",
-    "tournament": {"deals": 4, "seed": 7, "bootstrap": 200, "opponents": [EQ, "random"]},
+    "tournament": {"deals": 4, "seed": 7, "bootstrap": 200, "opponents": [EQ, "random"], "pages": False},
     "server": {"enabled": False},
     "train": {
         "steps": 2,
@@ -117,46 +114,6 @@ def test_a_foreign_directory_is_refused_in_one_line(tmp_path, capsys):
     assert main([str(cfg), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "holds no loop.json" in err and "--out" in err
-
-
-class LegalFake(FakeChatServer):
-    """Answers the last legal action of TextArena's prompt; every third request, words that are no move."""
-
-    def answer(self, body):
-        prompt = body["messages"][-1]["content"]
-        legal = re.findall(r"\[\w+\]", prompt.rsplit("Legal actions:", 1)[-1])
-        with self._lock:
-            n = len(self.log)
-            self.log.append({"legal": legal})
-        return "I am not sure." if n % 3 == 2 else legal[-1]
-
-
-def test_the_frontier_seat_plays_capped_and_is_skipped_without_its_key(tmp_path, monkeypatch):
-    frontier = {"model": "fake", "base_url_env": "ARENA_TEST_FRONTIER_URL", "api_key_env": "", "max_calls": 12}
-    cfg = parse_loop_config(
-        {**TINY, "tournament": {**TINY["tournament"], "frontier": {**frontier, "cache_dir": str(tmp_path / "cache")}}}
-    )
-    lines = []
-    monkeypatch.delenv("ARENA_TEST_FRONTIER_URL", raising=False)
-    assert frontier_options(cfg, log=_quiet(lines)) is None
-    assert lines == [
-        "frontier seat 'fake' skipped: ARENA_TEST_FRONTIER_URL not set "
-        "(set it to seat the model, or remove [tournament.frontier])"
-    ]
-    with LegalFake() as server:
-        monkeypatch.setenv("ARENA_TEST_FRONTIER_URL", server.url)
-        report = run_loop(cfg, tmp_path / "out", log=_quiet(lines))
-        (seed,) = report["seeds"]
-        # evaluation only: 12 calls at most per tournament (the after one reuses the cache)
-        assert 0 < server.requests <= 2 * 12
-    f = seed["frontier"]
-    for phase, opponents in (("before", 3), ("after", 4)):
-        assert f[phase]["games"] == opponents * 8  # every scheduled game is counted, played or cut
-        assert 0 < f[phase]["unplayed"] < f[phase]["games"]  # the cap cut the rest
-        assert f[phase]["faults"] > 0 and f[phase]["decisions"] > 0  # its bad answers counted as faults
-    assert seed["opponents"]["frontier:fake"]["before"]["games"] > 0
-    assert "frontier" in {r["name"] for r in seed["ratings"]["after"]["leaderboard"]}
-    assert "Frontier seat" in (tmp_path / "out" / "report.md").read_text()
 
 
 def test_the_liars_config_seats_a_frontier_model_only_when_its_key_is_set(monkeypatch):

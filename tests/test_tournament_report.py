@@ -6,9 +6,6 @@ import html
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
 
 import pytest
@@ -17,6 +14,7 @@ from arena_tournament.cli import cli, main_ratings, main_report
 from arena_tournament.config import config_from_dict
 from arena_tournament.report import html_report, print_leaderboard
 from arena_tournament.runner import run_tournament
+from browser import chromium_dom
 
 ENTRANTS = [{"name": f"s{i}", "factory": "tournament_toys:Skilled", "options": {"skill": i / 6}} for i in range(6)] + [
     {"name": "crash <&>", "factory": "tournament_toys:Crashing"}  # a name that needs escaping
@@ -37,49 +35,6 @@ def results(tmp_path_factory):
         }
     )
     return run_tournament(cfg, quiet=True).path
-
-
-def chromium_dom(path, fragment: str = "") -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    profile = path.parent / "chromium-profile"
-    # --in-process-gpu: no separate GPU process, whose launch can fail on a loaded CI machine
-    args = [
-        exe,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--in-process-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--virtual-time-budget=10000",  # wait for the page's own asynchronous work (unpacking the viewer's data)
-        "--dump-dom",
-        path.resolve().as_uri() + fragment,
-    ]
-    # not LD_PRELOAD: the OpenBLAS that `make test` preloads for MLX starts threads in every
-    # Chromium process, and its forked zygote children then hang
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    failures = []
-    for _ in range(3):  # the browser itself can crash or hang at start-up under load; the page is what we test
-        proc = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
-        )
-        try:
-            out, err = proc.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the whole browser: its helpers hold the pipes too
-            out, err = proc.communicate()
-            failures.append(f"hung for 60 s: {err[-500:]}")
-            continue
-        if proc.returncode == 0:
-            return out
-        failures.append(f"exit {proc.returncode}: {err[-500:]}")
-    pytest.fail("chromium did not render the page in 3 tries:\n" + "\n".join(failures))
 
 
 def test_html_report_renders_in_chromium_with_its_content(results, tmp_path):

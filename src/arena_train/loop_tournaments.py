@@ -1,13 +1,16 @@
 """The arena loop's tournaments and what it measures from them: round robins through the
-tournament runner (resumable), the tournament's own ratings, head-to-head win rates with a
-Wilson and a deal-clustered interval, after-minus-before differences paired by deal, the faults of
-an entrant, and how the model's tokenizer covers the game's actions.
+tournament runner (resumable, and extended in place when a seat joins: :func:`extend_results`),
+the tournament's own ratings and report page (with its drill-down), what each entrant reads and how
+it answers (:func:`seat_formats`), head-to-head win rates with a Wilson and a deal-clustered
+interval, after-minus-before differences paired by deal, the faults of an entrant, and how the
+model's tokenizer covers the game's actions.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +21,7 @@ from arena_core.stats import cluster_mean, paired_bootstrap, wilson_interval
 from .loop_config import Log
 
 if TYPE_CHECKING:
-    from arena_tournament.config import RatingOptions
+    from arena_tournament.config import RatingOptions, TournamentConfig
     from arena_tournament.results import GameResult
     from arena_tournament.schedule import Entrant
 
@@ -49,10 +52,12 @@ def run_tournament_games(
     policy: str = "default",
     ratings: RatingOptions | None = None,
     log: Log | None = None,
+    quiet: bool = True,
 ) -> list[GameResult]:
     """A round robin of ``entrants`` on ``deals`` shared deals (both seatings); its games. A
     results file already in ``out`` is continued (the runner's resume; a changed schedule or
-    entrant is refused there)."""
+    entrant is refused there), and extended when ``entrants`` adds to it (:func:`extend_results`).
+    Unless ``quiet``, the runner's progress bar (games, rate, ETA) is on the terminal."""
     from arena_tournament.config import RatingOptions, RunOptions, TournamentConfig
     from arena_tournament.results import load_results
     from arena_tournament.runner import run_tournament
@@ -67,41 +72,124 @@ def run_tournament_games(
         run=RunOptions(backend="sequential", fresh_players=False, policy=policy),
         ratings=ratings or RatingOptions(bootstrap=0),
     )
-    report = run_tournament(config, quiet=True)
+    added = extend_results(config)
+    if added and log is not None:
+        log(f"{name}: {', '.join(added)} joins the recorded games (only the games with it are played)")
+    report = run_tournament(config, quiet=quiet)
     if log is not None:
         log(f"{name}: {report.played} games played, {report.already_recorded} already recorded")
     return load_results(out)[1]
+
+
+def extend_results(config: TournamentConfig) -> list[str]:
+    """The entrants ``config`` adds to a tournament already recorded in its output with fewer of
+    them (the same game, deals, settings and other entrants, each unchanged): the results file's
+    schedule line is rewritten for the whole schedule (atomically; every game line kept as it
+    is), so the runner then plays only the new entrant's games. Anything else is left to the
+    runner's own check (which refuses a changed schedule or entrant in one line)."""
+    from arena_core.outputs import RunLock, atomic_write_text
+    from arena_tournament.results import ResultsFile, ScheduleLine
+    from arena_tournament.runner import preflight_entrants, resolve_schedule, settings_of
+
+    path = Path(config.output) / "results.jsonl"
+    if not path.exists():
+        return []
+    with RunLock(path.parent):
+        results = ResultsFile(path)
+        results.drop_torn_tail()
+        header, _ = results.read()
+        if header is None:
+            return []
+        schedule = resolve_schedule(config)
+        old = {e.name: e for e in header.schedule.entrants}
+        added = [e for e in schedule.entrants if e.name not in old]
+        kept = [e for e in schedule.entrants if e.name in old]
+        same = header.schedule.model_copy(update={"entrants": schedule.entrants, "tables": schedule.tables})
+        if (
+            not added
+            or len(kept) != len(old)
+            or any(old[e.name] != e for e in kept)
+            or same != schedule
+            or header.settings != settings_of(config.run)
+        ):
+            return []
+        identities = preflight_entrants(schedule.model_copy(update={"entrants": tuple(added)}))
+        line = header.model_copy(update={"schedule": schedule, "identities": {**header.identities, **identities}})
+        first, _, rest = path.read_text(encoding="utf-8").partition("\n")
+        if json.loads(first).get("type") != "schedule":  # pragma: no cover - read() found the schedule line first
+            return []
+        atomic_write_text(path, ScheduleLine.model_validate(line.model_dump()).model_dump_json() + "\n" + rest)
+    return [e.name for e in added]
 
 
 #: a leaderboard row's fields kept in result.json (the full summary is the tournament's summary.json)
 RATING_FIELDS = ("name", "rating", "rating_low", "rating_high", "rank", "rank_low", "rank_high", "games", "faults")
 
 
-def rate_tournament(out: Path, options: RatingOptions) -> dict[str, Any]:
-    """The tournament's own ratings of every entrant (:func:`arena_tournament.ratings.summarize`,
-    as ``arena ratings`` computes them), written to ``out/summary.json``; the leaderboard and the
-    rating differences of every pair, with their intervals."""
+def rate_tournament(out: Path, options: RatingOptions, *, page: bool = True) -> dict[str, Any]:
+    """The tournament's own ratings of every entrant (:func:`arena_tournament.ratings.summarize`
+    with the fault audit, as ``arena ratings`` computes them), written to ``out/summary.json``, and
+    (``page``) its report page ``out/report.html`` with the drill-down (every game, each decision's
+    prompt and answer, the seat's view, usage), as ``arena report`` writes it; the leaderboard,
+    the rating differences of every pair with their intervals, and what each entrant reads and how
+    it answers."""
+    from arena_tournament.audit import attach_faults
     from arena_tournament.ratings import summarize
-    from arena_tournament.report import write_json
+    from arena_tournament.report import write_html, write_json
     from arena_tournament.results import load_results
 
     header, games = load_results(out)
-    summary = summarize(
+    summary = attach_faults(
+        summarize(
+            header,
+            games,
+            resamples=options.bootstrap,
+            regularization=options.regularization,
+            base=options.base,
+            seed=options.seed,
+            min_pair_games=options.min_pair_games,
+        ),
         header,
         games,
-        resamples=options.bootstrap,
-        regularization=options.regularization,
-        base=options.base,
-        seed=options.seed,
-        min_pair_games=options.min_pair_games,
     )
     write_json(summary, out / "summary.json")
+    if page:
+        write_html(summary, out / "report.html", results=out)
+    modes = {r.name: r.mode for r in summary.leaderboard}
     return {
         "method": summary.method.intervals,
         "note": summary.note,
         "leaderboard": [r.model_dump(mode="json", include=set(RATING_FIELDS)) for r in summary.leaderboard],
         "pairs": [p.model_dump(mode="json") for p in summary.rating_pairs],
+        "seats": {n: {**f, "mode": modes.get(n)} for n, f in seat_formats(header.identities).items()},
     }
+
+
+def seat_formats(identities: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """What each entrant reads and how it answers, from its resolved identity (the tournament
+    records it): a checkpoint by the view it was trained on (its compact view or the game's menu
+    answered by one menu token, or the game's text view answered in the title's action strings
+    under constrained decoding), a text player (OpenAI-compatible, MLX) by its prompt view and
+    mode (free text that the game parses, or constrained text), anything else as a program that
+    reads the game's observation and picks a legal action."""
+    out = {}
+    for name, ident in identities.items():
+        params = ident.get("params") or {}
+        view, mode = params.get("view_name"), ident.get("mode")
+        if view in ("auto", "compact"):
+            reads, answers = "the game's compact view", "menu (one token per move)"
+        elif view == "menu":
+            reads, answers = "the game's prompt with a lettered menu", "menu (one token per move)"
+        elif view == "text":
+            reads, answers = "the game's text view", "constrained text (the title's action strings)"
+        elif mode in ("free", "constrained"):
+            shown = params.get("view") or "snapshot"
+            reads = "the game's text view" if shown == "snapshot" else f"the game's {shown} view"
+            answers = "free text (parsed by the game)" if mode == "free" else "constrained text (legal strings only)"
+        else:
+            reads, answers = "the game's observation", "a legal action (a program)"
+        out[name] = {"reads": reads, "answers": answers}
+    return out
 
 
 def head_to_head(games: Sequence[GameResult], name: str, opponent: str) -> HeadToHead:
