@@ -88,8 +88,9 @@ def extend_results(config: TournamentConfig) -> list[str]:
     is), so the runner then plays only the new entrant's games. Anything else is left to the
     runner's own check (which refuses a changed schedule or entrant in one line)."""
     from arena_core.outputs import RunLock, atomic_write_text
+    from arena_tournament.entrants import preflight_entrants, resolve_schedule
     from arena_tournament.results import ResultsFile, ScheduleLine
-    from arena_tournament.runner import preflight_entrants, resolve_schedule, settings_of
+    from arena_tournament.runner import settings_of
 
     path = Path(config.output) / "results.jsonl"
     if not path.exists():
