@@ -139,3 +139,15 @@ def test_overrides_reach_nested_tables():
     assert TEXT_LOOP["train"].get("optim") is None  # the config given is left as it was
     with pytest.raises(ConfigError, match="one of"):
         parse_loop_config({**TEXT_LOOP, "stages": [{"name": "a", "trainer": "grpo"}]})  # [train] and [[stages]]
+
+
+def test_plot_draws_or_says_why_not(tmp_path, monkeypatch):
+    from arena_train.loop_plots import plot_training
+
+    path = tmp_path / "curves.png"
+    assert plot_training([], path, "t") == "no finished seed has a training curve yet"
+    seeds = [{"seed": 0, "curve": [{"step": 1, "reward_mean": 0.5, "entropy": 0.6}], "entrants": {}}]
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)  # not installed: an ImportError
+    assert plot_training(seeds, path, "t").startswith("matplotlib is not installed")
+    monkeypatch.undo()
+    assert plot_training(seeds, path, "t") == path and path.read_bytes()[:4] == b"\x89PNG"

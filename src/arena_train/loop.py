@@ -77,7 +77,7 @@ from .loop_config import (
     resolve_analysis,
 )
 from .loop_plots import plot_training
-from .loop_report import report_html, report_markdown
+from .loop_report import anchor_label, report_html, report_markdown
 from .loop_tournaments import (
     difference,
     entrant,
@@ -328,7 +328,7 @@ def claim_loop_dir(out: Path, identity: Mapping[str, Any], seats: Sequence[str] 
     return False, []
 
 
-def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print) -> dict[str, Any]:
+def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print, quiet: bool = True) -> dict[str, Any]:
     """The stock model behind a local ``mlx_lm.server``, through the OpenAI player."""
     from arena_players.mlx_server import mlx_server
 
@@ -349,7 +349,9 @@ def run_server_check(cfg: LoopConfig, out: Path, *, log: Log = print) -> dict[st
         options.update(temperature=cfg.server.temperature, max_tokens=cfg.server.max_tokens)
         stock = entrant("stock-server", PlayerSpec("openai", options), 0)
         # the schedule is a round robin: keep only the stock model's games in the analysis
-        games = run_tournament_games(f"{cfg.name}-server", cfg.game, [stock, *opponents], cfg.server.deals, t_seed, out)
+        games = run_tournament_games(
+            f"{cfg.name}-server", cfg.game, [stock, *opponents], cfg.server.deals, t_seed, out, quiet=quiet
+        )
     result: dict[str, Any] = {
         "wall_s": round(time.perf_counter() - t0, 1),
         "faults": faults_of(games, "stock-server"),
@@ -396,7 +398,7 @@ def run_loop(
     if frontier is not None and FRONTIER not in held and _finished_seeds(out):
         log(f"the frontier seat joins {out}: only its games are played in the finished seeds")
     log(f"model: {learner_model(cfg).get('path', 'tiny')}")
-    server = run_server_check(cfg, out / "server", log=log) if cfg.server.enabled else None
+    server = run_server_check(cfg, out / "server", log=log, quiet=quiet) if cfg.server.enabled else None
     names = {STOCK, RL, *opponent_names(cfg.tournament.opponents), *([FRONTIER] if frontier is not None else [])}
     for seed in seeds:
         result_path = out / f"seed{seed}" / "result.json"
@@ -414,8 +416,11 @@ def run_loop(
             write_report(cfg, out, server, page=False)  # a run cut later still has the finished seeds' tables
     report = write_report(cfg, out, server)
     if plot is not None:
-        drawn = plot_training(report["seeds"], plot, f"{cfg.name}: training")
-        log(f"training curves: {drawn}" if isinstance(drawn, Path) else f"no plot written: {drawn}")
+        drawn = plot_training(report["seeds"], plot, f"{cfg.name}: training", anchor_label(cfg))
+        if isinstance(drawn, Path):
+            log(f"training curves: {drawn}")
+        else:  # asked for: said even under --quiet
+            print(f"no plot written to {plot}: {drawn}", file=sys.stderr)
     return report
 
 

@@ -74,7 +74,7 @@ def generalist_level(r: dict[str, Any], anchor_label: str | None) -> tuple[str, 
     return None
 
 
-def training_png(seeds: Sequence[dict[str, Any]], anchor_label: str | None) -> bytes | None:
+def training_png(seeds: Sequence[dict[str, Any]], anchor_label: str | None, title: str | None = None) -> bytes | None:
     """Per seed, over the training steps: the evaluation win rate against the anchor with the
     generalist's level against the same anchor, the mean reward, and the entropy."""
     curves = [r for r in seeds if r.get("curve")]
@@ -102,20 +102,22 @@ def training_png(seeds: Sequence[dict[str, Any]], anchor_label: str | None) -> b
             level = generalist_level(r, anchor_label)
             if key == "eval_win_rate" and level is not None:
                 ax.axhline(level[1], ls="--", color=line[0].get_color(), lw=1, label=f"generalist, seed {r['seed']}")
-    for ax, (_, title) in zip(axes[0], panels):
-        ax.set_title(title, fontsize=9)
+    for ax, (_, heading) in zip(axes[0], panels):
+        ax.set_title(heading, fontsize=9)
         ax.set_xlabel("training step", fontsize=8)
     axes[0][0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return _png(fig)
 
 
-def plot_training(seeds: list[dict[str, Any]], path: Path, title: str) -> Path | str:
+def plot_training(seeds: list[dict[str, Any]], path: Path, title: str, anchor_label: str | None = None) -> Path | str:
     """The training curves (:func:`training_png`) written to ``path``; or why not, as a sentence."""
     if not any(r.get("curve") for r in seeds):
         return "no finished seed has a training curve yet"
     try:
-        png = training_png(seeds, None)
+        png = training_png(seeds, anchor_label, title)
     except ImportError:
         return "matplotlib is not installed (pip install matplotlib)"
     if png is None:
