@@ -29,7 +29,7 @@ LIARS = str(ROOT / "examples" / "textarena_loop_liars.toml")
 SEARCH = 'search{simulations = 2, rollout = "random"}'
 SMALL = [
     "tournament.deals=2",
-    f"tournament.opponents=['{SEARCH}', \"random\"]",
+    f"tournament.opponents=['{SEARCH}']",  # the generalist alone (the config's random bot: tests/test_loop_real_config.py)
     "tournament.bootstrap=200",
     "tournament.frontier.max_calls=60",
     "train.steps=2",
@@ -88,7 +88,6 @@ def test_the_loop_runs_quietly_to_its_report_and_plot(liars):
         "rl": "rl",
         "stock": "stock",
         "opp1-search": "generalist",
-        "opp2-random": "opponent",
         "frontier": "frontier",
     }
     # like for like, or not: what each reads and how it answers, and the tournament's mode
@@ -96,8 +95,9 @@ def test_the_loop_runs_quietly_to_its_report_and_plot(liars):
     assert seats["rl"]["answers"].startswith("menu") and seats["rl"]["mode"] == "constrained"
     assert seats["frontier"]["reads"] == "the game's text view" and seats["frontier"]["answers"].startswith("free text")
     assert seats["frontier"]["mode"] == "free"
-    for bot in ("opp1-search", "opp2-random"):
-        assert seats[bot]["answers"].startswith("a legal action") and seats[bot]["mode"] == "constrained"
+    assert (
+        seats["opp1-search"]["answers"].startswith("a legal action") and seats["opp1-search"]["mode"] == "constrained"
+    )
     # every difference interval inside the range a win-rate difference can take
     for o in seed["opponents"].values():
         iv = o["after_minus_before"]["interval"]
@@ -127,14 +127,14 @@ def test_the_before_after_page_renders_in_chromium(liars):
     assert '<h1 id="title">textarena-liars-loop</h1>' in dom
     assert "not like for like" in dom[dom.index('id="headline"') :]
     seats = dom[dom.index('id="seats"') : dom.index('id="ratings"')]
-    for name, reads in (("rl", "compact view"), ("frontier", "text view"), ("opp2-random", "observation")):
+    for name, reads in (("rl", "compact view"), ("frontier", "text view"), ("opp1-search", "observation")):
         row = seats[seats.index(f"<td>{name}</td>") :]
         assert reads in row[: row.index("</tr>")]
     ratings = dom[dom.index('id="ratings"') : dom.index('id="ratings-plot"')]
-    assert all(f"<td>{n}</td>" in ratings for n in ("rl", "stock", "opp1-search", "opp2-random", "frontier"))
+    assert all(f"<td>{n}</td>" in ratings for n in ("rl", "stock", "opp1-search", "frontier"))
     assert len(re.findall(r'class="plot" data-rendered="\d+x\d+"', dom)) == 2  # ratings and training plots decoded
     per_seed = dom[dom.index('id="per-seed"') : dom.index('id="faults"')]
-    assert per_seed.count("<tr>") == 1 + 3  # the header and one row per opponent (search, random, frontier)
+    assert per_seed.count("<tr>") == 1 + 2  # the header and one row per opponent (search, frontier)
     assert 'href="seed0/after/report.html"' in dom
 
 

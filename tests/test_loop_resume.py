@@ -2,7 +2,7 @@
 that give rating intervals), two GRPO steps. A finished seed is skipped, a cut one continues (its
 tournaments through the runner's resume, its training from the latest checkpoint, exactly); a
 directory of another config is refused; the tournaments rate every entrant with intervals. (The
-frontier seat, capped, skipped without its key and joining later: tests/test_loop_seats.py.)"""
+frontier seat, capped, skipped without its key and joining later: tests/test_loop_real_config.py.)"""
 
 from __future__ import annotations
 
