@@ -1,6 +1,6 @@
-"""The arena loop's training as a recipe of registered trainers (issue 46): numeric self-play, then
-expert iteration into the language model with the self-play policy as its expert, then a short GRPO
-polish from the distilled weights, each stage given the previous one's run directory; the stock
+"""The arena loop's training as a recipe of registered trainers (issue 46; examples/loop_recipe.toml
+at a test's size): numeric self-play, then expert iteration into the language model with the
+self-play policy as its expert, then a short GRPO polish from the distilled weights, each stage given the previous one's run directory; the stock
 model (the last stage's model, untrained) and the polished one seated in the tournaments. A cut
 run continues: finished stages are skipped, the GRPO stage resumes from its latest checkpoint
 (exactly), the rest is not replayed."""
@@ -9,62 +9,46 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mlx_lm")
 
 from arena_core.errors import ConfigError
-from arena_train.loop import parse_loop_config, run_loop
+from arena_train.loop import load_config, parse_loop_config, run_loop
+from arena_train.loop_config import apply_overrides
 
-RECIPE = {
-    "name": "tiny-recipe",
-    "game": "kuhn_poker",
-    "seeds": [1],
-    "tournament": {
-        "deals": 2,
-        "seed": 3,
-        "bootstrap": 200,
-        "opponents": ["kuhn_king_only", "random"],
-        "pages": False,
-    },
-    "server": {"enabled": False},
-    "stages": [
-        {
-            "name": "selfplay",
-            "trainer": "selfplay_pg",
-            "config": {"episodes": 128, "episodes_per_step": 64, "features": "encoding", "eval_every": 2},
-        },
-        {
-            "name": "distil",
-            "trainer": "expert_iteration",
-            "config": {
-                "expert": 'numeric_policy{weights = "{previous}/policy.npz"}',
-                "opponents": ["random"],
-                "rounds": 1,
-                "deals_per_round": 4,
-                "epochs": 1,
-                "eval_deals": 2,
-                "bootstrap": 100,
-            },
-        },
-        {
-            "name": "polish",
-            "trainer": "grpo",
-            "config": {
-                "init_from": "{previous}",
-                "steps": 2,
-                "deals_per_step": 1,
-                "group_size": 2,
-                "kl_beta": 0.0,
-                "plot": False,
-                "checkpoint_every": 1,
-                "pool": {"snapshot_every": 1},
-                "eval": {"anchor": "random", "deals": 2},
-            },
-        },
-    ],
-}
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "loop_recipe.toml"
+#: the example's recipe at a test's size
+SMALL = [
+    "tournament.deals=2",
+    "tournament.bootstrap=200",
+    "tournament.pages=false",
+    "seeds=[1]",
+]
+
+
+def _recipe():
+    """The example's config at a test's size (its stages cut down)."""
+    data = tomllib.loads(EXAMPLE.read_text())
+    data = apply_overrides(data, SMALL)
+    selfplay, distil, polish = data["stages"]
+    selfplay["config"].update(episodes=128, eval_every=2)
+    distil["config"].update(rounds=1, deals_per_round=4, epochs=1, eval_deals=2, bootstrap=100)
+    polish["config"].update(steps=2, deals_per_step=1, group_size=2, checkpoint_every=1, pool={"snapshot_every": 1})
+    polish["config"]["eval"] = {"anchor": "random", "deals": 2}
+    return data
+
+
+RECIPE = _recipe()
 
 
 def test_a_recipe_of_three_trainers_runs_in_order_and_continues_where_it_was_cut(tmp_path):
@@ -100,12 +84,13 @@ def test_a_recipe_of_three_trainers_runs_in_order_and_continues_where_it_was_cut
     again = run_loop(cfg, out, log=lines.append)
     assert "seed 1: stage polish resumes from step_000001" in lines
     assert not any("stage 1/3" in x or "stage 2/3" in x for x in lines)  # finished stages are not replayed
-    assert "tiny-recipe-before: 0 games played, 12 already recorded" in lines
+    assert "kuhn-recipe-before: 0 games played, 12 already recorded" in lines
     assert (train / "3-polish" / "checkpoints" / "step_000002" / "trainable.safetensors").read_bytes() == final
     assert again["seeds"][0]["opponents"] == json.loads(json.dumps(seed["opponents"]))
 
 
 def test_a_recipe_is_checked_stage_by_stage_before_it_runs():
+    assert [s.trainer for s in load_config(EXAMPLE).stages or []] == ["selfplay_pg", "expert_iteration", "grpo"]
     bad = {**RECIPE, "stages": [RECIPE["stages"][0]]}  # a numeric policy last: nothing to seat as a checkpoint
     with pytest.raises(ConfigError, match="must train a language model"):
         parse_loop_config(bad)

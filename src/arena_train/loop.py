@@ -192,7 +192,7 @@ def seed_result(
     difference paired by deal), RL'd against stock, faults, both tournaments' ratings, every
     entrant's seat (what it reads, how it answers), the training curve and the exact curve."""
     before, after = games
-    total, _ = plan.total_steps()
+    total = plan.total_steps()
     labels = dict(zip(seat.names, seat.labels))
     pages = cfg.tournament.pages
     ratings = {phase: rate_tournament(out / phase, seat.ratings, page=pages) for phase in ("before", "after")}
@@ -262,8 +262,7 @@ def run_seed(
         if (out / "after").exists():  # games of a model that is trained again: they restart with it
             log(f"seed {seed}: the re-tournament restarts after the training")
             shutil.rmtree(out / "after")
-        total, done = plan.total_steps()
-        bar = TrainingProgress(f"seed {seed} training", total, done, enabled=not quiet, also=progress)
+        bar = TrainingProgress(enabled=not quiet, also=progress)
         try:
             write_trained(out, plan.train(bar.lines(log), bar))
         finally:

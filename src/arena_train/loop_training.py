@@ -62,12 +62,17 @@ class ModelAt:
 
 
 class TrainingProgress:
-    """Training steps on the terminal: a bar (tqdm, on stderr) with the step's reward and entropy
-    and the ETA; silent when not ``enabled``. ``also`` is called with every step too."""
+    """Training steps on the terminal: a bar per training run (tqdm, on stderr) at the trainer's
+    own step, with the step's reward, entropy and evaluation win rate and the ETA; silent when not
+    ``enabled``. ``also`` is called with every step too."""
 
-    def __init__(self, label: str, total: int, done: int, *, enabled: bool, also: Progress | None = None) -> None:
-        self.also, self.bar = also, None
-        if enabled:
+    def __init__(self, *, enabled: bool, also: Progress | None = None) -> None:
+        self.enabled, self.also, self.bar = enabled, also, None
+
+    def start(self, label: str, total: int, done: int = 0) -> None:
+        """A bar for the next run (a recipe's stage): ``total`` steps, ``done`` already."""
+        self.close()
+        if self.enabled:
             from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs: types-tqdm is not a dependency
 
             self.bar = tqdm(total=total, initial=done, desc=label, unit="step", file=sys.stderr, dynamic_ncols=True)
@@ -83,7 +88,7 @@ class TrainingProgress:
                 )
                 if isinstance(row.get(key), float)
             }
-            self.bar.update(1)
+            self.bar.update(max(0, step - self.bar.n))  # trainers that report every N steps move it N at once
             self.bar.set_postfix(shown, refresh=False)
         if self.also is not None:
             self.also(step, row)
@@ -98,6 +103,7 @@ class TrainingProgress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 def curve_of(run_dir: Path, stage: str | None = None, offset: int = 0) -> list[dict[str, Any]]:
@@ -196,6 +202,7 @@ class GRPOTraining:
         if self.run is None or self.session is None:
             raise ConfigError("prepare the training before running it")
         session, steps = self.session, self.config.steps
+        progress.start(f"seed {self.seed} training", steps, session.state.step)
 
         def each_step(step: int, row: Mapping[str, Any]) -> None:
             self.curve.add(step, session)
@@ -210,10 +217,9 @@ class GRPOTraining:
         log(f"seed {self.seed}: {steps} GRPO steps in {trained.train_s:.0f} s")
         return trained
 
-    def total_steps(self) -> tuple[int, int]:
-        """(steps to train, steps done already)."""
-        done = self.session.state.step if self.session is not None else self.config.steps
-        return self.config.steps, done
+    def total_steps(self) -> int:
+        """The training's steps."""
+        return self.config.steps
 
     def curve_rows(self) -> list[dict[str, Any]]:
         return curve_of(self.run_dir)
@@ -293,6 +299,7 @@ class RecipeTraining:
                     log(f"seed {self.seed}: stage {stage.name} starts again (its trainer cannot resume it)")
                     shutil.rmtree(run_dir)
             log(f"seed {self.seed}: stage {i + 1}/{len(self.stages)} {stage.name} ({stage.trainer})")
+            progress.start(f"seed {self.seed} {stage.name}", _stage_steps(stage.config))
             s0 = time.perf_counter()
             summary = trainer.run(config, run_dir, progress=progress)
             run_id = str(summary.get("run_id", run_dir.name))
@@ -301,13 +308,9 @@ class RecipeTraining:
             run_ids.append(run_id)
         return Trained(" > ".join(run_ids), "ok", round(time.perf_counter() - t0, 1), self.resumed_from)
 
-    def total_steps(self) -> tuple[int, int]:
-        total = done = 0
-        for i, stage in enumerate(self.stages):
-            n = _stage_steps(stage.config)
-            total += n
-            done += n if self.stage_dir(i).with_suffix(".json").exists() else 0
-        return total, done
+    def total_steps(self) -> int:
+        """The stages' steps, as each trainer counts them."""
+        return sum(_stage_steps(stage.config) for stage in self.stages)
 
     def curve_rows(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
