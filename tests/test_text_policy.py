@@ -38,9 +38,11 @@ def _positions(game, seed, n):
 
 def test_greedy_text_answers_are_the_mlx_players_constrained_answers():
     from arena_players.mlx_player import MLXPlayer
+    from arena_players.tiny_model import ensure_tiny_model
 
     game, seed = make_game(LIARS), 5  # bids of several tokens, branching at the quantity and the face
-    mlx = MLXPlayer(seed=0, model="tiny", mode="constrained", temperature=0.0)
+    model = str(ensure_tiny_model(game_ids=[LIARS]))  # its tokenizer trained on the title: shorter prompts
+    mlx = MLXPlayer(seed=0, model=model, mode="constrained", temperature=0.0)
     policy = TextPolicy(mlx.engine.model, mlx.engine.tokenizer, temperature=0.0)
     positions = _positions(game, seed, 4)
     mine = policy.decide([Request(game, pos, seat, 0, 0) for pos, seat in positions])  # one batch
@@ -73,8 +75,9 @@ def _exact(policy, game, pos, seat):
 
 def test_a_sampled_answer_is_drawn_with_the_product_of_its_branching_steps():
     from arena_players.mlx_engine import load_model
+    from arena_players.tiny_model import ensure_tiny_model
 
-    model, tok = load_model("tiny")
+    model, tok = load_model(str(ensure_tiny_model(game_ids=[LIARS])))
     game = make_game(LIARS)
     pos, seat = _positions(game, 2, 3)[-1]  # a standing bid: [Call] and the higher bids
     policy = TextPolicy(model, tok, temperature=3.0)  # hot: the tiny model's sharp logits spread out
