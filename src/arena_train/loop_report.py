@@ -314,12 +314,8 @@ def anchor_label(cfg: LoopConfig) -> str | None:
         return None
 
 
-def report_html(cfg: LoopConfig, seeds: list[dict[str, Any]], server: dict[str, Any] | None) -> str:
-    """The loop's self-contained page (nothing fetched): see the module docstring."""
-    esc = html.escape
-    anchor = anchor_label(cfg)
-    rated = [r for r in seeds if r.get("ratings")]
-    ratings_rows = [
+def _ratings_rows(seeds: list[dict[str, Any]]) -> list[list[str]]:
+    return [
         [
             str(r["seed"]),
             row["name"],
@@ -329,14 +325,18 @@ def report_html(cfg: LoopConfig, seeds: list[dict[str, Any]], server: dict[str, 
             str(row["games"]),
             str(row["faults"]),
         ]
-        for r in rated
+        for r in seeds
+        if r.get("ratings")
         for row in r["ratings"]["after"]["leaderboard"]
     ]
+
+
+def _curve_note(seeds: list[dict[str, Any]], anchor: str | None) -> str:
     levels = [(r["seed"], generalist_level(r, anchor)) for r in seeds]
     level_text = "; ".join(
         f"seed {s}: the generalist won {_pct(lv[1])}% against {lv[0]} before training" for s, lv in levels if lv
     )
-    curve_note = (
+    return (
         f"The evaluation curve is the model's greedy win rate against the training's anchor ({anchor or 'none'}), "
         "with the mean reward and the entropy of its answers at each step"
         + (
@@ -345,47 +345,69 @@ def report_html(cfg: LoopConfig, seeds: list[dict[str, Any]], server: dict[str, 
             else "."
         )
     )
-    links = (
-        "".join(
-            f'<li><a href="seed{r["seed"]}/{phase}/report.html">seed {r["seed"]}, {phase} training</a></li>'
-            for r in seeds
-            for phase in ("before", "after")
-        )
-        if cfg.tournament.pages
-        else "<li>(not written: tournament.pages = false; `arena report DIR` writes one)</li>"
+
+
+def _tournament_links(cfg: LoopConfig, seeds: list[dict[str, Any]]) -> str:
+    if not cfg.tournament.pages:
+        return "<li>(not written: tournament.pages = false; `arena report DIR` writes one)</li>"
+    return "".join(
+        f'<li><a href="seed{r["seed"]}/{phase}/report.html">seed {r["seed"]}, {phase} training</a></li>'
+        for r in seeds
+        for phase in ("before", "after")
     )
+
+
+def _meta(cfg: LoopConfig, seeds: list[dict[str, Any]]) -> str:
+    return (
+        f"Game <b>{html.escape(cfg.game)}</b>; {len(seeds)} finished seed(s); each tournament is a round robin on "
+        f"{cfg.tournament.deals} shared deals × 2 seatings per pair; the model plays at temperature "
+        f"{html.escape(repr(cfg.tournament.model_temperature))}. Win rates in %, 95% intervals: Wilson (games "
+        "independent) and deal-clustered; after − before is paired by deal (bootstrap, clipped to −100…+100)."
+    )
+
+
+_PAGE_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+th { background: #f3f3f3; }
+td:nth-child(2), .seats td { text-align: left; }
+#headline { font-size: 15px; background: #f7f7f0; padding: 8px; }
+"""
+_PAGE_SCRIPT = """
+window.addEventListener("load", function () {
+  document.querySelectorAll(".plot").forEach(function (plot) {
+    var img = plot.querySelector("img");
+    plot.setAttribute("data-rendered", img && img.naturalWidth > 0 ? img.naturalWidth + "x" + img.naturalHeight : "no");
+  });
+});
+"""
+
+
+def report_html(cfg: LoopConfig, seeds: list[dict[str, Any]], server: dict[str, Any] | None) -> str:
+    """The loop's self-contained page (nothing fetched): see the module docstring."""
+    esc = html.escape
+    anchor = anchor_label(cfg)
     faults = "".join(f"<p>{esc(line)}</p>" for line in _faults_lines(seeds)) if seeds else ""
     server_html = f"<p>{esc(_server_line(server))}</p>" if server is not None else ""
-    meta = (
-        f"Game <b>{esc(cfg.game)}</b>; {len(seeds)} finished seed(s); each tournament is a round robin on "
-        f"{cfg.tournament.deals} shared deals × 2 seatings per pair; the model plays at temperature "
-        f"{esc(repr(cfg.tournament.model_temperature))}. Win rates in %, 95% intervals: Wilson (games independent) "
-        "and deal-clustered; after − before is paired by deal (bootstrap, clipped to −100…+100)."
-    )
+    ratings_headers = ["seed", "entrant", "role", "rating [95%]", "rank [95%]", "games", "faults"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>{esc(cfg.name)} – Arena loop report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }}
-table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
-th {{ background: #f3f3f3; }}
-td:nth-child(2), .seats td {{ text-align: left; }}
-#headline {{ font-size: 15px; background: #f7f7f0; padding: 8px; }}
-</style></head>
+<style>{_PAGE_CSS}</style></head>
 <body>
 <h1 id="title">{esc(cfg.name)}</h1>
-<p id="meta">{meta}</p>
+<p id="meta">{_meta(cfg, seeds)}</p>
 <p id="headline">{esc(headline(seeds)).replace("`", "")}</p>
 <h2>Seats</h2>
 <p>What each entrant reads and how it answers (from the identities the tournaments record); mode is the tournament's: constrained picks a legal move, free writes text the game parses.</p>
 <div id="seats">{_table(SEATS_HEADERS, seats_rows(seeds), "seats")}</div>
 <h2>Ratings on one scale</h2>
 <p>The re-tournament seats the stock and the trained model beside the generalist, the frontier and the bots: Plackett-Luce ratings on the Elo scale with 95% deal-clustered intervals (arena_tournament.ratings).</p>
-<div id="ratings">{_table(["seed", "entrant", "role", "rating [95%]", "rank [95%]", "games", "faults"], ratings_rows, "ratings")}</div>
+<div id="ratings">{_table(ratings_headers, _ratings_rows(seeds), "ratings")}</div>
 <div id="ratings-plot" class="plot">{_img(lambda: ratings_png(seeds), "ratings with 95% intervals")}</div>
 <h2>Training</h2>
-<p>{esc(curve_note)}</p>
+<p>{esc(_curve_note(seeds, anchor))}</p>
 <div id="training-plot" class="plot">{_img(lambda: training_png(seeds, anchor), "training curves")}</div>
 <h2>Before and after, per seed</h2>
 <div id="per-seed">{_table(BEFORE_AFTER_HEADERS, before_after_rows(seeds), "before-after")}</div>
@@ -393,14 +415,7 @@ td:nth-child(2), .seats td {{ text-align: left; }}
 <div id="faults">{faults}{server_html}</div>
 <h2>Tournaments</h2>
 <p>Each tournament's own page: its leaderboard, every game, and a viewer of each decision (the seat's view, the prompt and the answer in full, usage).</p>
-<ul id="tournaments">{links}</ul>
-<script>
-window.addEventListener("load", function () {{
-  document.querySelectorAll(".plot").forEach(function (plot) {{
-    var img = plot.querySelector("img");
-    plot.setAttribute("data-rendered", img && img.naturalWidth > 0 ? img.naturalWidth + "x" + img.naturalHeight : "no");
-  }});
-}});
-</script>
+<ul id="tournaments">{_tournament_links(cfg, seeds)}</ul>
+<script>{_PAGE_SCRIPT}</script>
 </body></html>
 """
