@@ -52,6 +52,7 @@ CONFIG: dict[str, Any] = dict(
     baseline_decay=0.95,
     deals_per_step=16,
     group_size=4,
+    group_draws="shared",  # the plays of a group share the deal (and opponents' draws): the scheme these figures were made with
     temperature=3.0,
     kl_beta=0.0,
     entropy_beta=0.05,

@@ -49,6 +49,7 @@ KUHN_GRPO = {
     "steps": 40,
     "deals_per_step": 8,
     "group_size": 8,
+    "group_draws": "shared",  # the plays of a group share the deal (and opponents' draws): the scheme these figures were made with
     "temperature": 3.0,
     "kl_beta": 0.0,
     "entropy_beta": 0.3,
@@ -301,6 +302,7 @@ def main(argv=None) -> None:
             "steps": 2 if args.quick else 12,
             "deals_per_step": 2,
             "group_size": 4,
+            "group_draws": "shared",  # as the figures were made
             "temperature": 1.0,
             "kl_beta": 0.0,
             "optim": {"learning_rate": 1e-4},

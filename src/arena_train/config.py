@@ -174,6 +174,7 @@ class EvalConfig(_Strict):
 
 
 class GRPOConfig(RunConfig):
+    LATER_FIELDS: ClassVar[frozenset[str]] = frozenset({"resample_flat", "stall_steps", "on_stall"})
     trainer: Literal["grpo"] = "grpo"
     name: str = "grpo"
     game: str
@@ -200,7 +201,33 @@ class GRPOConfig(RunConfig):
         "('infostate': per seat and information state; each decision is centred on its own prompt's mean)",
     )
     baseline_decay: float = Field(default=0.95, ge=0, lt=1)
-    group_size: int = Field(default=8, ge=2, description="plays of the same deal, seat and table per group")
+    group_size: int = Field(
+        default=8, ge=2, description="plays per group: one seat and opponent table (see group_draws)"
+    )
+    group_draws: Literal["distinct", "opponents", "shared"] = Field(
+        default="distinct",
+        description="what differs between a group's plays besides the learner's own samples: 'distinct' (each play "
+        "its own deal and its own opponents' draws), 'opponents' (one deal, each play its own opponents' draws) or "
+        "'shared' (one deal and one set of opponents' draws: a peaked learner against a peaked pool then plays one "
+        "game group_size times and its advantages are zero; the only scheme before issue 42)",
+    )
+    resample_flat: int = Field(
+        default=0,
+        ge=0,
+        description="dynamic sampling (DAPO): a group whose learner returns are all equal is played again with fresh "
+        "deals and draws (same seat and table), up to N times; every play counts in episodes",
+    )
+    stall_steps: int = Field(
+        default=10,
+        ge=0,
+        description="a run whose every advantage was zero for this many steps in a row (no signal from the game) "
+        "is warned about or refused, as on_stall says (0: never)",
+    )
+    on_stall: Literal["warn", "refuse"] = Field(
+        default="warn",
+        description="'warn': a StalledRunWarning and the manifest's 'stalled_at'; 'refuse': checkpoint, then stop "
+        "the run with StalledRunError (status 'rejected: ...')",
+    )
     temperature: float = Field(default=1.0, gt=0)
     ppo_epochs: int = Field(default=1, ge=1)
     clip_eps: float = Field(default=0.2, gt=0)

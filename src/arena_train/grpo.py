@@ -23,6 +23,7 @@ evaluates, :func:`save_checkpoint` saves, and :func:`train` runs them all.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,18 @@ from .config import GRPOConfig
 from .exact import InfoState, PolicyTable, deals_of, evaluation_deals, information_states
 from .grpo_eval import average_of, evaluation_row, exploitability_row, lm_policy_table, silent_status
 from .grpo_loss import Sample, grpo_update, reference_logprobs
-from .grpo_rollout import Advantages, Baselines, Pool, PoolEntry, advantages, episode_specs, update_baselines
+from .grpo_rollout import (
+    Advantages,
+    Baselines,
+    Pool,
+    PoolEntry,
+    advantages,
+    flat_groups,
+    group_plans,
+    group_plays,
+    update_baselines,
+    zero_advantage_share,
+)
 from .lm import (
     LMPolicy,
     SnapshotPlayer,
@@ -58,10 +70,10 @@ from .lm import (
     trainable_model,
     trainables,
 )
-from .rollout import RewardSpec, play_episodes
+from .rollout import EpisodeResult, EpisodeSpec, RewardSpec, play_episodes
 from .run import RunDir, checkpoint_dir, read_state
 from .text_policy import TextPolicy, records_of
-from .trainer import Parts, RunSummary, TrainerPlugin
+from .trainer import Parts, RunSummary, StalledRunError, StalledRunWarning, TrainerPlugin
 from .views import CompactView, Tokenizer, compact_view, menu_view
 
 
@@ -82,6 +94,8 @@ class GRPOState:
     policy_tables: list[PolicyTable] = field(default_factory=list)
     policy_table_steps: list[int] = field(default_factory=list)
     average: ReachAverage | None = None  # with eval.snapshot_every: the snapshots' average, on the compiled game
+    no_signal_steps: int = 0  # steps in a row whose every advantage was zero (the stall guard's count)
+    stalled_at: list[int] = field(default_factory=list)  # steps where the stall guard warned
 
 
 @dataclass
@@ -261,24 +275,52 @@ def update(session: GRPOSession, batch: list[Sample], step: int) -> dict[str, fl
     return out
 
 
+def play_groups(session: GRPOSession, step: int) -> tuple[list[int], list[EpisodeResult], int, int]:
+    """The step's groups played (each episode's group id and result, in group order); with
+    ``resample_flat`` a group whose learner returns are all equal is played again with fresh draws,
+    up to N times (DAPO's dynamic sampling). Also the episodes played (the replaced ones included)
+    and the number of groups played again."""
+    cfg, state = session.config, session.state
+    plans = group_plans(cfg, session.game, state.pool, session.opponent, step)
+    plays = {p.group: group_plays(cfg, p, step) for p in plans}
+
+    def play(specs: list[EpisodeSpec]) -> list[EpisodeResult]:
+        return play_episodes(session.game, specs, session.policy(), illegal_penalty=cfg.reward.illegal_penalty)
+
+    played = play([s for p in plans for s in plays[p.group]])
+    results = {p.group: played[i * cfg.group_size : (i + 1) * cfg.group_size] for i, p in enumerate(plans)}
+    count, resampled = len(played), 0
+    for attempt in range(1, cfg.resample_flat + 1):
+        ids = [g for g in results for _ in results[g]]
+        flat = flat_groups(ids, [r for g in results for r in results[g]], session.reward)
+        if not flat:
+            break
+        again = play([s for g in flat for s in group_plays(cfg, plans[g], step, attempt)])
+        for i, g in enumerate(flat):
+            results[g] = again[i * cfg.group_size : (i + 1) * cfg.group_size]
+        count, resampled = count + len(again), resampled + len(flat)
+    ids = [g for g in results for _ in results[g]]
+    return ids, [r for g in results for r in results[g]], count, resampled
+
+
 def train_step(session: GRPOSession, step: int) -> dict[str, Any]:
     """Play the step's episodes, compute advantages, update the model, move the magnet and the
     pool; the step's metrics row."""
     cfg, state = session.config, session.state
-    grouped = episode_specs(cfg, session.game, state.pool, session.opponent, step)
-    results = play_episodes(
-        session.game, [s for _, s in grouped], session.policy(), illegal_penalty=cfg.reward.illegal_penalty
-    )
-    adv = advantages(cfg, [g for g, _ in grouped], results, session.reward, state.baselines)
+    groups, results, played, resampled = play_groups(session, step)
+    adv = advantages(cfg, groups, results, session.reward, state.baselines)
     batch = samples(session, adv)
     learner_steps = [st for r in results for st in r.steps if records_of(st.choice.record)]
     update_baselines(cfg, state.baselines, adv)
-    state.episodes_total += len(results)
+    state.episodes_total += played
+    state.no_signal_steps = 0 if any(a != 0.0 for a in adv.advantages) else state.no_signal_steps + 1
     row: dict[str, Any] = {
         "step": step,
-        "episodes": len(results),
+        "episodes": played,
         "episodes_total": state.episodes_total,
         "decisions": len(learner_steps),
+        "zero_advantage_groups": zero_advantage_share(groups, adv),
+        **({"groups_resampled": resampled} if cfg.resample_flat else {}),
         "reward_mean": float(np.mean(adv.returns)),
         "reward_std": float(np.std(adv.returns)),
         # a menu answer is one label token; a text answer one record per branching token of its string
@@ -382,6 +424,8 @@ def save_checkpoint(run: RunDir, session: GRPOSession) -> Path:
             "role_baseline": state.baselines.role,
             "info_baseline": [[list(k), v] for k, v in state.baselines.info.items()],
             "episodes_total": state.episodes_total,
+            "no_signal_steps": state.no_signal_steps,
+            "stalled_at": state.stalled_at,
             "policy_tables": state.policy_tables,
             "policy_table_steps": state.policy_table_steps,
             **({"compiled_average": state.average.to_json()} if state.average is not None else {}),
@@ -434,6 +478,8 @@ def restore(run: RunDir, session: GRPOSession) -> None:
         baselines=Baselines(role, {tuple(k): float(v) for k, v in saved.get("info_baseline", [])}),
         step=step,
         episodes_total=int(saved.get("episodes_total", 0)),
+        no_signal_steps=int(saved.get("no_signal_steps", 0)),
+        stalled_at=[int(s) for s in saved.get("stalled_at", [])],
         eval_baseline=saved["eval_baseline"],
         policy_tables=tables,
         policy_table_steps=[int(s) for s in steps],
@@ -448,6 +494,27 @@ def restore(run: RunDir, session: GRPOSession) -> None:
 
 
 # ---------------------------------------------------------------------- the run
+def stall_check(run: RunDir, session: GRPOSession, started: float) -> str | None:
+    """The stall guard after a step: when every advantage has been zero for ``stall_steps`` steps in
+    a row, warn (:class:`StalledRunWarning`, the step kept for the manifest's ``stalled_at``) or, with
+    ``on_stall = "refuse"``, finish the manifest as rejected and return the reason to raise."""
+    cfg, state = session.config, session.state
+    if not cfg.stall_steps or state.no_signal_steps != cfg.stall_steps:
+        return None
+    reason = (
+        f"every advantage was zero for {cfg.stall_steps} steps in a row (steps {state.step - cfg.stall_steps + 1}-"
+        f"{state.step}): the groups carried no signal; vary the plays of a group (group_draws = 'distinct'), "
+        "resample flat groups (resample_flat), raise the temperature or add an entropy bonus"
+    )
+    if cfg.on_stall == "warn":
+        state.stalled_at.append(state.step)
+        warnings.warn(StalledRunWarning(f"{run.run_id}: {reason}"), stacklevel=2)
+        return None
+    wall = round(time.perf_counter() - started, 2)
+    run.finish(status=f"rejected: stalled ({reason})", wall_s=wall, steps_done=state.step)
+    return reason
+
+
 def run_steps(run: RunDir, session: GRPOSession, parts: Parts[Module]) -> RunSummary:
     """Every step from the session's to the config's last: train, evaluate every ``eval.every``
     steps and at the last, log, report progress, checkpoint; then the run's summary."""
@@ -465,8 +532,11 @@ def run_steps(run: RunDir, session: GRPOSession, parts: Parts[Module]) -> RunSum
         session.state.step = step
         run.metrics.append(row)
         parts.report(step, row)
-        if (cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or step == cfg.steps:
+        stalled = stall_check(run, session, started)
+        if stalled or (cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or step == cfg.steps:
             save_checkpoint(run, session)
+        if stalled:
+            raise StalledRunError(f"{run.run_id}: {stalled}")
     rows = run.metrics.rows()
     bad = [r["eval_bad_answer_rate"] for r in rows if "eval_bad_answer_rate" in r]
     status = silent_status(bad[-1] if bad else 0.0, cfg.eval.silent_threshold)
@@ -474,7 +544,13 @@ def run_steps(run: RunDir, session: GRPOSession, parts: Parts[Module]) -> RunSum
         exploit = ("eval_exploitability", "eval_avg_exploitability") if cfg.eval.exploitability else ()
         run.plot(rows, ("reward_mean", "kl", "entropy", "eval_mean", *exploit))
     wall = round(time.perf_counter() - started, 2)
-    run.finish(status=status, final_eval=final_eval, wall_s=wall, steps_done=session.state.step)
+    run.finish(
+        status=status,
+        final_eval=final_eval,
+        wall_s=wall,
+        steps_done=session.state.step,
+        **({"stalled_at": state.stalled_at} if state.stalled_at else {}),
+    )
     return RunSummary(run.path, run.run_id, session.state.step, rows, status, final_eval)
 
 

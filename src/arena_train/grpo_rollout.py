@@ -12,7 +12,7 @@ baseline is the mean over its group and seat (``baseline = "group"``), the seat'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,19 +57,27 @@ class Pool:
         return [str(p) for p in self.players] + [f"snapshot@{step}" for step, _ in self.snapshots]
 
 
-def episode_specs(
+@dataclass(frozen=True)
+class GroupPlan:
+    """What a group's plays share: the step's deal index ``j``, the learner's seat (None in
+    self-play: the learner sits everywhere) and the opponent table."""
+
+    group: int
+    deal_index: int
+    seat: int | None
+    table: Mapping[int, Player]
+
+
+def group_plans(
     cfg: GRPOConfig, game: Game[Any, Any], pool: Pool, opponent: OpponentFactory, step: int
-) -> list[tuple[int, EpisodeSpec]]:
-    """``(group id, spec)`` for every episode of ``step`` (a pure function of the seed and step)."""
+) -> list[GroupPlan]:
+    """The step's groups: ``deals_per_step`` deal indices, each with every learner seat (or one,
+    rotating) and an opponent table drawn from the pool (a pure function of the seed and step)."""
     entries = pool.entries()
-    specs = []
-    group = 0
+    plans: list[GroupPlan] = []
     for j in range(cfg.deals_per_step):
-        deal = derive_seed(cfg.seed, "train_deal", step, j)
         if cfg.self_play:  # the learner in every seat at once: one group per deal
-            for k in range(cfg.group_size):
-                specs.append((group, EpisodeSpec(deal, 0, {}, derive_seed(cfg.seed, "sample", step, j, "self", k))))
-            group += 1
+            plans.append(GroupPlan(len(plans), j, None, {}))
             continue
         seats = range(game.num_players) if cfg.seats == "all" else [(step * cfg.deals_per_step + j) % game.num_players]
         for seat in seats:
@@ -79,10 +87,53 @@ def episode_specs(
                 for s in range(game.num_players)
                 if s != seat
             }
-            for k in range(cfg.group_size):
-                specs.append((group, EpisodeSpec(deal, seat, table, derive_seed(cfg.seed, "sample", step, j, seat, k))))
-            group += 1
+            plans.append(GroupPlan(len(plans), j, seat, table))
+    return plans
+
+
+def group_plays(cfg: GRPOConfig, plan: GroupPlan, step: int, attempt: int = 0) -> list[EpisodeSpec]:
+    """The ``group_size`` plays of a group. Every play has its own learner draws; its deal and its
+    opponents' draws are the group's or its own, as ``group_draws`` says. ``attempt`` > 0: a flat
+    group played again (``resample_flat``), every seed fresh. Attempt 0 of ``'shared'`` is the
+    scheme before issue 42, seed for seed."""
+    j, again = plan.deal_index, (("resample", attempt) if attempt else ())
+    who: tuple[int | str, ...] = ("self",) if plan.seat is None else (plan.seat,)
+    shared_deal = derive_seed(cfg.seed, "train_deal", step, j, *again)
+    specs = []
+    for k in range(cfg.group_size):
+        deal = derive_seed(cfg.seed, "train_deal", step, j, *again, k) if cfg.group_draws == "distinct" else shared_deal
+        draws = None if cfg.group_draws == "shared" else derive_seed(cfg.seed, "opp_draws", step, j, *who, *again, k)
+        key = derive_seed(cfg.seed, "sample", step, j, *who, *again, k)
+        specs.append(EpisodeSpec(deal, plan.seat or 0, plan.table, key, draws))
     return specs
+
+
+def episode_specs(
+    cfg: GRPOConfig, game: Game[Any, Any], pool: Pool, opponent: OpponentFactory, step: int
+) -> list[tuple[int, EpisodeSpec]]:
+    """``(group id, spec)`` for every episode of ``step`` (a pure function of the seed and step)."""
+    return [
+        (plan.group, spec)
+        for plan in group_plans(cfg, game, pool, opponent, step)
+        for spec in group_plays(cfg, plan, step)
+    ]
+
+
+def flat_groups(groups: Sequence[int], results: Sequence[EpisodeResult], reward: RewardSpec) -> list[int]:
+    """The groups whose learner returns are all equal (per seat): no signal against their own mean."""
+    returns: dict[tuple[int, int], set[float]] = {}
+    for i, seat in learner_units(results):
+        returns.setdefault((groups[i], seat), set()).add(seat_return(results[i], seat, reward))
+    flat = {g for g, _ in returns} - {g for (g, _), vals in returns.items() if len(vals) > 1}
+    return sorted(flat)
+
+
+def zero_advantage_share(groups: Sequence[int], adv: Advantages) -> float:
+    """The share of the step's groups whose every decision has advantage 0 (DAPO's zero-advantage
+    groups: they add nothing to the policy gradient); 1.0 when no learner decided."""
+    every = set(groups)
+    live = {groups[i] for i, a in zip(adv.episodes, adv.advantages) if a != 0.0}
+    return 1.0 - len(live) / len(every) if every else 1.0
 
 
 def learner_units(results: Sequence[EpisodeResult]) -> list[tuple[int, int]]:
@@ -108,6 +159,7 @@ class Advantages:
     units: list[tuple[int, int]]
     returns: list[float]
     prompt_returns: dict[PromptKey, list[float]]
+    episodes: list[int] = field(default_factory=list)  # each decision's episode index
 
 
 def _scale(centred: np.ndarray[Any, Any], how: str) -> float:
@@ -139,7 +191,7 @@ def advantages(
         means = {k: float(np.mean([r for r, kk in zip(returns, keys) if kk == k])) for k in ids}
         base = np.array([means[k] for k in keys])
         scale = _scale(np.asarray(returns, dtype=np.float64) - base, cfg.advantage_scale)
-    records, advs = [], []
+    records, advs, episodes = [], [], []
     for u, (i, seat) in enumerate(units):
         steps = [st for st in results[i].steps if st.seat == seat]
         if cfg.advantage == "per_decision":
@@ -151,7 +203,8 @@ def advantages(
             for rec in records_of(st.choice.record):  # a text answer: each branching token, one advantage
                 records.append(rec)
                 advs.append(float(a))
-    return Advantages(records, advs, units, returns, {})
+                episodes.append(i)
+    return Advantages(records, advs, units, returns, {}, episodes)
 
 
 def _infostate_advantages(
@@ -165,7 +218,7 @@ def _infostate_advantages(
     """Each decision centred on the running mean return of its own prompt (seat and information
     state; a prompt seen for the first time starts from this step's mean there), then scaled by
     the step's std of centred returns (``advantage_scale``)."""
-    records, dec_returns = [], []
+    records, dec_returns, episodes = [], [], []
     for i, seat in units:
         steps = [st for st in results[i].steps if st.seat == seat]
         if cfg.advantage == "per_decision":
@@ -176,13 +229,14 @@ def _infostate_advantages(
             for rec in records_of(st.choice.record):
                 records.append(rec)
                 dec_returns.append(float(g))
+                episodes.append(i)
     prompt_returns: dict[PromptKey, list[float]] = {}
     for rec, g in zip(records, dec_returns):
         prompt_returns.setdefault(rec.tokens, []).append(g)
     base = np.array([baselines.info.get(r.tokens, float(np.mean(prompt_returns[r.tokens]))) for r in records])
     centred = np.asarray(dec_returns, dtype=np.float64) - base
     advs = [float(a) for a in centred / _scale(centred, cfg.advantage_scale)]
-    return Advantages(records, advs, units, returns, prompt_returns)
+    return Advantages(records, advs, units, returns, prompt_returns, episodes)
 
 
 def update_baselines(cfg: GRPOConfig, baselines: Baselines, step: Advantages) -> None:

@@ -83,6 +83,13 @@ class EpisodeSpec:
     learner_seat: int
     opponents: Mapping[int, Player]  # seat -> player; missing seats are the learner's
     key_seed: int  # seeds the learner's draws in this episode
+    #: the episode seed the opponents draw from (their :class:`~arena_core.players.Decision`'s and
+    #: ``begin_episodes``'); None: the deal seed, so two plays of one deal meet the same opponent draws
+    draw_seed: int | None = None
+
+    @property
+    def opponent_seed(self) -> int:
+        return self.deal_seed if self.draw_seed is None else self.draw_seed
 
 
 def seat_to_act(game: Game[Any, Any], pos: Position[Any]) -> int:
@@ -126,7 +133,7 @@ def play_episodes(
     positions: list[Position[Any]] = []
     results: list[EpisodeResult] = []
     for spec in specs:
-        begin_episodes(spec.opponents, game, spec.deal_seed)
+        begin_episodes(spec.opponents, game, spec.opponent_seed)
         positions.append(game.start(spec.deal_seed))
         results.append(EpisodeResult(spec.deal_seed, spec.learner_seat, (), []))
     active = list(range(len(specs)))
@@ -140,7 +147,7 @@ def play_episodes(
                 seat = seat_to_act(game, pos)
                 if seat not in spec.opponents:
                     break
-                action, fault = _opponent_action(game, pos, seat, spec.opponents[seat], spec.deal_seed)
+                action, fault = _opponent_action(game, pos, seat, spec.opponents[seat], spec.opponent_seed)
                 if fault is not None:
                     results[i].opponent_errors += 1
                     results[i].opponent_faults[fault.value] = results[i].opponent_faults.get(fault.value, 0) + 1

@@ -34,6 +34,15 @@ class SilentPlayerError(ArenaError):
     broken run, not a result."""
 
 
+class StalledRunError(ArenaError):
+    """Every advantage was zero for the configured number of steps in a row: the game gave the
+    learner no signal (a run that only looks like training). Raised with ``on_stall = "refuse"``."""
+
+
+class StalledRunWarning(UserWarning):
+    """The same finding under ``on_stall = "warn"``: the run goes on, the manifest records where."""
+
+
 @dataclass(frozen=True)
 class Parts(Generic[M]):
     """What a caller injects into a trainer; what is left None is built from the config.
