@@ -53,6 +53,7 @@ CONFIG: dict[str, Any] = dict(
     deals_per_step=16,
     group_size=4,
     group_draws="shared",  # the plays of a group share the deal (and opponents' draws): the scheme these figures were made with
+    engine="reference",  # the engine they were made with (the fast engine is another random stream)
     temperature=3.0,
     kl_beta=0.0,
     entropy_beta=0.05,

@@ -50,6 +50,7 @@ KUHN_GRPO = {
     "deals_per_step": 8,
     "group_size": 8,
     "group_draws": "shared",  # the plays of a group share the deal (and opponents' draws): the scheme these figures were made with
+    "engine": "reference",  # the engine they were made with
     "temperature": 3.0,
     "kl_beta": 0.0,
     "entropy_beta": 0.3,
@@ -303,6 +304,7 @@ def main(argv=None) -> None:
             "deals_per_step": 2,
             "group_size": 4,
             "group_draws": "shared",  # as the figures were made
+            "engine": "reference",
             "temperature": 1.0,
             "kl_beta": 0.0,
             "optim": {"learning_rate": 1e-4},

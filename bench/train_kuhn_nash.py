@@ -43,6 +43,7 @@ CONFIG = dict(
     deals_per_step=16,
     group_size=8,  # 128 episodes per step
     group_draws="shared",  # the plays of a group share the deal (and opponents' draws): the scheme these figures were made with
+    engine="reference",  # the engine they were made with (the fast engine is another random stream)
     temperature=3.0,
     kl_beta=0.0,
     entropy_beta=0.1,

@@ -59,7 +59,9 @@ def step_samples(session, step=1):
     """The episodes of ``step`` as the session plays them, their groups, results and samples."""
     cfg, state = session.config, session.state
     grouped = episode_specs(cfg, session.game, state.pool, session.opponent, step)
-    results = play_episodes(session.game, [s for _, s in grouped], session.policy())
+    results = play_episodes(
+        session.game, [s for _, s in grouped], session.policy(), decision_key=session.engine.decision_key
+    )
     adv = advantages(cfg, [g for g, _ in grouped], results, session.reward, state.baselines)
     return grouped, results, grpo.samples(session, adv), adv.returns
 

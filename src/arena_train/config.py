@@ -229,6 +229,13 @@ class GRPOConfig(RunConfig):
         "the run with StalledRunError (status 'rejected: ...')",
     )
     temperature: float = Field(default=1.0, gt=0)
+    engine: Literal["fast", "reference"] = Field(
+        default="fast",
+        description="how the model runs over a batch of menus (arena_train.lm.Engine): 'fast' pads prompts only to "
+        "the batch's longest, computes the last layer at the answer position alone and draws each decision from a "
+        "hash of its key; 'reference' is the engine before issue 42 (16-token padding, every position, a generator "
+        "per decision). The same distributions; another float rounding and random stream",
+    )
     ppo_epochs: int = Field(default=1, ge=1)
     clip_eps: float = Field(default=0.2, gt=0)
     kl_beta: float = Field(

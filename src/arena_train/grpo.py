@@ -17,7 +17,9 @@ baselines, the evaluation baseline and policy snapshots) resumes exactly.
 
 The stages are functions: :func:`start` builds the parts and the state (restoring a checkpoint,
 writing the manifest), :func:`train_step` plays and updates once, :func:`evaluate_step`
-evaluates, :func:`save_checkpoint` saves, and :func:`train` runs them all.
+evaluates, :func:`save_checkpoint` saves, and :func:`train` runs them all. The session and its
+state live in :mod:`arena_train.grpo_state`, the checkpoints in :mod:`arena_train.grpo_checkpoint`
+(both re-exported here).
 """
 
 from __future__ import annotations
@@ -25,33 +27,28 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import mlx.core as mx
 import mlx.optimizers as optim
 import numpy as np
 from mlx.nn.layers.base import Module  # not re-exported by mlx.nn for a type checker
-from mlx.utils import tree_unflatten
 
 from arena_core.errors import ConfigError
-from arena_core.game import Game
-from arena_core.players import Player
-from arena_core.playerspec import as_player_spec
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
 
 from .compiled import Array, CompiledGame, ReachAverage
 from .config import GRPOConfig
-from .exact import InfoState, PolicyTable, deals_of, evaluation_deals, information_states
+from .exact import PolicyTable, deals_of, evaluation_deals, information_states
+from .grpo_checkpoint import restore as restore  # re-exported: the stages are grpo's functions
+from .grpo_checkpoint import save_checkpoint as save_checkpoint
 from .grpo_eval import average_of, evaluation_row, exploitability_row, lm_policy_table, silent_status
 from .grpo_loss import Sample, grpo_update, reference_logprobs
 from .grpo_rollout import (
     Advantages,
     Baselines,
     Pool,
-    PoolEntry,
     advantages,
     flat_groups,
     group_plans,
@@ -59,93 +56,21 @@ from .grpo_rollout import (
     update_baselines,
     zero_advantage_share,
 )
+from .grpo_state import GRPOSession as GRPOSession
+from .grpo_state import GRPOState as GRPOState
 from .lm import (
     LMPolicy,
-    SnapshotPlayer,
-    Weights,
-    flat_arrays,
+    PromptCache,
     load_flat,
     load_trainables,
-    save_flat,
     trainable_model,
     trainables,
 )
 from .rollout import EpisodeResult, EpisodeSpec, RewardSpec, play_episodes
-from .run import RunDir, checkpoint_dir, read_state
-from .text_policy import TextPolicy, records_of
+from .run import RunDir, checkpoint_dir
+from .text_policy import records_of
 from .trainer import Parts, RunSummary, StalledRunError, StalledRunWarning, TrainerPlugin
-from .views import CompactView, Tokenizer, compact_view, menu_view
-
-
-@dataclass
-class GRPOState:
-    """What changes as GRPO trains, besides the weights and the optimizer's moments; a checkpoint
-    keeps all of it. ``reference``: the frozen initial weights (the KL term's magnet unless
-    ``magnet_every``, and the ``initial`` anchor); ``eval_baseline``: the initial policy's per-deal
-    evaluation values; ``policy_tables``: the sampling policy at each evaluation (exploitability)."""
-
-    reference: Weights
-    magnet: Weights
-    pool: Pool
-    baselines: Baselines
-    step: int = 0
-    episodes_total: int = 0
-    eval_baseline: list[float] | None = None
-    policy_tables: list[PolicyTable] = field(default_factory=list)
-    policy_table_steps: list[int] = field(default_factory=list)
-    average: ReachAverage | None = None  # with eval.snapshot_every: the snapshots' average, on the compiled game
-    no_signal_steps: int = 0  # steps in a row whose every advantage was zero (the stall guard's count)
-    stalled_at: list[int] = field(default_factory=list)  # steps where the stall guard warned
-
-
-@dataclass
-class GRPOSession:
-    """The built parts of one run and its state: what every stage function reads."""
-
-    config: GRPOConfig
-    game: Game[Any, Any]
-    view: CompactView
-    model: Module
-    tokenizer: Tokenizer
-    optimizer: optim.Optimizer
-    reward: RewardSpec
-    eval_deals: list[int]
-    eval_weights: list[float] | None
-    infos: list[InfoState] | None
-    tree: CompiledGame | None  # the game as arrays, with eval.snapshot_every
-    state: GRPOState
-
-    def policy(self, *, temperature: float | None = None, weights: Weights | None = None) -> LMPolicy | TextPolicy:
-        """The learner (the training temperature unless given; ``weights``: a frozen snapshot's):
-        over the view's menu, or with ``view = "text"`` in the title's own action strings."""
-        cfg = self.config
-        if cfg.view == "text":
-            t = cfg.temperature if temperature is None else temperature
-            return TextPolicy(self.model, self.tokenizer, temperature=t, weights=weights)
-        return LMPolicy(
-            self.model,
-            self.tokenizer,
-            self.view,
-            temperature=cfg.temperature if temperature is None else temperature,
-            include_illegal=cfg.action_space == "all",
-            weights=weights,
-        )
-
-    def opponent(self, entry: PoolEntry, seed: int) -> Player:
-        """The player of a pool entry: a registered player, or a frozen snapshot of the learner."""
-        if isinstance(entry, tuple):
-            return SnapshotPlayer(
-                self.policy(temperature=self.config.pool.snapshot_temperature, weights=entry[1]), seed=seed
-            )
-        return make_player(entry, seed=seed)
-
-    def anchor(self, seat: int, learner_seat: int, salt: int = 0) -> Player:
-        """An evaluation anchor in ``seat`` (``salt`` 1: reseeded, to test it is deterministic)."""
-        anchor = self.config.eval.anchor
-        seed = derive_seed(self.config.seed, "anchor", seat, *((salt,) if salt else ()))
-        if anchor == "initial":
-            return SnapshotPlayer(self.policy(temperature=0.0, weights=self.state.reference), seed=seed)
-        return make_player(anchor, seed=seed)
+from .views import compact_view, menu_view
 
 
 # ---------------------------------------------------------------------- building the parts
@@ -207,7 +132,19 @@ def start(cfg: GRPOConfig, run: RunDir, parts: Parts[Module]) -> GRPOSession:
         infos = information_states(game)
         tree = CompiledGame(game) if cfg.eval.snapshot_every else None
     session = GRPOSession(
-        cfg, game, view, model, tokenizer, optimizer, reward, eval_deals, eval_weights, infos, tree, state
+        cfg,
+        game,
+        view,
+        model,
+        tokenizer,
+        optimizer,
+        reward,
+        eval_deals,
+        eval_weights,
+        infos,
+        tree,
+        state,
+        PromptCache(tokenizer),
     )
     if run.resume is not None:
         parent = parent or str(run.resume.parent.parent)
@@ -244,7 +181,7 @@ def samples(session: GRPOSession, adv: Advantages) -> list[Sample]:
     if cfg.kl_beta == 0:
         ref = [np.zeros(len(r.labels)) for r in adv.records]
     else:
-        ref = reference_logprobs(session.model, adv.records, session.state.magnet, cfg.temperature)
+        ref = reference_logprobs(session.model, adv.records, session.state.magnet, cfg.temperature, session.engine)
     return [Sample(rec, a, tuple(rl)) for rec, a, rl in zip(adv.records, adv.advantages, ref)]
 
 
@@ -266,6 +203,7 @@ def update(session: GRPOSession, batch: list[Sample], step: int) -> dict[str, fl
                 kl_beta=cfg.kl_beta,
                 temperature=cfg.temperature,
                 entropy_beta=entropy_beta(cfg, step),
+                engine=session.engine,
             )
         )
     out = {k: float(np.mean([s[k] for s in stats])) for k in stats[0]}
@@ -285,7 +223,13 @@ def play_groups(session: GRPOSession, step: int) -> tuple[list[int], list[Episod
     plays = {p.group: group_plays(cfg, p, step) for p in plans}
 
     def play(specs: list[EpisodeSpec]) -> list[EpisodeResult]:
-        return play_episodes(session.game, specs, session.policy(), illegal_penalty=cfg.reward.illegal_penalty)
+        return play_episodes(
+            session.game,
+            specs,
+            session.policy(),
+            illegal_penalty=cfg.reward.illegal_penalty,
+            decision_key=session.engine.decision_key,
+        )
 
     played = play([s for p in plans for s in plays[p.group]])
     results = {p.group: played[i * cfg.group_size : (i + 1) * cfg.group_size] for i, p in enumerate(plans)}
@@ -395,102 +339,6 @@ def evaluate_step(session: GRPOSession, step: int = 0) -> dict[str, Any]:
         average = average_of(session.game, state.policy_tables, state.policy_table_steps, cfg.eval.average)
         out.update(exploitability_row(session.game, table, average, len(state.policy_tables)))
     return out
-
-
-# ---------------------------------------------------------------------- checkpoints
-def save_checkpoint(run: RunDir, session: GRPOSession) -> Path:
-    """``checkpoints/step_NNNNNN/``: the weights, the optimizer, the pool and ``state.json``."""
-    state, cfg = session.state, session.config
-    ckpt = run.checkpoint(state.step)
-    save_flat(ckpt / "trainable.safetensors", trainables(session.model))
-    save_flat(ckpt / "reference.safetensors", state.reference)
-    if cfg.magnet_every:
-        save_flat(ckpt / "magnet.safetensors", state.magnet)
-    save_flat(ckpt / "optimizer.safetensors", dict(flat_arrays(session.optimizer.state)))
-    for i, (_snap_step, weights) in enumerate(state.pool.snapshots):
-        save_flat(ckpt / "pool" / f"snapshot_{i}.safetensors", weights)
-    return run.save_state(
-        state.step,
-        {
-            "trainer": "grpo",
-            "step": state.step,
-            "seed": cfg.seed,
-            "rng": {"scheme": "derive_seed(seed, purpose, step, ...)", "next_step": state.step + 1},
-            "pool": {
-                "players": [str(p) for p in state.pool.players],
-                "snapshot_steps": [s for s, _ in state.pool.snapshots],
-            },
-            "eval_baseline": state.eval_baseline,
-            "role_baseline": state.baselines.role,
-            "info_baseline": [[list(k), v] for k, v in state.baselines.info.items()],
-            "episodes_total": state.episodes_total,
-            "no_signal_steps": state.no_signal_steps,
-            "stalled_at": state.stalled_at,
-            "policy_tables": state.policy_tables,
-            "policy_table_steps": state.policy_table_steps,
-            **({"compiled_average": state.average.to_json()} if state.average is not None else {}),
-            "config": cfg.model_dump(mode="json"),
-        },
-    )
-
-
-def restore(run: RunDir, session: GRPOSession) -> None:
-    """Load the checkpoint ``run`` resumes into the session: the same seed continues exactly."""
-    ckpt, cfg = run.resume, session.config
-    if ckpt is None:
-        raise ConfigError("restore needs a run that resumes from a checkpoint")
-    saved = read_state(ckpt)
-    if saved.get("trainer", "grpo") != "grpo":
-        raise ConfigError(
-            f"checkpoint {ckpt} is a {saved['trainer']} run; resume_from continues a GRPO run (use init_from to start from its weights)"
-        )
-    if saved["seed"] != cfg.seed:
-        raise ConfigError(
-            f"checkpoint {ckpt} was trained with seed {saved['seed']}; an exact resume needs the same seed"
-        )
-    load_trainables(session.model, load_flat(ckpt / "trainable.safetensors"))
-    session.optimizer.state = tree_unflatten(list(load_flat(ckpt / "optimizer.safetensors").items()))
-    reference = load_flat(ckpt / "reference.safetensors")
-    magnet = ckpt / "magnet.safetensors"
-    snapshots = [
-        (s, load_flat(ckpt / "pool" / f"snapshot_{i}.safetensors"))
-        for i, s in enumerate(saved["pool"]["snapshot_steps"])
-    ]
-    role = list(saved.get("role_baseline", session.state.baselines.role))
-    tables = [{k: {int(a): p for a, p in d.items()} for k, d in t.items()} for t in saved.get("policy_tables", [])]
-    step = int(saved["step"])
-    rows = run.resumed_metrics(step)
-    # older checkpoints lack the snapshots' steps: the evaluations in the metrics are the snapshots
-    steps = (
-        saved["policy_table_steps"]
-        if "policy_table_steps" in saved
-        else [int(r["step"]) for r in rows if "eval_exploitability" in r]
-    )
-    if len(steps) != len(tables):
-        raise ConfigError(
-            f"checkpoint {ckpt} keeps {len(tables)} policy snapshots but {len(steps)} steps for them; "
-            "resume from a checkpoint whose run directory still has its metrics.jsonl"
-        )
-    session.state = GRPOState(
-        reference=reference,
-        magnet=load_flat(magnet) if cfg.magnet_every and magnet.exists() else reference,
-        pool=Pool([as_player_spec(p) for p in saved["pool"]["players"]], snapshots),
-        baselines=Baselines(role, {tuple(k): float(v) for k, v in saved.get("info_baseline", [])}),
-        step=step,
-        episodes_total=int(saved.get("episodes_total", 0)),
-        no_signal_steps=int(saved.get("no_signal_steps", 0)),
-        stalled_at=[int(s) for s in saved.get("stalled_at", [])],
-        eval_baseline=saved["eval_baseline"],
-        policy_tables=tables,
-        policy_table_steps=[int(s) for s in steps],
-    )
-    if session.tree is not None:
-        if "compiled_average" not in saved:
-            raise ConfigError(
-                f"checkpoint {ckpt} keeps no compiled average; eval.snapshot_every needs a run that kept one"
-            )
-        session.state.average = ReachAverage.from_json(session.tree, saved["compiled_average"])
-    run.metrics.write(rows)  # the rows after the checkpoint are replayed by this run
 
 
 # ---------------------------------------------------------------------- the run

@@ -18,6 +18,7 @@ from mlx.nn.utils import value_and_grad
 from mlx.utils import tree_map
 
 from .lm import LMRecord, Weights, grad_norm, menu_logprobs, records_batch, swapped
+from .lm_engine import REFERENCE, Engine
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,11 @@ def grpo_loss(
     kl_beta: float,
     temperature: float,
     entropy_beta: float,
+    answer_only: bool = False,
 ) -> tuple[mx.array, tuple[mx.array, mx.array, mx.array]]:
     # one forward pass per distinct (prompt, menu); each decision reads its row (exact, and
     # much cheaper when decisions repeat, as in a small game)
-    lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature)[inverse]
+    lp_all = menu_logprobs(model, tokens, lengths, labels, mask, temperature, answer_only=answer_only)[inverse]
     mask = mask[inverse]
     lp = mx.take_along_axis(lp_all, chosen[:, None], axis=-1)[:, 0]
     ratio = mx.exp(lp - old_lp)
@@ -71,17 +73,19 @@ def grpo_update(
     kl_beta: float,
     temperature: float,
     entropy_beta: float = 0.0,
+    engine: Engine = REFERENCE,
 ) -> dict[str, float]:
     """One optimizer update over ``samples`` (in ``order``), split into ``grad_accum``
-    micro-batches whose gradients are averaged, then clipped by global norm."""
+    micro-batches whose gradients are averaged, then clipped by global norm (``engine``: how the
+    forward passes are computed, :class:`~arena_train.lm.Engine`)."""
     loss_and_grad = value_and_grad(model, grpo_loss)
     chunks = [c for c in np.array_split(order, grad_accum) if len(c)]
     total: dict[str, Any] | None = None  # the gradient tree, summed over micro-batches
-    losses, kls, clips, ents = [], [], [], []
+    stats: list[tuple[float, mx.array, mx.array, mx.array, mx.array]] = []  # weight, loss, kl, clip, entropy
     for chunk in chunks:
         part = [samples[i] for i in chunk]
         unique, inverse = distinct([s.record for s in part])
-        tokens, lengths, labels, mask = records_batch(unique)
+        tokens, lengths, labels, mask = records_batch(unique, engine)
         a = labels.shape[1]
         ref = np.full((len(part), a), -1e9, dtype=np.float32)
         for i, s in enumerate(part):
@@ -101,21 +105,21 @@ def grpo_update(
             kl_beta,
             temperature,
             entropy_beta,
+            engine.answer_only,
         )
         weight = len(part) / len(order)
         grads = tree_map(lambda g, w=weight: g * w, grads)
         total = grads if total is None else tree_map(lambda x, y: x + y, total, grads)
-        losses.append(float(loss) * weight)
-        kls.append(float(kl) * weight)
-        clips.append(float(clip) * weight)
-        ents.append(float(ent) * weight)
+        stats.append((weight, loss, kl, clip, ent))
     if total is None:
         raise ValueError("grpo_update needs at least one sample")
-    norm = float(grad_norm(total))
+    norm = grad_norm(total)
     total, _ = optim.clip_grad_norm(total, max_grad_norm)  # type: ignore[no-untyped-call]  # mlx leaves it unannotated
     optimizer.update(model, total)
-    mx.eval(model.parameters(), optimizer.state)  # type: ignore[no-untyped-call]  # mlx leaves Module.parameters unannotated
-    return {"loss": sum(losses), "kl": sum(kls), "clip_frac": sum(clips), "entropy": sum(ents), "grad_norm": norm}
+    # one evaluation for the whole update (each is a hand-off to MLX's stream thread)
+    mx.eval(model.parameters(), optimizer.state, norm, [s[1:] for s in stats])  # type: ignore[no-untyped-call]  # mlx leaves Module.parameters unannotated
+    loss_v, kl_v, clip_v, ent_v = (sum(float(s[k]) * s[0] for s in stats) for k in (1, 2, 3, 4))
+    return {"loss": loss_v, "kl": kl_v, "clip_frac": clip_v, "entropy": ent_v, "grad_norm": float(norm)}
 
 
 def distinct(records: Sequence[LMRecord]) -> tuple[list[LMRecord], list[int]]:
@@ -133,7 +137,11 @@ def distinct(records: Sequence[LMRecord]) -> tuple[list[LMRecord], list[int]]:
 
 
 def reference_logprobs(
-    model: Module, records: Sequence[LMRecord], weights: Weights | None, temperature: float
+    model: Module,
+    records: Sequence[LMRecord],
+    weights: Weights | None,
+    temperature: float,
+    engine: Engine = REFERENCE,
 ) -> list[np.ndarray[Any, Any]]:
     """Each record's log-probabilities over its menu under ``weights`` swapped into ``model`` (one
     forward row per distinct prompt and menu, 256 at a time)."""
@@ -142,7 +150,7 @@ def reference_logprobs(
     for start in range(0, len(unique), 256):
         part = unique[start : start + 256]
         with swapped(model, weights):
-            lp = menu_logprobs(model, *records_batch(part), temperature)
+            lp = menu_logprobs(model, *records_batch(part, engine), temperature, answer_only=engine.answer_only)
             mx.eval(lp)
         arr = np.array(lp)
         rows.extend(arr[i, : len(r.labels)] for i, r in enumerate(part))

@@ -127,8 +127,12 @@ def play_episodes(
     *,
     illegal_penalty: float = 0.0,
     ply_cap: int | None = None,
+    decision_key: Callable[[int, int], int] | None = None,
 ) -> list[EpisodeResult]:
-    """Play every episode of ``specs`` to the end (or ``ply_cap``), batching learner decisions."""
+    """Play every episode of ``specs`` to the end (or ``ply_cap``), batching learner decisions.
+    ``decision_key(key_seed, ply)``: the key of each learner decision (default
+    ``derive_seed(key_seed, "ply", ply)``)."""
+    keyed = decision_key or _decision_key
     cap = ply_cap or (game.spec.max_length or 10_000)
     positions: list[Position[Any]] = []
     results: list[EpisodeResult] = []
@@ -162,7 +166,7 @@ def play_episodes(
                     res.truncated = True
                     res.returns = tuple(0.0 for _ in range(game.num_players))
                 continue
-            key = _decision_key(spec.key_seed, pos.ply)
+            key = keyed(spec.key_seed, pos.ply)
             requests.append(Request(game, pos, seat_to_act(game, pos), i, key))
         if not requests:
             break
