@@ -213,6 +213,15 @@ class Game(ABC, Generic[S, A]):
         evaluation by enumeration; None (the default) when the game cannot list them."""
         return None
 
+    def round_rewards(self, before: S, after: S) -> tuple[float, ...] | None:
+        """Per-seat rewards of the move from ``before`` to ``after`` when it settles a round the
+        rules verify (Liar's dice: a call costs its loser a die, -1, and keeps one for the other
+        party of the call, +1), else None. A game without rounds keeps this default; a game with
+        them overrides it (:attr:`has_rounds` then says so). Trainers read it only when asked
+        (GRPO's ``reward.kind = "round"``, docs/training.md); the game's outcome stays the reward
+        by default and the judge of a result."""
+        return None
+
     def rules_text(self) -> str:
         """The rules as prose, for language-model players."""
         return self.spec.description
@@ -244,6 +253,12 @@ class Game(ABC, Generic[S, A]):
         return default_views(self)
 
     # ------------------------------------------------------------------ machinery
+    @final
+    @property
+    def has_rounds(self) -> bool:
+        """Whether the game declares rounds with their own rewards (overrides :meth:`round_rewards`)."""
+        return type(self).round_rewards is not Game.round_rewards
+
     @final
     @property
     def has_hidden_state_sampler(self) -> bool:

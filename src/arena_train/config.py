@@ -103,7 +103,12 @@ class OptimConfig(_Strict):
 
 
 class RewardConfig(_Strict):
-    kind: Literal["outcome", "win", "margin"] = "outcome"
+    kind: Literal["outcome", "win", "margin", "round"] = Field(
+        default="outcome",
+        description="the game's outcome (own return), +1/-1/0 for a win, the squashed margin, or 'round': the "
+        "rewards of the rounds the game settles (Game.round_rewards, e.g. a Liar's dice call), per decision its "
+        "own round's with advantage = 'per_decision' (the evaluation still judges by the outcome)",
+    )
     margin_scale: float = Field(default=10.0, gt=0)
     first_bonus: float = Field(default=0.1, ge=0)
     illegal_penalty: float = Field(

@@ -105,6 +105,11 @@ def start(cfg: GRPOConfig, run: RunDir, parts: Parts[Module]) -> GRPOSession:
     ``parts`` leaves them out, its initial state (or the checkpoint it resumes), and its manifest.
     Every player the config names is built once here, so a bad spec fails now, not mid-run."""
     game = make_game(cfg.game, cfg.game_params or None, num_players=cfg.num_players)
+    if cfg.reward.kind == "round" and not game.has_rounds:
+        raise ConfigError(
+            f"reward.kind = 'round' needs a game that declares rounds (Game.round_rewards); {game.spec.id} "
+            "declares none: use 'outcome', 'win' or 'margin'"
+        )
     view = parts.view or (compact_view(game) if cfg.view == "auto" else menu_view(game))
     model, tokenizer = trainable_model(
         cfg.model, seed=derive_seed(cfg.seed, "init"), model=parts.model, tokenizer=parts.tokenizer
@@ -229,6 +234,7 @@ def play_groups(session: GRPOSession, step: int) -> tuple[list[int], list[Episod
             session.policy(),
             illegal_penalty=cfg.reward.illegal_penalty,
             decision_key=session.engine.decision_key,
+            rounds=cfg.reward.kind == "round",
         )
 
     played = play([s for p in plans for s in plays[p.group]])

@@ -160,6 +160,10 @@ class Advantages:
     returns: list[float]
     prompt_returns: dict[PromptKey, list[float]]
     episodes: list[int] = field(default_factory=list)  # each decision's episode index
+    #: with per-round credit (reward.kind = "round", advantage = "per_decision"): each decision's
+    #: seat and return, what the role baseline then follows (a round's reward, not an episode's)
+    decision_seats: list[int] = field(default_factory=list)
+    decision_returns: list[float] = field(default_factory=list)
 
 
 def _scale(centred: np.ndarray[Any, Any], how: str) -> float:
@@ -180,6 +184,8 @@ def advantages(
     returns = [seat_return(results[i], seat, reward) for i, seat in units]
     if cfg.baseline == "infostate":
         return _infostate_advantages(cfg, results, reward, baselines, units, returns)
+    if reward.kind == "round" and cfg.advantage == "per_decision":
+        return _round_advantages(cfg, groups, results, reward, baselines, units, returns)
     keys = [(groups[i], seat) for i, seat in units]
     if cfg.baseline == "role":
         base = np.array([baselines.role[seat] for _, seat in units])
@@ -239,12 +245,53 @@ def _infostate_advantages(
     return Advantages(records, advs, units, returns, prompt_returns, episodes)
 
 
+def _round_advantages(
+    cfg: GRPOConfig,
+    groups: Sequence[int],
+    results: Sequence[EpisodeResult],
+    reward: RewardSpec,
+    baselines: Baselines,
+    units: list[tuple[int, int]],
+    returns: list[float],
+) -> Advantages:
+    """Per-round credit: each decision's return is its own round's reward
+    (:func:`~arena_train.rollout.decision_returns`), centred on the mean of the decisions of its
+    group and seat (``baseline = "group"``) or on the seat's running mean of decision returns
+    (``"role"``), then scaled (``advantage_scale``: by the step's std, per group and seat, or not)."""
+    records, dec, episodes, seats, keys = [], [], [], [], []
+    for i, seat in units:
+        steps = [st for st in results[i].steps if st.seat == seat]
+        for st, g in zip(steps, seat_decision_returns(results[i], seat, reward)):
+            records.append(st.choice.record)
+            dec.append(float(g))
+            episodes.append(i)
+            seats.append(seat)
+            keys.append((groups[i], seat))
+    values = np.asarray(dec, dtype=np.float64)
+    if cfg.baseline == "role":
+        centred = values - np.array([baselines.role[seat] for seat in seats])
+        advs = centred / _scale(centred, cfg.advantage_scale)
+    else:
+        ids = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+        advs = centred_advantages(dec, [ids[k] for k in keys], cfg.advantage_scale)
+    return Advantages(records, [float(a) for a in advs], units, returns, {}, episodes, seats, dec)
+
+
 def update_baselines(cfg: GRPOConfig, baselines: Baselines, step: Advantages) -> None:
     """The running means after a step's advantages used them (decay ``baseline_decay``)."""
     d = cfg.baseline_decay
     if cfg.baseline == "role":
+        per_unit = not step.decision_seats
+        pairs = (
+            zip(step.returns, (s for _, s in step.units))
+            if per_unit
+            else zip(step.decision_returns, step.decision_seats)
+        )
+        by_seat: dict[int, list[float]] = {}
+        for r, s in pairs:
+            by_seat.setdefault(s, []).append(r)
         for seat in range(len(baselines.role)):
-            vals = [r for r, (_, s) in zip(step.returns, step.units) if s == seat]
+            vals = by_seat.get(seat, [])
             if vals:
                 baselines.role[seat] = d * baselines.role[seat] + (1 - d) * float(np.mean(vals))
     if cfg.baseline == "infostate":

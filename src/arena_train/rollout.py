@@ -67,6 +67,9 @@ class EpisodeResult:
     opponent_errors: int = 0  # opponent decisions substituted by the default, of every kind
     truncated: bool = False
     opponent_faults: dict[str, int] = field(default_factory=dict)  # FaultKind value -> count
+    #: rounds the game settled, when asked (``play_episodes(rounds=True)``): (ply of the settling
+    #: move, every seat's reward from ``Game.round_rewards``)
+    rounds: list[tuple[int, tuple[float, ...]]] = field(default_factory=list)
 
 
 class Learner(Protocol):
@@ -128,11 +131,23 @@ def play_episodes(
     illegal_penalty: float = 0.0,
     ply_cap: int | None = None,
     decision_key: Callable[[int, int], int] | None = None,
+    rounds: bool = False,
 ) -> list[EpisodeResult]:
     """Play every episode of ``specs`` to the end (or ``ply_cap``), batching learner decisions.
     ``decision_key(key_seed, ply)``: the key of each learner decision (default
-    ``derive_seed(key_seed, "ply", ply)``)."""
+    ``derive_seed(key_seed, "ply", ply)``); ``rounds``: record the rounds the game settles
+    (``EpisodeResult.rounds``, from ``Game.round_rewards``)."""
     keyed = decision_key or _decision_key
+    settle = rounds and game.has_rounds
+
+    def advance(i: int, pos: Position[Any], seat: int, action: Any) -> Position[Any]:
+        new = game.act(pos, seat, action)
+        if settle:
+            rewards = game.round_rewards(pos.state, new.state)
+            if rewards is not None:
+                results[i].rounds.append((pos.ply, tuple(float(r) for r in rewards)))
+        return new
+
     cap = ply_cap or (game.spec.max_length or 10_000)
     positions: list[Position[Any]] = []
     results: list[EpisodeResult] = []
@@ -155,7 +170,7 @@ def play_episodes(
                 if fault is not None:
                     results[i].opponent_errors += 1
                     results[i].opponent_faults[fault.value] = results[i].opponent_faults.get(fault.value, 0) + 1
-                pos = game.act(pos, seat, action)
+                pos = advance(i, pos, seat, action)
             positions[i] = pos
             if game.is_over(pos) or pos.ply >= cap:
                 active.remove(i)
@@ -176,7 +191,7 @@ def play_episodes(
             bad = choice.action is None or choice.illegal or choice.unparseable
             action = game.default_action(pos.state, req.seat) if bad else choice.action
             results[req.episode].steps.append(StepRecord(req.seat, pos.ply, choice, -illegal_penalty if bad else 0.0))
-            positions[req.episode] = game.act(pos, req.seat, action)
+            positions[req.episode] = advance(req.episode, pos, req.seat, action)
     return results
 
 
@@ -194,17 +209,23 @@ class RewardSpec:
     - ``outcome``: the learner's own return (Kuhn: chips won);
     - ``win``: +1 strictly first, -1 otherwise, 0 when tied for first;
     - ``margin``: ``tanh(margin / scale)`` plus ``first_bonus`` when first, margin = own return
-      minus the mean of the others.
-    A truncated episode scores 0; each illegal or unparseable learner action adds its penalty.
+      minus the mean of the others;
+    - ``round``: the rewards of the rounds the game settled (``Game.round_rewards``; Liar's dice:
+      -1 a die lost, +1 a die won at a call), summed; per decision (:func:`decision_returns`)
+      the reward of the decision's own round.
+    A truncated episode scores 0 (``round``: the rounds it settled); each illegal or unparseable
+    learner action adds its penalty.
     """
 
-    kind: Literal["outcome", "win", "margin"] = "outcome"
+    kind: Literal["outcome", "win", "margin", "round"] = "outcome"
     margin_scale: float = 10.0
     first_bonus: float = 0.1
     illegal_penalty: float = 1.0
 
 
 def outcome_reward(result: EpisodeResult, spec: RewardSpec) -> float:
+    if spec.kind == "round":
+        return float(sum(r[result.learner_seat] for _, r in result.rounds))
     if result.truncated:
         return 0.0
     own = result.returns[result.learner_seat]
@@ -223,11 +244,31 @@ def episode_return(result: EpisodeResult, spec: RewardSpec) -> float:
 
 
 def decision_returns(result: EpisodeResult, spec: RewardSpec) -> list[float]:
-    """Per-decision returns: the outcome plus the penalties at or after each decision."""
+    """Per-decision returns: the outcome plus the penalties at or after each decision; with
+    ``kind = "round"``, the reward of the decision's own round (the first the game settled at or
+    after its ply; 0 if none did) plus the penalties at or after it in that round."""
+    if spec.kind == "round":
+        return _round_decision_returns(result)
     base = outcome_reward(result, spec)
     penalties = [s.penalty for s in result.steps]
     tails = np.cumsum(penalties[::-1])[::-1]  # empty when there are no decisions
     return [base + float(t) for t in tails]
+
+
+def _round_decision_returns(result: EpisodeResult) -> list[float]:
+    settled = [ply for ply, _ in result.rounds]
+    seat = result.learner_seat
+
+    def round_of(ply: int) -> int:
+        return next((k for k, p in enumerate(settled) if p >= ply), len(settled))
+
+    rounds = [round_of(s.ply) for s in result.steps]
+    out = []
+    for i, k in enumerate(rounds):
+        reward = result.rounds[k][1][seat] if k < len(settled) else 0.0
+        penalty = sum(s.penalty for s, kk in zip(result.steps[i:], rounds[i:]) if kk == k)
+        out.append(float(reward) + penalty)
+    return out
 
 
 def seat_return(result: EpisodeResult, seat: int, spec: RewardSpec) -> float:
