@@ -50,6 +50,7 @@ Patch = tuple[int, tuple[tuple[int, ...], ...], int]
 _DICE_LINE = re.compile(r"(Your current Dice are: )([0-9, ]*)$")
 _REMAINING = re.compile(r"Player (\d+): (\d+)")
 _BID = re.compile(r"Player (\d+) bids (\d+) of face (\d+)\.")
+_CALL = re.compile(r"Player (\d+) calls!.*?Player (\d+) \(the (?:last bidder|caller)\) loses one die", re.S)
 
 
 class LiarsDiceWorld(TextArenaState):
@@ -206,6 +207,26 @@ class LiarsDiceV0Game(TextArenaGame):
 
     def views(self) -> Mapping[str, Callable[[], Any]]:
         return {**super().views(), "compact": LiarsDiceCompactView}
+
+    def round_rewards(self, before: TextArenaState, after: TextArenaState) -> tuple[float, ...] | None:
+        """A call settles a round: -1 for the seat that loses a die, +1 for the other party of the
+        call (the caller or the last bidder), 0 for the rest; None for every other move. Read from
+        TextArena's own announcement of the call (every seat receives it)."""
+        if len(after.actions) != len(before.actions) + 1 or after.actions[-1] != "[Call]":
+            return None
+        found = None
+        for msg in reversed(after.messages(after.actors[-1])):
+            found = _CALL.search(msg.text)
+            if found:
+                break
+        if found is None or len(after.actors) < 2:
+            return None
+        caller, loser = int(found.group(1)), int(found.group(2))
+        bidder = after.actors[-2]  # a call answers the bid just made
+        out = [0.0] * self.num_players
+        out[loser] = -1.0
+        out[bidder if loser == caller else caller] = 1.0
+        return tuple(out)
 
 
 # ---------------------------------------------------------------------- what a seat knows
