@@ -277,6 +277,21 @@ def _lm_selfplay(seed: int, episodes: int, evals: int, emit: Emit) -> None:
     lm_run(seed, episodes, evals, emit)
 
 
+#: where the LM methods keep their runs (checkpoints every 6,400 episodes): a run cut off continues
+#: from its latest checkpoint when the same command is given again (runs/ is not committed)
+LM_RUNS = ROOT / "runs" / "leduc_lm"
+
+
+def _lm_selfplay_fast(seed: int, episodes: int, evals: int, emit: Emit) -> None:
+    """``lm_selfplay``'s config on the fast engine (issue 42: numpy sampling passes, the last layer at
+    the answer position, another random stream), resumable (:data:`LM_RUNS`)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from leduc_lm_selfplay import run as lm_run
+
+    run_dir = LM_RUNS / "lm_selfplay_fast" / f"seed_{seed}_{episodes}"
+    lm_run(seed, episodes, evals, emit, changes={"engine": "fast"}, run_dir=run_dir)
+
+
 def _lm_selfplay_floor(seed: int, episodes: int, evals: int, emit: Emit) -> None:
     """The same with issue 31 point 5's Kuhn config (annealed entropy, a magnet, the step-weighted
     average; ``leduc_lm_selfplay.kuhn_floor_changes``), untuned on Leduc."""
@@ -292,6 +307,8 @@ METHODS: dict[str, Callable[[int, int, int, Emit], None]] = {
     "cfrplus": _cfrplus,
     "lm_selfplay": _lm_selfplay,
     "lm_selfplay_floor": _lm_selfplay_floor,
+    "lm_selfplay_fast": _lm_selfplay_fast,
+    "lm_selfplay_long": _lm_selfplay_fast,  # the same, to 1,000,000 episodes (its own files)
     "nfsp": _openspiel_rl(_nfsp_agents, average_mode=True),
     "policy_gradient": _openspiel_rl(_pg_agents, average_mode=False),
     "selfplay_pg": _selfplay_pg({}),
@@ -308,6 +325,8 @@ NEEDS: dict[str, tuple[tuple[str, ...], str]] = {
     "policy_gradient": (("pyspiel", "jax", "haiku", "optax", "rlax", "chex"), _BENCH_EXTRA),
     "lm_selfplay": (("mlx",), 'install the mlx extra: pip install -e ".[mlx]"'),
     "lm_selfplay_floor": (("mlx",), 'install the mlx extra: pip install -e ".[mlx]"'),
+    "lm_selfplay_fast": (("mlx",), 'install the mlx extra: pip install -e ".[mlx]"'),
+    "lm_selfplay_long": (("mlx",), 'install the mlx extra: pip install -e ".[mlx]"'),
 }
 
 
@@ -349,7 +368,9 @@ def run(method: str, seed: int, episodes: int, evals: int, out: Path) -> Path:
     with path.open("w") as fh:
 
         def emit(n: int, value: float, **extra: float) -> None:
-            row = {"episodes": n, "exploitability": value, **extra, "wall_s": round(time.perf_counter() - started, 2)}
+            # a method that resumes across calls says its own training time (wall_s); else this call's
+            row = {"episodes": n, "exploitability": value, **extra}
+            row.setdefault("wall_s", round(time.perf_counter() - started, 2))
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             print(f"{method} seed {seed}: {n} episodes, exploitability {value:.6f}")
@@ -392,7 +413,14 @@ rates are rough.
   `lm_selfplay_floor`: the same with the changes chosen on Kuhn's tuning seeds for issue 31's
   point 5 (`bench/train_kuhn_lm_floor.py`: the entropy bonus annealed 0.05 to 0.02, a KL toward a
   magnet reset to the learner every 50 updates, and the average weighted by the snapshot's step, so
-  the random start weighs nothing), not tuned on Leduc, on the same verdict seeds.
+  the random start weighs nothing), not tuned on Leduc, on the same verdict seeds. Both on GRPO's
+  `reference` engine with `group_draws = "shared"`, the engine and groups they were made with.
+- `lm_selfplay_fast`: `lm_selfplay`'s config on the fast engine of issue 42 (numpy sampling passes,
+  the last layer at the answer position; the same distributions, another random stream), to the
+  same 99,968 episodes on the same seeds: does the engine change what the LM learns?
+  `lm_selfplay_long`: the same to 1,000,000 episodes (its learning rate decays over its own
+  length, so its curve below 1,000,000 is not `lm_selfplay_fast`'s), resumable from a checkpoint
+  every 6,400 episodes (`runs/leduc_lm/`). Run on OpenBLAS, one thread (speed: the section below).
 - `nfsp`: OpenSpiel's JAX NFSP (`open_spiel.python.jax.nfsp`) with the hyper-parameters of
   OpenSpiel's Leduc example (`examples/nfsp_leduc_pytorch.py`: `{nfsp}`), trained as in the
   example (one agent per seat, each stepped every turn); its average-policy network is evaluated.
@@ -469,6 +497,8 @@ def verdict_seeds() -> dict[str, tuple[int, ...]]:
         "selfplay_pg_plain": SELFPLAY_PG_SEEDS,
         "lm_selfplay": LM_SEEDS,
         "lm_selfplay_floor": LM_SEEDS,
+        "lm_selfplay_fast": LM_SEEDS,
+        "lm_selfplay_long": LM_SEEDS,
     }
 
 
@@ -548,6 +578,8 @@ def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dic
         lines.append(f"- `{method}` at {episodes:,} episodes: " + ", ".join(text))
     out = ["**At the end of each run** (verdict seeds):", "", *lines, ""]
     out += _floor_against_plain(counted)
+    out += _fast_against_reference(counted)
+    out += _against_published(counted)
     learners = [
         m for m in ("lm_selfplay", "lm_selfplay_floor", "nfsp", "policy_gradient", "selfplay_pg") if counted.get(m)
     ]
@@ -588,12 +620,57 @@ def summarise(curves: dict[str, dict[int, list[dict[str, float]]]], verdict: dic
     return "\n".join(out)
 
 
-def _floor_against_plain(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
-    """The Kuhn point-5 changes on Leduc (``lm_selfplay_floor``) against the LM's first config, paired by
-    seed (the same initial model and first deals) where both ended at the same episode count."""
+def _fast_against_reference(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
+    """The fast engine against the reference one on ``lm_selfplay``'s config, paired by seed."""
+    return _paired_difference(
+        counted,
+        "lm_selfplay_fast",
+        "lm_selfplay",
+        "**The fast engine on Leduc** (`lm_selfplay_fast` minus `lm_selfplay`: the same config and seeds, "
+        "another engine and random stream)",
+    )
+
+
+#: NFSP's Leduc curve as Heinrich & Silver (2016, "Deep Reinforcement Learning from Self-Play in
+#: Imperfect-Information Games", Fig. 2) report it, read off the plot as issue 42 quotes it:
+#: exploitability of the average policy at 10^5 and 10^6 episodes
+NFSP_PUBLISHED = {100_000: 0.47, 1_000_000: 0.09}
+
+
+def _against_published(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
+    """The LM's long curve at the episode counts of NFSP's published figures."""
+    seeds = counted.get("lm_selfplay_long", {})
+    if not seeds:
+        return []
+    lines = []
+    for episodes, nfsp in NFSP_PUBLISHED.items():
+        vals = {k: value_at(rows, episodes) for k, rows in seeds.items()}
+        got = [v for v in vals.values() if v is not None]
+        if not got:
+            lines.append(f"- {episodes:,} episodes: not reached (NFSP published: about {nfsp}).")
+            continue
+        each = ", ".join(f"seed {k}: {v:.4f}" for k, v in sorted(vals.items()) if v is not None)
+        lines.append(
+            f"- {episodes:,} episodes: the LM's average policy {_mean_t(got)} ({each}); NFSP published: about "
+            f"{nfsp}; ratio of the means {sum(got) / len(got) / nfsp:.2f}."
+        )
+    return [
+        "**The LM beside NFSP's published curve** (`lm_selfplay_long`, the fast engine, average policy, "
+        "exact; NFSP: Heinrich & Silver 2016, Fig. 2, about 0.47 at 10^5 and 0.09 at 10^6 episodes, read "
+        "off the plot; the runs above of OpenSpiel's NFSP reached only 50,000 episodes):",
+        "",
+        *lines,
+        "",
+    ]
+
+
+def _paired_difference(
+    counted: dict[str, dict[int, list[dict[str, float]]]], first: str, second: str, title: str
+) -> list[str]:
+    """``first`` minus ``second`` at the end of their runs, paired by seed where both ended at the same count."""
     from arena_core.stats import paired_t
 
-    a, b = counted.get("lm_selfplay_floor", {}), counted.get("lm_selfplay", {})
+    a, b = counted.get(first, {}), counted.get(second, {})
     seeds = sorted(k for k in set(a) & set(b) if a[k][-1]["episodes"] == b[k][-1]["episodes"])
     if len(seeds) < 2:
         return []
@@ -603,19 +680,29 @@ def _floor_against_plain(counted: dict[str, dict[int, list[dict[str, float]]]]) 
         mean, low, high, _ = paired_t(diffs)
         parts.append(f"{name} {mean:+.4f} (t 95% [{low:+.4f}, {high:+.4f}])")
     return [
-        f"**The Kuhn point-5 changes on Leduc** (`lm_selfplay_floor` minus `lm_selfplay`, paired by seed, "
-        f"{len(seeds)} seeds at {a[seeds[0]][-1]['episodes']:,} episodes; chosen on Kuhn, not tuned here): "
+        f"{title}, paired by seed, {len(seeds)} seeds at {a[seeds[0]][-1]['episodes']:,} episodes: "
         + ", ".join(parts)
         + ".",
         "",
     ]
 
 
+def _floor_against_plain(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
+    """The Kuhn point-5 changes on Leduc (``lm_selfplay_floor``) against the LM's first config, paired by
+    seed (the same initial model and first deals) where both ended at the same episode count."""
+    return _paired_difference(
+        counted,
+        "lm_selfplay_floor",
+        "lm_selfplay",
+        "**The Kuhn point-5 changes on Leduc** (`lm_selfplay_floor` minus `lm_selfplay`; chosen on Kuhn, not tuned here)",
+    )
+
+
 def not_run(counted: dict[str, dict[int, list[dict[str, float]]]]) -> str:
     """What the files do not hold of the issue's plan (3 seeds per method to 1,000,000 episodes),
     with the cost of the rest at the measured speed."""
     lines = []
-    for method in ("lm_selfplay", "lm_selfplay_floor", "nfsp", "policy_gradient", "selfplay_pg", "cfrplus", "cfr"):
+    for method in ("lm_selfplay_long", "nfsp", "policy_gradient", "selfplay_pg", "cfrplus", "cfr"):
         seeds = counted.get(method, {})
         if not seeds:
             lines.append(f"- `{method}`: no finished run.")
@@ -637,9 +724,11 @@ def not_run(counted: dict[str, dict[int, list[dict[str, float]]]]) -> str:
     text = "\n".join(lines) or "- nothing: every method has its seeds at 1,000,000 episodes."
     return (
         "**Not run, and why.** The plan was 3 seeds per method to 1,000,000 episodes (CFR and CFR+: one, "
-        "deterministic). The runs were made in parts over two sessions on this 2-core machine, a core "
+        "deterministic). The runs were made in parts over three sessions on this 2-core machine, a core "
         "each, beside other jobs (about 100 minutes of OpenSpiel's runs in the first, NFSP taken on "
-        "to 50,000 episodes in the second); "
+        "to 50,000 episodes in the second, the LM's fast engine to 1,000,000 in the third: "
+        "`lm_selfplay_long`; `lm_selfplay`, `lm_selfplay_floor` and `lm_selfplay_fast` stop at 99,968 "
+        "episodes by design, the engine and config comparisons); "
         f"bench/results/leduc/ holds every run made:\n\n{text}"
     )
 
@@ -664,6 +753,7 @@ def speeds(counted: dict[str, dict[int, list[dict[str, float]]]]) -> list[str]:
         ("selfplay_pg", "policy_gradient"),
         ("lm_selfplay", "nfsp"),
         ("lm_selfplay", "selfplay_pg"),
+        ("lm_selfplay_long", "lm_selfplay"),
         ("cfr", "cfrplus"),
     ]
     ratios = [f"`{a}` / `{b}` = {_ratio(rate[a] / rate[b])}" for a, b in pairs if a in rate and b in rate]
@@ -699,7 +789,13 @@ def report(out: Path, doc_plot: Path | None = None, verdict: dict[str, tuple[int
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(8, 5))
-        fixed = {"cfr": "grey", "cfrplus": "black", "lm_selfplay": "tab:red", "nfsp": "tab:blue"}
+        fixed = {
+            "cfr": "grey",
+            "cfrplus": "black",
+            "lm_selfplay": "tab:red",
+            "lm_selfplay_long": "darkred",
+            "nfsp": "tab:blue",
+        }
         spare = iter(["tab:orange", "tab:green", "tab:olive", "tab:purple", "tab:brown", "tab:cyan"])
         colours = {m: fixed.get(m) or next(spare, "tab:pink") for m in sorted(curves)}
         floor = 0.01  # the learning methods' range; CFR+ goes on below it (its end is written on the plot)
@@ -721,6 +817,14 @@ def report(out: Path, doc_plot: Path | None = None, verdict: dict[str, tuple[int
                         fontsize=7,
                         color=colours[method],
                     )
+        ax.scatter(
+            list(NFSP_PUBLISHED),
+            list(NFSP_PUBLISHED.values()),
+            marker="x",
+            color="tab:blue",
+            zorder=5,
+            label="NFSP published (Heinrich & Silver 2016)",
+        )
         ax.axhline(2.3736111, color="grey", lw=0.6, ls="--")
         ax.text(1.5e2, 2.6, "uniform policy", fontsize=7, color="grey")
         ax.set_xscale("log")

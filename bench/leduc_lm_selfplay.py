@@ -27,8 +27,10 @@ config, runs it in a temporary directory and reads the evaluation rows back.
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 #: steps between the snapshots of the average policy (3,200 episodes, as the Kuhn runs' evaluations)
 SNAPSHOT_EVERY = 50
+#: steps between the checkpoints of a kept run (``run(..., run_dir=...)``): 6,400 episodes
+CHECKPOINT_EVERY = 100
 Emit = Callable[..., None]  # emit(episodes, exploitability, **extra columns), as bench/leduc_bench.py
 
 #: the Kuhn round-3 config (16 deals x group 4 = 64 episodes per step, temperature 3, entropy 0.05,
@@ -103,12 +107,19 @@ def run(
     changes: dict[str, Any] | None = None,
     model_path: str | None = None,
     weighting: str = "uniform",
+    run_dir: Path | None = None,
+    checkpoint_every: int = CHECKPOINT_EVERY,
 ) -> None:
     """GRPO self-play of the tiny model on Leduc for ``episodes`` episodes (whole steps of 64),
-    emitting ``emit(episodes, avg_exploitability, last_iterate=..., snapshots=...)`` at about
-    ``evals`` log-spaced marks. ``changes``: config keys replaced (tests use a smaller step);
-    ``weighting``: how the snapshots are weighted (GRPO's ``eval.average``)."""
+    emitting ``emit(episodes, avg_exploitability, last_iterate=..., snapshots=..., wall_s=...)`` at
+    about ``evals`` log-spaced marks. ``changes``: config keys replaced (tests use a smaller step);
+    ``weighting``: how the snapshots are weighted (GRPO's ``eval.average``); ``run_dir``: keep the
+    run there with a checkpoint every ``checkpoint_every`` steps and continue it exactly from
+    its latest checkpoint when called again (None: a temporary directory, nothing kept).
+    ``wall_s`` is the run's own training time, summed over the calls that made it."""
     from arena_train import grpo
+    from arena_train.run import checkpoint_dir
+    from arena_train.trainer import Parts
 
     config = {**CONFIG, **(changes or {})}
     steps = max(1, episodes // (config["deals_per_step"] * config["group_size"]))
@@ -116,7 +127,27 @@ def run(
     config.update(seed=seed, steps=steps, model={"path": model_path or leduc_model_path()})
     config["eval"] = {**config["eval"], "at": marks, "average": weighting}
     with tempfile.TemporaryDirectory() as tmp:  # the run's files; only its evaluation rows are kept
-        summary = grpo.TRAINER(config, Path(tmp) / "run")
+        path = run_dir or Path(tmp) / "run"
+        timing = path / "timing.jsonl"  # step -> wall seconds of training so far, over every call
+        done: dict[int, float] = {}
+        if run_dir is not None and (path / "checkpoints").exists():
+            latest = checkpoint_dir(path)
+            config.update(resume_from=str(latest), checkpoint_every=checkpoint_every)
+            done = {int(r["step"]): float(r["wall_s"]) for r in map(json.loads, timing.read_text().splitlines())}
+            print(f"leduc_lm_selfplay: seed {seed} resumes at {latest.name}", file=sys.stderr)
+        elif run_dir is not None:
+            config["checkpoint_every"] = checkpoint_every
+        resumed_at = max((s for s in done if s <= _step_of(config)), default=0)
+        offset, started = done.get(resumed_at, 0.0), time.perf_counter()
+        path.mkdir(parents=True, exist_ok=True)
+        with timing.open("a") as fh:
+
+            def progress(step: int, row: dict[str, Any]) -> None:
+                fh.write(json.dumps({"step": step, "wall_s": round(offset + time.perf_counter() - started, 2)}) + "\n")
+                fh.flush()
+
+            summary = grpo.TRAINER(config, path, Parts(progress=progress))
+        walls = {int(r["step"]): float(r["wall_s"]) for r in map(json.loads, timing.read_text().splitlines())}
     for row in summary.metrics:
         if row["step"] in marks:
             emit(
@@ -124,4 +155,11 @@ def run(
                 row["eval_avg_exploitability"],
                 last_iterate=row["eval_exploitability"],
                 snapshots=row["eval_snapshots"],
+                wall_s=walls[row["step"]],
             )
+
+
+def _step_of(config: dict[str, Any]) -> int:
+    """The step of the checkpoint a config resumes (0 for a fresh run)."""
+    resume = config.get("resume_from")
+    return int(Path(resume).name.split("_")[1]) if resume else 0

@@ -139,3 +139,61 @@ def test_the_command_writes_the_leduc_bench_format_and_skips_a_finished_file(tmp
     assert (
         bench.main(["run", "--method", "lm_selfplay", "--seed", "3", "--episodes", "10", "--out", str(tmp_path)]) == 2
     )
+
+
+def test_a_kept_run_cut_off_continues_exactly(tmp_path, monkeypatch):
+    """The long LM runs keep their run directory: one killed after step 3 (checkpoints every 2
+    steps) and started again emits what the uninterrupted run emits, on the fast engine."""
+    from arena_train import grpo
+
+    changes = {"deals_per_step": 4, "group_size": 2, "engine": "fast"}
+
+    def emitted(run_dir):
+        rows = []
+        lm_bench.run(
+            9,
+            48,
+            3,
+            lambda n, v, **extra: rows.append((n, v, extra.pop("wall_s") >= 0, extra)),
+            changes=changes,
+            run_dir=run_dir,
+            checkpoint_every=2,
+        )
+        return rows
+
+    straight = emitted(tmp_path / "straight")
+    real_step = grpo.train_step
+
+    def dies_after_3(session, step):
+        if step > 3:
+            raise KeyboardInterrupt
+        return real_step(session, step)
+
+    monkeypatch.setattr(grpo, "train_step", dies_after_3)
+    with pytest.raises(KeyboardInterrupt):
+        emitted(tmp_path / "cut")
+    monkeypatch.setattr(grpo, "train_step", real_step)
+    assert (tmp_path / "cut" / "checkpoints" / "step_000002").exists()
+    assert emitted(tmp_path / "cut") == straight and len(straight) == 3
+
+
+def test_the_speed_report_gives_medians_and_the_ratios_against_the_old_code():
+    spec = importlib.util.spec_from_file_location(
+        "leduc_lm_speed", Path(__file__).resolve().parents[1] / "bench" / "leduc_lm_speed.py"
+    )
+    speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed)
+    rates = {
+        ("fast", "openblas"): (900, 1000, 1100),
+        ("before", "mlx"): (90, 100, 400),
+        ("before", "openblas"): (300,) * 3,
+    }
+    rows = [
+        {"engine": e, "blas": b, "episodes_per_s": r, "steps": 200, "load_1min": 5.0, "round": k}
+        for (e, b), rs in rates.items()
+        for k, r in enumerate(rs)
+    ]
+    text = speed.report(rows)
+    assert "| fast | openblas | 1,000 | 900-1,100 |" in text  # the median, not the mean
+    assert "as its figures were made (MLX's own matmul): **10.0x**" in text
+    assert "on OpenBLAS: **3.3x**" in text and "recorded for `lm_selfplay`: **5.7x**" in text
