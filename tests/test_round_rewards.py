@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from arena_train.rollout import (
 pytest.importorskip("textarena")
 
 TITLE = "textarena/LiarsDice-v0"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_liars_round_reward.toml"
 
 
 def _play(game, seed: int):
@@ -133,23 +135,15 @@ def _baselines():
     return Baselines([0.0, 0.0])
 
 
-def test_a_grpo_step_on_liars_dice_trains_on_round_rewards(tmp_path):
+def test_the_round_reward_example_trains_a_step(tmp_path):
+    """examples/train_liars_round_reward.toml, cut to one small step."""
     pytest.importorskip("mlx.core")
     from arena_train import grpo
+    from arena_train.config import parse_config
 
-    cfg = dict(
-        game=TITLE,
-        steps=1,
-        deals_per_step=1,
-        group_size=2,
-        seats="rotate",
-        advantage="per_decision",
-        kl_beta=0.0,
-        reward=dict(kind="round"),
-        pool=dict(players=["random"]),
-        eval=dict(anchor="random", every=0, deals=1, bootstrap=100),
-        plot=False,
-    )
+    cfg = parse_config(EXAMPLE).model_dump(mode="json")
+    cfg.update(steps=1, deals_per_step=1, group_size=2, seats="rotate", plot=False)
+    cfg["eval"].update(deals=1, bootstrap=100)
     row = grpo.TRAINER(cfg, tmp_path / "run").metrics[1]
     assert row["decisions"] > 0 and np.isfinite(row["grad_norm"]) and row["grad_norm"] > 0
     assert -5 <= row["reward_mean"] <= 4  # dice won minus dice lost, not the outcome's +-1
