@@ -1,7 +1,8 @@
 """GRPO on MLX: the game outcome is the reward; ``train(config, run, parts)`` over injected parts.
 
-One step: for each deal (and each learner seat), draw an opponent table from the pool and let
-the learner play that same deal ``group_size`` times with sampled answers (a group). Each
+One step: for each deal index (and each learner seat), draw an opponent table from the pool and
+let the learner play ``group_size`` times with sampled answers, each play with its own deal and
+opponents' draws unless ``group_draws`` shares them (a group; :mod:`arena_train.grpo_rollout`). Each
 episode's reward comes from the game (outcome, win/loss or squashed margin, minus a penalty
 per illegal or unparseable answer); advantages are centred within the group or on a running
 baseline (:mod:`arena_train.grpo_rollout`). The loss is the clipped policy-gradient surrogate on

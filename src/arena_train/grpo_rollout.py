@@ -1,13 +1,17 @@
 """GRPO's rollout, alone: which episodes a step plays (deals, seats, opponent tables, groups) and
 how their outcomes become per-decision advantages.
 
-A step plays ``deals_per_step`` deals; for each deal and learner seat an opponent table is drawn
-from the :class:`Pool` and the learner plays that same deal ``group_size`` times with sampled
-answers (a *group*; with ``self_play`` the learner sits in every seat and a group is one deal).
-Every draw derives from the config's seed and the step, so a step's episodes do not depend on
-what came before it. A *unit* is an (episode, learner seat) pair with that seat's return; its
-baseline is the mean over its group and seat (``baseline = "group"``), the seat's running mean
-(``"role"``) or, per decision, the running mean of its own prompt (``"infostate"``).
+A step plays ``deals_per_step`` deal indices; for each and each learner seat an opponent table is
+drawn from the :class:`Pool` and the learner plays ``group_size`` times with sampled answers (a
+*group*; with ``self_play`` the learner sits in every seat and a group is one deal index). The
+plays of a group differ in their deals and opponents' draws as ``group_draws`` says (each its own,
+by default, so a peaked learner against a peaked pool still sees different games), and a group
+whose returns are all equal can be played again (``resample_flat``). Every draw derives from the
+config's seed and the step, so a step's episodes do not depend on what came before it. A *unit*
+is an (episode, learner seat) pair with that seat's return; its baseline is the mean over its
+group and seat (``baseline = "group"``), the seat's running mean (``"role"``) or, per decision,
+the running mean of its own prompt (``"infostate"``); with ``reward.kind = "round"`` and
+per-decision credit, each decision's return is its own round's reward.
 """
 
 from __future__ import annotations
