@@ -189,7 +189,15 @@ def test_the_speed_report_gives_medians_and_the_ratios_against_the_old_code():
         ("before", "openblas"): (300,) * 3,
     }
     rows = [
-        {"engine": e, "blas": b, "episodes_per_s": r, "steps": 200, "load_1min": 5.0, "round": k}
+        {
+            "engine": e,
+            "blas": b,
+            "episodes_per_s": r,
+            "steps": 200,
+            "load_1min": 5.0,
+            "round": k,
+            "avg_exploitability": 1.0,
+        }
         for (e, b), rs in rates.items()
         for k, r in enumerate(rs)
     ]
