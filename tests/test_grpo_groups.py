@@ -80,7 +80,7 @@ def _config(**over):
     return GRPOConfig.model_validate({**PEAKED, **over})
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31), step=st.integers(1, 10**6), j=st.integers(0, 8), size=st.integers(2, 6))
 def test_what_a_groups_plays_share(seed, step, j, size):
     plan = GroupPlan(0, j, 1, {})

@@ -114,7 +114,7 @@ def test_a_model_the_fast_paths_do_not_know_runs_through_mlx(tmp_path):
     assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(ref, fast))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(logits=st.lists(st.floats(-8, 8), min_size=1, max_size=20), key=st.integers(0, 2**62))
 def test_the_reference_engine_draws_as_before(logits, key):
     """``sample_index`` with the reference uniform is ``Generator.choice`` as the policy drew it
@@ -125,7 +125,7 @@ def test_the_reference_engine_draws_as_before(logits, key):
     assert sample_index(lp, Engine("reference").uniform(key)) == old
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     rows=st.lists(st.lists(st.floats(-8, 8), min_size=1, max_size=6), min_size=1, max_size=8),
     uniforms=st.lists(st.floats(0, 1, exclude_max=True), min_size=8, max_size=8),
