@@ -21,7 +21,6 @@ from arena_train.exact import information_states  # noqa: E402
 from arena_train.lm import (  # noqa: E402
     Engine,
     LMPolicy,
-    key_uniform,
     last_logits,
     load_lm,
     pad_batch,
@@ -29,6 +28,7 @@ from arena_train.lm import (  # noqa: E402
     sample_index,
     sample_rows,
 )
+from arena_train.lm_engine import key_uniform  # noqa: E402
 from arena_train.lm_numpy import numpy_decoder, numpy_forward_for  # noqa: E402
 from arena_train.views import compact_view  # noqa: E402
 

@@ -25,7 +25,7 @@ from arena_core.seeding import make_rng
 
 from .lm_engine import REFERENCE as REFERENCE  # re-exported with Engine: what a policy runs
 from .lm_engine import Engine as Engine
-from .lm_engine import key_uniform, sample_index, sample_rows
+from .lm_engine import sample_index, sample_rows
 from .lm_numpy import PLAIN_DECODERS, decoder_arrays, numpy_decoder, numpy_forward_for, numpy_menu_logprobs
 from .rollout import Choice, Learner, Request
 from .views import ActionTokens, CompactView, Menu, Tokenizer
@@ -361,7 +361,7 @@ class LMPolicy:
         elif self.engine.name == "reference":
             picks = [sample_index(lp, self.engine.uniform(r.key)) for r, lp in zip(requests, dists)]
         else:
-            picks = sample_rows(dists, [key_uniform(r.key) for r in requests])
+            picks = sample_rows(dists, [self.engine.uniform(r.key) for r in requests])
         choices = []
         for menu, lp, idx in zip(menus, dists, picks):
             toks, labels = self.encode(menu)
