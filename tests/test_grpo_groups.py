@@ -116,3 +116,31 @@ def test_opponents_draw_from_the_plays_own_seed():
     deals = range(12)
     assert all(len(outcomes(d, [None] * 16)) == 1 for d in deals)
     assert any(len(outcomes(d, list(range(16)))) > 1 for d in deals)
+
+
+def test_the_liars_groups_report_counts_zero_steps_and_checks_the_recorded_loop(tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "grpo_groups_liars", Path(__file__).resolve().parents[1] / "bench" / "grpo_groups_liars.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(bench, "OUT", tmp_path / "groups")
+    monkeypatch.setattr(bench, "RECORDED", tmp_path)
+    (tmp_path / "groups").mkdir()
+    (tmp_path / "loop-seed1").mkdir()
+    recorded = [2.0, 0.0, 1.5, 0.0]
+    (tmp_path / "loop-seed1" / "metrics.jsonl").write_text(
+        "".join(json.dumps({"step": k + 1, "grad_norm": g}) + "\n" for k, g in enumerate(recorded))
+    )
+    for draws, norms in (("shared", recorded), ("distinct", [2.0, 0.5, 1.5, 0.3])):
+        rows = [
+            {"step": k + 1, "grad_norm": g, "zero_advantage_groups": 1.0 if g == 0 else 0.25, "entropy": 0.1}
+            for k, g in enumerate(norms)
+        ]
+        (tmp_path / "groups" / f"seed1_{draws}.json").write_text(json.dumps({"seed": 1, "draws": draws, "rows": rows}))
+    text = bench.report()
+    assert "| 1 | shared | 2 of 4 | step 3 | 0.62 | 0.100 | yes |" in text
+    assert "| 1 | distinct | 0 of 4 | step 4 | 0.25 | 0.100 | no |" in text
