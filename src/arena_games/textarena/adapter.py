@@ -130,6 +130,12 @@ class TextArenaGame(LegalityHooks, TextAndOutcomeHooks, Game[TextArenaState, str
     def default_num_players(self) -> int:
         return self.title.players[0]
 
+    @classmethod
+    def encoding_size(cls, title: TitleSpec) -> int:
+        """Length of :meth:`encode_observation`'s vector for ``title``: seat, to act, legal mask and
+        progress (a title's own base class that encodes the game overrides both)."""
+        return title.players[1] + len(title.vocabulary) + 2
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the live envs (a cache: they are rebuilt by replay when needed)."""
         state = dict(self.__dict__)
@@ -331,7 +337,7 @@ def make_title_class(name: str, title: TitleSpec, base: type[TextArenaGame] = Te
         "title": title,
         "spec": spec,
         "num_actions": num_actions,
-        "observation_size": hi + num_actions + 2,
+        "observation_size": base.encoding_size(title),
         "__module__": "arena_games.textarena.titles",
         "__qualname__": name,
         "__doc__": spec.description,

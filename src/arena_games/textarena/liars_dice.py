@@ -37,10 +37,11 @@ import numpy as np
 from arena_core.errors import SerializationError
 from arena_core.game import Game, Position
 from arena_core.views import Menu
+from arena_games.liars_dice.rules import MAX_PLAYERS, NUM_DICE, RoundView, encode_round, encoding_size
 
 from .adapter import TextArenaGame, TextArenaState
 from .bridge import Message, _LiveEnv, _new_tuple
-from .state import _state
+from .state import TitleSpec, _state
 
 TITLE = "textarena/LiarsDice-v0"
 FACES = (1, 2, 3, 4, 5, 6)
@@ -139,6 +140,8 @@ class LiarsDiceV0Game(TextArenaGame):
     """The base of ``LiarsDice-v0``'s class: the adapter plus a sampler of hidden worlds and the
     ``"compact"`` view (:class:`LiarsDiceCompactView`)."""
 
+    observation_bounds = (0.0, 1.0)
+
     def sample_hidden_state(self, state: TextArenaState, player: int, rng: np.random.Generator) -> TextArenaState:
         """The other seats' current dice redrawn uniformly (their number is public), TextArena's
         generator reseeded (later rounds are fresh draws); ``player``'s dice and every message it
@@ -228,24 +231,31 @@ class LiarsDiceV0Game(TextArenaGame):
         out[bidder if loser == caller else caller] = 1.0
         return tuple(out)
 
+    # ------------------------------------------------------------------ the numeric observation
+    @classmethod
+    def encoding_size(cls, title: TitleSpec) -> int:
+        return encoding_size(MAX_PLAYERS)
+
+    def round_view(self, state: TextArenaState, player: int) -> RoundView:
+        """What ``player`` knows of the current round, read from its observation (its messages)."""
+        return read_observation(self.observation(state, player), self.num_players)
+
+    def encode_observation(self, state: TextArenaState, player: int) -> np.ndarray:
+        """The native game's encoding (:func:`arena_games.liars_dice.encode_round`) of what the seat
+        knows: own dice, every seat's dice, the standing bid and its bidder, whether it is to act;
+        the action ids are the native game's too, so a policy trained there plays here."""
+        return encode_round(self.round_view(state, player), MAX_PLAYERS, NUM_DICE)
+
 
 # ---------------------------------------------------------------------- what a seat knows
-@dataclass(frozen=True)
-class RoundView:
-    """What a seat knows that matters now: its own dice, every seat's number of dice, and the
-    standing bid (quantity 0 when none)."""
-
-    dice: tuple[int, ...]
-    remaining: tuple[int, ...]
-    quantity: int
-    face: int
-
-
 def read_observation(observation: Mapping[str, Any], num_players: int) -> RoundView:
-    """Parse a seat's own messages (its TextArena inbox, as ``Game.observe`` gives it)."""
+    """Parse a seat's own messages (its TextArena inbox, as ``Game.observe`` gives it) into what
+    it knows of the current round (:class:`arena_games.liars_dice.RoundView`, shared with the
+    native game)."""
     dice: tuple[int, ...] = ()
     remaining = (0,) * num_players
     quantity = face = 0
+    bidder = -1
     for msg in observation.get("messages", ()):
         text = Message._make(msg).text if not isinstance(msg, Message) else msg.text
         m = _DICE_LINE.search(text)
@@ -254,11 +264,14 @@ def read_observation(observation: Mapping[str, Any], num_players: int) -> RoundV
             counts = dict(_REMAINING.findall(text.split("Your current Dice")[0]))
             remaining = tuple(int(counts.get(str(p), 0)) for p in range(num_players))
             quantity = face = 0
+            bidder = -1
             continue
         b = _BID.search(text)
         if b:
-            quantity, face = int(b.group(2)), int(b.group(3))
-    return RoundView(dice, remaining, quantity, face)
+            bidder, quantity, face = int(b.group(1)), int(b.group(2)), int(b.group(3))
+    player = int(observation.get("player", 0))
+    to_act = player in observation.get("to_move", ()) and "end" not in observation
+    return RoundView(player, to_act, dice, remaining, quantity, face, bidder)
 
 
 def compact_text(view: RoundView) -> str:
