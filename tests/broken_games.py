@@ -107,6 +107,19 @@ class NoSampler(KuhnPoker):
     sample_hidden_state = Game.sample_hidden_state
 
 
+class DealsMyCardToTheOpponentListingNoDeals(KuhnPoker):
+    """Lists no deals, and its sampler draws the opponent's card from all three: a third of its
+    worlds hand the opponent the seat's own card (impossible). Every world keeps the seat's own
+    observation, so a kit that needs enumerate_deals to see impossible worlds passes it."""
+
+    def enumerate_deals(self):
+        return None
+
+    def sample_hidden_state(self, state, player, rng):
+        own, other = state.cards[player], int(rng.integers(3))
+        return KuhnState((own, other) if player == 0 else (other, own), state.history)
+
+
 class SamplerChangesOwnCard(KuhnPoker):
     def sample_hidden_state(self, state, player, rng):
         cards = tuple(int(c) for c in rng.permutation(3)[:2])
@@ -188,6 +201,18 @@ class EncodingDropsHistory(KuhnPoker):
         return out
 
 
+class EncodingBlindToOwnCard(KuhnPoker):
+    """Declares observation_is_state=False (so the encoding may leave things out) and encodes the
+    betting only: a numeric agent cannot tell its king from its jack (issue 42's dice-blind title)."""
+
+    spec = _spec(observation_is_state=False)
+
+    def encode_observation(self, state, player):
+        out = super().encode_observation(state, player)
+        out[:3] = 0.0
+        return out
+
+
 class EncodingOutOfBounds(CountToTwenty):
     observation_bounds = (0.0, 1.0)
 
@@ -241,6 +266,7 @@ BROKEN = {
     "turn_structure": ClaimsSequential,
     "information": ClaimsPerfectInformation,
     "encoding": EncodesOpponentCard,
+    "private_encoding": EncodingBlindToOwnCard,
     "pettingzoo_api": WrongEncodingShape,
 }
 
@@ -267,6 +293,7 @@ NAMED = {
     "turn_structure": "declared sequential",
     "information": "declare Information.IMPERFECT",
     "encoding": "carries something observe() does not show",
+    "private_encoding": "what only player",
     "pettingzoo_api": "pettingzoo_api",
 }
 
@@ -280,6 +307,7 @@ MORE_BROKEN = [
     ("mask_matches_legal", MutatesAndWrongMask, "mask"),
     ("no_private_leak", EncodesOpponentCard, "numeric observation (encode_observation"),
     ("encoding", EncodingDropsHistory, "observation_is_state=False"),
+    ("hidden_state_sampling", DealsMyCardToTheOpponentListingNoDeals, "no deal of 96 from fresh seeds"),
     ("encoding", EncodingOutOfBounds, "outside observation_bounds"),
     ("chance", ClaimsChance, "declared chance=True"),
     ("information", SimultaneousClaimsPerfect, "hidden until the reveal"),

@@ -6,8 +6,9 @@ import pytest
 from arena_core.registry import availability, list_plugins, load
 from arena_core.testing import assert_conformance, registered_games
 
-#: families with a dedicated conformance test of their own (same kit, tuned example counts)
-DEDICATED_PREFIXES = ("textarena/", "openspiel/")
+#: families with a dedicated conformance test of their own (same kit, tuned example counts;
+#: liars_dice: tests/test_liars_dice.py, whose six-seat games run a few hundred decisions)
+DEDICATED_PREFIXES = ("textarena/", "openspiel/", "liars_dice")
 
 
 def _cases():

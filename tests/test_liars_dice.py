@@ -18,6 +18,7 @@ from arena_core.game import Position
 from arena_core.players import Decision
 from arena_core.registry import make_game, make_player
 from arena_core.runner import play_episode
+from arena_core.testing import assert_conformance
 from arena_games.liars_dice import CALL, LiarsDice
 from arena_games.liars_dice.bots import at_least, bid_chance
 from arena_games.liars_dice.rules import RoundView
@@ -78,6 +79,11 @@ def _differential(seed: int, num_players: int) -> int:
 def test_native_rules_play_textarena_liars_dice_exactly(seed, num_players):
     pytest.importorskip("textarena")
     assert _differential(seed, num_players) >= 2 * num_players - 1 + 0 * seed  # every die lost in a round
+
+
+@pytest.mark.parametrize("num_players,examples", [(2, 10), (6, 2)])
+def test_the_native_game_conforms(num_players, examples):
+    assert_conformance(LiarsDice(num_players=num_players), max_examples=examples)
 
 
 def test_who_opens_the_next_round_is_the_next_seat_after_the_caller():

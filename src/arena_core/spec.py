@@ -57,6 +57,7 @@ CONFORMANCE_CHECKS = (
     "turn_structure",
     "information",
     "encoding",
+    "private_encoding",
     "pettingzoo_api",
 )
 

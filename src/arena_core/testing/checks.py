@@ -31,7 +31,13 @@ from ..match import Match
 from ..seeding import derive_seed, make_rng
 from ..spec import Information, TurnStructure
 from .failure import CheckFailure as CheckFailure  # re-exported: callers import it from here
-from .hidden import changed_keys, check_hidden_state_sampling, check_no_private_leak, observation_digest
+from .hidden import (
+    changed_keys,
+    check_hidden_state_sampling,
+    check_no_private_leak,
+    check_private_encoding,
+    observation_digest,
+)
 
 
 @dataclass
@@ -639,6 +645,7 @@ PLAYTHROUGH_CHECKS: dict[str, Callable[[Game[Any, Any], Playthrough, np.random.G
     "turn_structure": check_turn_structure,
     "information": check_information,
     "encoding": check_encoding,
+    "private_encoding": check_private_encoding,
 }
 
 

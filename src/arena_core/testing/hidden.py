@@ -1,6 +1,7 @@
 """The checks of hidden information: ``no_private_leak`` (nothing a seat receives, views' text
-included, changes when what is hidden from it is resampled) and ``hidden_state_sampling`` (every
-sampled world is one the seat could be in, with the deals' probabilities). Their reach: docs/testing.md.
+included, changes when what is hidden from it is resampled), ``hidden_state_sampling`` (every
+sampled world is one the seat could be in, with the deals' probabilities) and ``private_encoding``
+(what only a seat sees reaches its numeric observation). Their reach: docs/testing.md.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..episode import digest
 from ..game import Game, Position
 from ..seeding import make_rng
 from ..spec import Information
+from ..stats import binomial_two_sided, holm
 from .failure import CheckFailure
 
 if TYPE_CHECKING:
@@ -30,6 +32,9 @@ WORLD_DRAWS = 48
 MAX_Z = 4.5
 #: games listing more deals than this are not enumerated per playthrough (the cost is deals x plies)
 MAX_DEALS = 2000
+#: a game listing no deals: at most this many deals from fresh seeds that reproduce a seat's view (and
+#: as many worlds), of up to SEED_TRIES seeds (24 or 96 when fewer than 1 in 12 do); sign tests' Holm level
+SEED_DEALS, SEED_TRIES, SEED_ALPHA = 96, 384, 1e-4
 
 
 # ---------------------------------------------------------------------- describing a difference
@@ -210,8 +215,9 @@ def _same_view(game: Game[Any, Any], pt: Playthrough, k: int, p: int, name: str,
 
 # ---------------------------------------------------------------------- hidden_state_sampling
 def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
-    """Every sampled world keeps the seat's observation (every ply); with ``enumerate_deals``, it is
-    possible given the seat's observation history, with the deals' probabilities (one random ply)."""
+    """Every sampled world keeps the seat's observation (every ply); it is possible given the seat's
+    observation history, with the deals' probabilities (one random ply: every seat against
+    ``enumerate_deals``, else one random seat against deals from fresh seeds)."""
     if game.spec.information is Information.PERFECT or not game.has_hidden_state_sampler:
         return
     for k, pos in enumerate(pt.positions):
@@ -226,74 +232,76 @@ def check_hidden_state_sampling(game: Game[Any, Any], pt: Playthrough, rng: np.r
                     f"{changed_keys(before, after)}; sample_hidden_state must keep everything player {p} observes"
                 )
     deals = game.enumerate_deals()
-    if not deals or len(deals) > MAX_DEALS:
-        return
     candidates = [k for k, pos in enumerate(pt.positions) if not pos.pending]
     k = candidates[int(rng.integers(len(candidates)))]
-    for p in range(game.num_players):
-        _possible_worlds(game, pt, k, p, list(deals), rng)
+    if deals and len(deals) <= MAX_DEALS:
+        for p in range(game.num_players):
+            _possible_worlds(game, pt, k, p, list(deals), rng)
+    elif live := [j for j in candidates[: candidates.index(k) + 1] if not game.is_over(pt.positions[j])]:
+        # the last ply before the end: a sampler may return a finished game as it is
+        _possible_worlds(game, pt, live[-1], int(rng.integers(game.num_players)), None, rng)
 
 
 def _possible_worlds(
-    game: Game[Any, Any], pt: Playthrough, k: int, p: int, deals: list[tuple[int, float]], rng: np.random.Generator
+    game: Game[Any, Any], pt: Playthrough, k: int, p: int, deals: Any, rng: np.random.Generator
 ) -> None:
+    """Worlds sampled for ``p`` at ply ``k`` against the deals that reproduce its observations: the
+    listed ``deals`` (z-tests), or (None) those of :data:`SEED_TRIES` fresh seeds (sign tests, Holm)."""
     history = [digest(game.observe(pos, p)) for pos in pt.positions[: k + 1]]
-    again = game.start(pt.seed)
-    for seat, action in pt.moves[:k]:
-        again = game.act(again, seat, action)
-    if digest(game.observe(again, p)) != history[-1]:
+    if _replayed(game, pt.seed, pt.moves[:k], p, history) is None:
         return  # the same seed and moves give another game: determinism (or no_global_rng) names that
-    mass: dict[str, float] = {}
+    found: Counter[str] = Counter()  # class -> probability (listed deals) or number of deals
     example: dict[str, Position[Any]] = {}
-    for seed, prob in deals:
-        try:
-            pos = game.start(seed)
-            ok = digest(game.observe(pos, p)) == history[0]
-            for ply, (seat, action) in enumerate(pt.moves[:k], 1):
-                if not ok:
-                    break
-                pos = game.act(pos, seat, action)
-                ok = digest(game.observe(pos, p)) == history[ply]
-        except Exception:  # a move of the playthrough is not legal after this deal: not consistent
-            continue
-        if ok:
-            key = observation_digest(game, pos)
-            mass[key] = mass.get(key, 0.0) + prob
+    for tries, (seed, prob) in enumerate(deals or [(int(rng.integers(2**31)), 1) for _ in range(SEED_TRIES)]):
+        if deals is None and (found.total() == SEED_DEALS or (tries in (24, 96) and found.total() < tries / 12)):
+            break
+        if (pos := _replayed(game, seed, pt.moves[:k], p, history)) is not None:
+            found[key := observation_digest(game, pos)] += prob
             example.setdefault(key, pos)
-    total = sum(mass.values())
-    if total <= 0:
-        return  # the listed deals do not reach this history: nothing to compare with
-    real = pt.positions[k]
+    total = found.total()
+    draws = WORLD_DRAWS if deals else int(total)
+    if total <= 0 or (deals is None and total < SEED_DEALS // 3):
+        return  # no deal reaches this history: nothing to compare with
     counts: Counter[str] = Counter()
-    bad: list[Position[Any]] = []
-    for draw in range(WORLD_DRAWS):
-        state = game.sample_hidden_state(real.state, p, make_rng(int(rng.integers(2**31)), "worlds", draw))
-        pos = Position(state, (), real.ply)
-        key = observation_digest(game, pos)
-        counts[key] += 1
-        if key not in mass:
-            bad.append(pos)
+    worlds: dict[str, Position[Any]] = {}
+    for draw in range(draws):
+        state = game.sample_hidden_state(pt.positions[k].state, p, make_rng(int(rng.integers(2**31)), "worlds", draw))
+        counts[key := observation_digest(game, world := Position(state, (), pt.positions[k].ply))] += 1
+        worlds.setdefault(key, world)
+    keys = sorted(set(found) | set(counts), key=lambda c: (c in found, found[c] - counts[c]))
+    sd = {c: math.sqrt(draws * found[c] / total * (1 - found[c] / total)) for c in keys}
+    z = [c not in found or (sd[c] > 0 and abs(counts[c] - draws * found[c] / total) / sd[c] > MAX_Z) for c in keys]
+    off = z if deals else holm([binomial_two_sided(counts[c], counts[c] + found[c]) for c in keys], alpha=SEED_ALPHA)
     where = f"hidden_state_sampling: seed {pt.seed} ply {k}: "
-    if bad:
-        raise CheckFailure(
-            where
-            + f"{len(bad)} of {WORLD_DRAWS} worlds sampled for player {p} are impossible: no deal (enumerate_deals) "
-            f"that reproduces player {p}'s observations up to ply {k} gives them ({_impossible(game, p, bad[0], example)}); "
-            f"sample only worlds that reproduce every observation player {p} has had"
-        )
-    if len(mass) < 2:
-        return
-    for key, m in mass.items():
-        prob = m / total
-        expected = WORLD_DRAWS * prob
-        sd = math.sqrt(WORLD_DRAWS * prob * (1 - prob))
-        if sd > 0 and abs(counts[key] - expected) / sd > MAX_Z:
+    source = "deal (enumerate_deals)" if deals else f"deal of {draws} from fresh seeds"
+    for c in (c for c, bad in zip(keys, off) if bad):
+        if c not in found:
             raise CheckFailure(
-                where + f"the distribution of worlds sampled for player {p} is off: a world the consistent deals give "
-                f"with probability {prob:.3f} came {counts[key]} times in {WORLD_DRAWS} draws (expected about "
-                f"{expected:.1f}); sample hidden information with the probabilities of the deals consistent with "
-                f"player {p}'s observations"
+                where
+                + f"{sum(counts[x] for x in counts if x not in found)} of {draws} worlds sampled for player {p} are "
+                f"impossible: no {source} that reproduces player {p}'s observations up to ply {k} gives them "
+                f"({_impossible(game, p, worlds[c], example)}); sample only worlds that reproduce every observation "
+                f"player {p} has had"
             )
+        raise CheckFailure(
+            where + f"the distribution of worlds sampled for player {p} is off: a world the consistent deals give "
+            f"with probability {found[c] / total:.3f} came {counts[c]} times in {draws} draws (expected about "
+            f"{draws * found[c] / total:.1f}); sample hidden information with the probabilities of the deals "
+            f"consistent with player {p}'s observations"
+        )
+
+
+def _replayed(game: Game[Any, Any], seed: int, moves: Any, p: int, history: list[str]) -> Position[Any] | None:
+    """Where ``moves`` lead from ``seed`` if player ``p`` sees ``history`` on the way (else None)."""
+    try:
+        pos = game.start(seed)
+        for ply, (seat, action) in enumerate(moves):
+            if digest(game.observe(pos, p)) != history[ply]:
+                return None
+            pos = game.act(pos, seat, action)
+    except Exception:  # a move of the playthrough is not legal after this deal: not consistent
+        return None
+    return pos if digest(game.observe(pos, p)) == history[len(moves)] else None
 
 
 def _impossible(game: Game[Any, Any], p: int, bad: Position[Any], possible: dict[str, Position[Any]]) -> str:
@@ -313,3 +321,30 @@ def _impossible(game: Game[Any, Any], p: int, bad: Position[Any], possible: dict
                     f"give {' or '.join(sorted(allowed.get(key, ['(no such key)'])))}"
                 )
     return "the seats' observations together match no possible world"
+
+
+# ---------------------------------------------------------------------- private_encoding
+def check_private_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
+    """Where a seat's observation differs and another's does not (the playthrough and its twin; worlds
+    sampled for each other seat at a random ply), the first seat's numeric observation differs."""
+    from .checks import view_of
+
+    if game.spec.information is Information.PERFECT:
+        return
+    pairs = [(ply, a, b) for twin in pt.twins(game) for ply, (a, b) in enumerate(zip(pt.views(game), twin.views))]
+    k = int(rng.integers(len(pt.positions)))
+    if game.has_hidden_state_sampler and not pt.positions[k].pending:
+        for q in range(game.num_players):
+            world = game.sample_hidden_state(pt.positions[k].state, q, make_rng(pt.seed, "private", q))
+            pairs.append((k, pt.views(game)[k], view_of(game, Position(world, (), k))))
+    for ply, a, b in pairs:
+        for p in range(game.num_players):
+            same = [q for q in range(game.num_players) if q != p and a.obs[q] == b.obs[q]]
+            if same and a.obs[p] != b.obs[p] and a.enc[p] == b.enc[p]:
+                raise CheckFailure(
+                    f"private_encoding: seed {pt.seed} ply {ply}: player {p}'s observation differs "
+                    f"({changed_keys(a.observed[p], b.observed[p])}) where player {same[0]}'s is the same (so the "
+                    f"difference is what only player {p} sees), but its numeric observation (encode_observation) is "
+                    "the same: encode what the seat sees privately (its cards, its dice), or exempt the check in "
+                    "spec.exempt_checks with the reason"
+                )

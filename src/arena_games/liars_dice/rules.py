@@ -98,17 +98,20 @@ class RoundViewer(Protocol):
     def round_view(self, state: Any, player: int) -> RoundView: ...
 
 
-def encoding_size(max_players: int) -> int:
-    """Length of :func:`encode_round`'s vector for up to ``max_players`` seats."""
-    return 17 + 2 * max_players
+def encoding_size(max_players: int, num_dice: int) -> int:
+    """Length of :func:`encode_round`'s vector for up to ``max_players`` seats of ``num_dice`` dice."""
+    return 17 + 2 * max_players + num_dice
 
 
 def encode_round(view: RoundView, max_players: int, num_dice: int) -> np.ndarray:
     """The numeric observation (values in [0, 1]): to act (1); own dice per face / num_dice (6);
     dice per seat from this seat on, clockwise / num_dice (max_players); dice in play / all dice
     (1); a bid stands (1); its quantity / dice in play (1); its face (6, one-hot); its bidder
-    from this seat on (max_players, one-hot); own dice of its face / num_dice (1)."""
-    out = np.zeros(encoding_size(max_players), dtype=np.float32)
+    from this seat on (max_players, one-hot); own dice of its face / num_dice (1); own dice in the
+    order they were told, face / 6 (num_dice; 0 where no die). The order carries no information,
+    but the seat's text shows it: two views that differ get two encodings (the kit's
+    ``private_encoding``)."""
+    out = np.zeros(encoding_size(max_players, num_dice), dtype=np.float32)
     n = len(view.remaining)
     out[0] = float(view.to_act)
     for d in view.dice:
@@ -126,6 +129,9 @@ def encode_round(view: RoundView, max_players: int, num_dice: int) -> np.ndarray
         if view.bidder >= 0:
             out[k + 9 + (view.bidder - view.player) % n] = 1.0
         out[k + 9 + max_players] = view.own_count(view.face) / num_dice
+    k += 10 + max_players
+    for i, d in enumerate(view.dice[:num_dice]):
+        out[k + i] = d / FACES
     return out
 
 
@@ -198,7 +204,7 @@ class LiarsDice(Game[LiarsDiceState, str]):
         self.vocabulary = vocabulary(self.max_dice)
         self.num_actions = len(self.vocabulary)
         self._index = {a: i for i, a in enumerate(self.vocabulary)}
-        self.observation_size = encoding_size(MAX_PLAYERS)
+        self.observation_size = encoding_size(MAX_PLAYERS, self.num_dice)
 
     # ------------------------------------------------------------------ rules hooks
     def initial_state(self, rng: np.random.Generator) -> LiarsDiceState:

@@ -307,6 +307,12 @@ def make_title_class(name: str, title: TitleSpec, base: type[TextArenaGame] = Te
         exempt.setdefault(
             "no_private_leak", "checked through sample_hidden_state, which TextArena titles cannot provide"
         )
+    if title.information is Information.IMPERFECT and base.encode_observation is TextArenaGame.encode_observation:
+        exempt.setdefault(
+            "private_encoding",
+            "the generic TextArena encoding is seat, turn, legal mask and progress, no game state "
+            "(observation_is_state=False); the game, private part included, is in the transcript",
+        )
     kind = {
         LegalMethod.PRINTED: "exact legal set (printed by the title)",
         LegalMethod.DERIVED: "exact legal set (derived from the rules)",

@@ -234,7 +234,7 @@ class LiarsDiceV0Game(TextArenaGame):
     # ------------------------------------------------------------------ the numeric observation
     @classmethod
     def encoding_size(cls, title: TitleSpec) -> int:
-        return encoding_size(MAX_PLAYERS)
+        return encoding_size(MAX_PLAYERS, NUM_DICE)
 
     def round_view(self, state: TextArenaState, player: int) -> RoundView:
         """What ``player`` knows of the current round, read from its observation (its messages)."""
