@@ -80,6 +80,14 @@ class SearchSettings(BaseModel):
     particles: int = Field(
         64, ge=1, description="learned opponents: worlds drawn by replaying the episode under the model"
     )
+    tree: Literal["flat", "ismcts"] = Field(
+        "flat",
+        description="flat: UCB1 over the root moves, every seat played by the rollout policy; ismcts: "
+        "information-set MCTS (arena_players.search_tree), every seat choosing by UCB at its own nodes",
+    )
+    widening: float = Field(
+        1.0, gt=0.0, description="ismcts: a node with n visits considers its first ceil(widening * sqrt(n + 1)) moves"
+    )
     learn_untold: bool = Field(
         False,
         description="learned opponents: also learn from an episode whose end this player was not told "
@@ -114,6 +122,11 @@ class SearchPlayer(BasePlayer):
         if self.settings.rollout.name == "search":
             raise PlayerOptionsError(
                 'search: the rollout policy cannot be search itself; name another player, e.g. rollout = "random"'
+            )
+        if self.settings.tree == "ismcts" and (self.settings.opponents != "rollout" or self.settings.candidates):
+            raise PlayerOptionsError(
+                'search: tree = "ismcts" models the other seats by its own tree; drop opponents and candidates '
+                "(its widening spends the budget on few moves)"
             )
         self._rollout: dict[int, Player] = {}
         self.stats: dict[str, float] = {
@@ -372,6 +385,8 @@ class SearchPlayer(BasePlayer):
             self._rollout_player(p)
         started = time.perf_counter()
         faults = [0]
+        if s.tree == "ismcts":
+            return self._tree_move(decision, faults, started)
         cands = self._candidates(decision, faults)
         rng = make_rng(self.seed, "search", decision.episode_seed, seat, decision.ply)
         n = [0] * len(cands)
@@ -424,6 +439,41 @@ class SearchPlayer(BasePlayer):
         if truncated:
             telemetry["truncated"] = truncated
         return Move(cands[best], telemetry)
+
+    def _tree_move(self, decision: Decision, faults: list[int], started: float) -> Move:
+        from .search_tree import ismcts
+
+        game, seat, s = decision.game, decision.seat, self.settings
+        rng = make_rng(self.seed, "search", decision.episode_seed, seat, decision.ply)
+
+        def playout(pos: Position[Any], t: int) -> tuple[float, ...] | None:
+            if s.rollout.name == "random" and not s.rollout.options:  # uniform moves need no Decision
+                while not game.is_over(pos) and pos.ply <= game.spec.max_length:
+                    p = game.players_to_act(pos)[0]
+                    legal = game.legal(pos, p)
+                    pos = game.act(pos, p, legal[int(rng.integers(len(legal)))])
+                return game.final_returns(pos) if game.is_over(pos) else None
+            episode = derive_seed(self.seed, decision.episode_seed, seat, decision.ply, t)
+            return self._playout(game, pos, episode, faults, seat, rng)
+
+        found = ismcts(
+            decision,
+            s.simulations,
+            rng,
+            playout,
+            exploration=s.exploration,
+            widening=s.widening,
+            cap=game.spec.max_length,
+        )
+        st = self.stats
+        st["decisions"] += 1
+        st["simulations"] += s.simulations
+        st["seconds"] += time.perf_counter() - started
+        st["rollout_faults"] += faults[0]
+        st["truncated"] += found.truncated
+        telemetry = {"simulations": s.simulations, "value": round(found.value, 4), "visits": found.visits}
+        telemetry.update({k: v for k, v in (("rollout_faults", faults[0]), ("truncated", found.truncated)) if v})
+        return Move(found.action, telemetry)
 
     def simulations_per_second(self) -> float:
         """Playouts per second over every decision this player has made."""
