@@ -55,3 +55,11 @@ def test_demo_tournament_config_runs(tmp_path):
     assert out.returncode == 0, out.stderr
     results = (tmp_path / "demo" / "results.jsonl").read_text().splitlines()
     assert len(results) == 1 + 3  # the schedule line, then one line per game
+
+
+def test_liars_numeric_selfplay_example_trains_and_plays_the_title(tmp_path):
+    import pytest
+
+    pytest.importorskip("textarena")
+    out = run_example("liars_numeric_selfplay.py", str(tmp_path / "run"), "--games", "150", "--title-games", "2")
+    assert "trained: 150 games, 3 updates" in out and "against random: " in out and "of 2 games won" in out
