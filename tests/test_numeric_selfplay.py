@@ -97,3 +97,42 @@ def test_bad_configs_say_what_to_fix(tmp_path):
         make_player("numeric_mixture")
     with pytest.raises(ConfigError, match="cannot read"):
         make_player('numeric_mixture{weights = "no/such.npz"}')
+
+
+def test_gae_advantages_telescope_to_the_outcome_and_credit_the_last_step_at_lambda_zero():
+    from arena_train.numeric_selfplay import _advantages
+
+    v = np.array([0.1, 0.4, -0.2, 0.3, 0.0])
+    g = np.array([1.0, 1.0, 1.0, -1.0, -1.0])
+    seqs = [[0, 1, 2], [3, 4]]  # one seat's three decisions (won), another's two (lost)
+    adv, target = _advantages(v, g, seqs, 1.0)
+    assert np.allclose(adv, g - v) and np.allclose(target, g)
+    adv0, target0 = _advantages(v, g, seqs, 0.0)
+    assert np.allclose(adv0, [0.4 - 0.1, -0.2 - 0.4, 1.0 + 0.2, 0.0 - 0.3, -1.0 - 0.0])
+    assert np.allclose(target0, [0.4, -0.2, 1.0, 0.0, -1.0])
+
+
+def test_the_gradient_matches_the_policy_gradient_and_the_magnet_term_its_finite_differences():
+    from arena_train.numeric_selfplay import _gradients
+
+    rng = np.random.default_rng(0)
+    policy = NumericPolicy.init(5, 4, 3, 1)
+    policy.params = {k: v + 0.3 * rng.standard_normal(v.shape) for k, v in policy.params.items()}
+    magnet = NumericPolicy({k: v + 0.5 * rng.standard_normal(v.shape) for k, v in policy.params.items()})
+    x, mask = rng.standard_normal((6, 5)), np.array([[1, 1, 0, 1]] * 3 + [[1, 1, 1, 1]] * 3, dtype=float)
+    actions, adv = np.array([0, 1, 3, 2, 0, 1]), rng.standard_normal(6)
+    ours, _ = _gradients(policy, x, mask, actions, adv, 0.05, None, 0.0)
+    theirs, _ = policy.gradients(x, mask, actions, adv, 0.05)
+    assert all(np.allclose(ours[k], theirs[k]) for k in ours)
+
+    def objective(params):
+        p, q = NumericPolicy(params).probabilities(x, mask), magnet.probabilities(x, mask)
+        ratio = np.where(p > 0, np.log(np.where(p > 0, p, 1)) - np.log(np.where(q > 0, q, 1)), 0)
+        return -0.7 * (p * ratio).sum(axis=1).mean()
+
+    grads, _ = _gradients(policy, x, mask, actions, np.zeros(6), 0.0, magnet, 0.7)
+    k, i = "W1", (2, 1)
+    up, down = {n: v.copy() for n, v in policy.params.items()}, {n: v.copy() for n, v in policy.params.items()}
+    up[k][i] += 1e-6
+    down[k][i] -= 1e-6
+    assert np.isclose(grads[k][i], (objective(up) - objective(down)) / 2e-6, rtol=1e-4, atol=1e-8)

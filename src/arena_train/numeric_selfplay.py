@@ -10,10 +10,14 @@ of the config. Each update:
   over every game that waits on the same policy). A game is either the current policy against
   itself (both seats learn) or against a past self drawn from the pool (the learner's seat
   learns); with ``respond_to`` the only opponent is that frozen policy (a best-response learner);
-- ascends ``mean((G - b(s)) log pi(a|s)) + beta H(pi(.|s))`` with Adam, where G is the deciding
-  seat's outcome (+1/-1, the game's own returns) and b the baseline: the seat's running mean
-  (``"role"``), or a linear value of the encoding fitted online (``"linear"``: the dice each seat
-  holds matter more than the seat);
+- ascends ``mean(A log pi(a|s)) + beta H(pi(.|s))`` with Adam, where the advantage A is the
+  deciding seat's outcome G (+1/-1, the game's own returns) minus the baseline b(s): the seat's
+  running mean (``"role"``), or a linear value of the encoding fitted online (``"linear"``: the dice
+  each seat holds matter more than the seat); with ``gae_lambda < 1`` A is GAE(lambda) over the
+  seat's decisions, the baseline as the value (the value moves when a die is lost, so a decision is
+  credited mostly with its own round); with ``magnet > 0`` also ``- alpha KL(pi || magnet)``, the
+  magnet reset to the current policy every ``magnet_every`` updates (magnetic mirror descent with a
+  moving magnet, as R-NaD; ``arena_train.selfplay_pg`` does it for tabular policies);
 - every ``pool_every`` updates the current policy joins the pool (the oldest leaves past
   ``pool_size``); from ``average_from`` of the run on, every ``average_every`` updates it joins the
   average policy, a uniform mixture of iterates played by drawing one per game (the behaviour of
@@ -70,6 +74,14 @@ class SelfPlayConfig(BaseModel):
     entropy_final: float | None = Field(None, ge=0, description="anneal the bonus linearly to this (None: constant)")
     baseline: Literal["role", "linear"] = "linear"
     baseline_rate: float = Field(0.01, gt=0, le=1, description="step of the baseline's online fit")
+    gae_lambda: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="advantages: GAE(lambda) over a seat's decisions with the baseline as the value (1: G - b)",
+    )
+    magnet: float = Field(0.0, ge=0, description="alpha of a KL(pi || magnet) penalty (0: none)")
+    magnet_every: int = Field(100, ge=1, description="updates between resets of the magnet to the current policy")
     self_share: float = Field(0.5, ge=0, le=1, description="share of games against the current policy itself")
     pool_every: int = Field(20, ge=1, description="updates between snapshots into the pool of past selves")
     pool_size: int = Field(20, ge=1)
@@ -77,6 +89,10 @@ class SelfPlayConfig(BaseModel):
     average_every: int = Field(20, ge=1)
     respond_to: str | None = Field(
         None, description="a frozen policy (.npz) to learn a best response to: the only opponent"
+    )
+    start_from: str | None = Field(
+        None,
+        description="initial weights (.npz; a mixture's last member): a best response starts at the policy it answers",
     )
     eval_every: int = Field(100, ge=0)
     eval_games: int = Field(200, ge=0, description="games per fixed opponent per evaluation (seats alternate)")
@@ -258,6 +274,7 @@ class _State:
     average: list[NumericPolicy]
     baseline: _Baseline
     rng: np.random.Generator
+    magnet: NumericPolicy | None = None
     update: int = 0
     games: int = 0
 
@@ -271,6 +288,8 @@ def _save_state(path: Path, st: _State) -> None:
         arrays.update({f"adam_m/{k}": v for k, v in st.adam.m.items()})
         arrays.update({f"adam_v/{k}": v for k, v in st.adam.v.items()})
     arrays["baseline"] = st.baseline.w
+    if st.magnet is not None:
+        arrays.update({f"magnet/{k}": v for k, v in st.magnet.params.items()})
     tmp = path / "state.tmp.npz"
     np.savez(tmp, **arrays)
     meta = {"update": st.update, "games": st.games, "adam_t": st.adam.t, "rng": st.rng.bit_generator.state}
@@ -296,6 +315,7 @@ def _load_state(path: Path, st: _State) -> None:
         ]
 
     st.policy = NumericPolicy(group("policy"))
+    st.magnet = NumericPolicy(group("magnet")) if group("magnet") else None
     st.pool, st.average = members("pool"), members("average")
     m, v = group("adam_m"), group("adam_v")
     st.adam.m, st.adam.v, st.adam.t = (m or None), (v or None), int(meta["adam_t"])
@@ -321,8 +341,53 @@ def _lineups(
     return out
 
 
+def _advantages(v: Array, g: Array, sequences: list[list[int]], lam: float) -> tuple[Array, Array]:
+    """GAE(lambda) without discount over each seat's decisions in a game (the value of the next
+    decision, or the outcome after the last, minus this one's): the advantages and the
+    lambda-returns the baseline is fitted to. ``lam = 1`` gives ``G - v``."""
+    adv, target = np.empty_like(v), np.empty_like(v)
+    for seq in sequences:
+        following, acc = g[seq[-1]], 0.0
+        for j in reversed(seq):
+            acc = following - v[j] + lam * acc
+            adv[j], target[j], following = acc, acc + v[j], v[j]
+    return adv, target
+
+
+def _gradients(
+    policy: NumericPolicy,
+    x: Array,
+    mask: Array,
+    actions: npt.NDArray[np.int_],
+    adv: Array,
+    entropy: float,
+    magnet: NumericPolicy | None,
+    alpha: float,
+) -> tuple[dict[str, Array], float]:
+    """The gradient (to ascend) of ``mean(adv log pi(a|s)) + entropy H(pi) - alpha KL(pi || magnet)``
+    over the rows, and the mean entropy."""
+    h = policy._hidden(x)
+    p = policy.probabilities(x, mask)
+    onehot = np.zeros_like(p)
+    onehot[np.arange(len(actions)), actions] = 1.0
+    logp = np.log(np.where(p > 0, p, 1.0))
+    ent = -(p * logp).sum(axis=1)
+    dlogits = (onehot - p) * adv[:, None] - entropy * p * (logp + ent[:, None])
+    if magnet is not None and alpha:
+        q = magnet.probabilities(x, mask)
+        log_ratio = np.where(p > 0, logp - np.log(np.where(q > 0, q, 1.0)), 0.0)
+        kl = (p * log_ratio).sum(axis=1)
+        dlogits -= alpha * p * (log_ratio - kl[:, None])
+    return policy.logit_gradients(x, dlogits / len(actions), h), float(ent.mean())
+
+
 def _update(cfg: SelfPlayConfig, st: _State, results: list[Any], progress_share: float) -> dict[str, Any]:
-    rows = [(x, m, a, s, float(ret[s])) for ret, game_rows in results for x, m, a, s in game_rows]
+    rows: list[tuple[Array, Array, int, int, float]] = []
+    sequences: list[list[int]] = []
+    for ret, game_rows in results:
+        for seat in sorted({r[3] for r in game_rows}):
+            sequences.append(list(range(len(rows), len(rows) + sum(1 for r in game_rows if r[3] == seat))))
+            rows += [(x, m, a, s, float(ret[s])) for x, m, a, s in game_rows if s == seat]
     outcome = float(np.mean([ret[s] for ret, game_rows in results for s in {r[3] for r in game_rows}] or [0.0]))
     row: dict[str, Any] = {"update": st.update, "games": st.games, "decisions": len(rows), "learner_outcome": outcome}
     if not rows:
@@ -332,12 +397,12 @@ def _update(cfg: SelfPlayConfig, st: _State, results: list[Any], progress_share:
     actions = np.array([r[2] for r in rows])
     seats = np.array([r[3] for r in rows])
     g = np.array([r[4] for r in rows])
-    adv = g - st.baseline(x, seats)
-    st.baseline.fit(x, seats, g)
+    adv, target = _advantages(st.baseline(x, seats), g, sequences, cfg.gae_lambda)
+    st.baseline.fit(x, seats, target)
     beta = cfg.entropy
     if cfg.entropy_final is not None:
         beta = cfg.entropy + (cfg.entropy_final - cfg.entropy) * progress_share
-    grads, ent = st.policy.gradients(x, mask, actions, adv, beta)
+    grads, ent = _gradients(st.policy, x, mask, actions, adv, beta, st.magnet, cfg.magnet)
     st.adam.ascend(st.policy.params, grads)
     norm = float(np.sqrt(sum(float((v**2).sum()) for v in grads.values())))
     row.update(
@@ -401,7 +466,11 @@ def train(
             f"numeric self-play needs a two-player game with a numeric encoding; {game.spec.id} is not one"
         )
     size = game.observation_size
-    start = policy or NumericPolicy.init(size, game.num_actions, cfg.hidden, derive_seed(cfg.seed, "selfplay_init"))
+    start = policy or (
+        Mixture.load(cfg.start_from).members[-1]
+        if cfg.start_from
+        else NumericPolicy.init(size, game.num_actions, cfg.hidden, derive_seed(cfg.seed, "selfplay_init"))
+    )
     frozen = Mixture.load(cfg.respond_to).members if cfg.respond_to else None
     st = _State(
         _copy(start),
@@ -432,6 +501,8 @@ def train(
         st.games += n
         st.update += 1
         row = _update(cfg, st, results, st.update / total_updates)
+        if cfg.magnet and (st.magnet is None or st.update % cfg.magnet_every == 0):
+            st.magnet = _copy(st.policy)
         if frozen is None and st.update % cfg.pool_every == 0:
             st.pool = (st.pool + [_copy(st.policy)])[-cfg.pool_size :]
         if st.update >= cfg.average_from * total_updates and st.update % cfg.average_every == 0:
