@@ -64,7 +64,22 @@ def test_a_resumed_run_ends_exactly_where_an_uninterrupted_one_does(tmp_path):
     a, b = NumericPolicy.load(whole["policy"]).params, NumericPolicy.load(resumed["policy"]).params
     assert all(np.array_equal(a[k], b[k]) for k in a)
     rows = (tmp_path / "cut" / "metrics.jsonl").read_text().splitlines()
-    assert [json.loads(r)["update"] for r in rows] == list(range(1, 13))
+    assert [json.loads(r)["step"] for r in rows] == list(range(1, 13))
+
+
+def test_a_run_killed_between_checkpoints_resumes_without_repeating_rows(tmp_path):
+    def killed_at_6(row):
+        if row["step"] == 6:
+            raise KeyboardInterrupt  # after step 6's row was written, before its checkpoint
+
+    with pytest.raises(KeyboardInterrupt):
+        train({**SMALL, "checkpoint_every": 4}, tmp_path / "run", progress=killed_at_6)
+    whole = train({**SMALL, "checkpoint_every": 4}, tmp_path / "whole")
+    resumed = train({**SMALL, "checkpoint_every": 4}, tmp_path / "run")
+    rows = [json.loads(r) for r in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == list(range(1, 13))
+    a, b = NumericPolicy.load(whole["policy"]).params, NumericPolicy.load(resumed["policy"]).params
+    assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
 def test_play_records_only_the_learning_seats():

@@ -23,7 +23,7 @@ of the config. Each update:
   average policy, a uniform mixture of iterates played by drawing one per game (the behaviour of
   "the average of the policies", not an average of weights).
 
-Logged per update (metrics.jsonl): entropy, gradient norm, the share of decisions whose
+Logged per update (metrics.jsonl, ``step`` the update's number): entropy, gradient norm, the share of decisions whose
 advantage is zero, mean outcome, decisions; every ``eval_every`` updates the win rate of the
 current policy (sampled, its mean return) against fixed ``eval_opponents`` on fresh deals. The run is resumable:
 ``checkpoints/last`` holds everything needed to continue exactly (weights, optimizer, pool, average,
@@ -389,7 +389,7 @@ def _update(cfg: SelfPlayConfig, st: _State, results: list[Any], progress_share:
             sequences.append(list(range(len(rows), len(rows) + sum(1 for r in game_rows if r[3] == seat))))
             rows += [(x, m, a, s, float(ret[s])) for x, m, a, s in game_rows if s == seat]
     outcome = float(np.mean([ret[s] for ret, game_rows in results for s in {r[3] for r in game_rows}] or [0.0]))
-    row: dict[str, Any] = {"update": st.update, "games": st.games, "decisions": len(rows), "learner_outcome": outcome}
+    row: dict[str, Any] = {"step": st.update, "games": st.games, "decisions": len(rows), "learner_outcome": outcome}
     if not rows:
         return row
     x = np.stack([r[0] for r in rows])
