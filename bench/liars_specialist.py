@@ -255,25 +255,28 @@ def policy_spec(config: str, seed: int, plays: str = PLAYS) -> str:
 
 
 def train_one(config: str, seed: int, respond_to: str | None = None) -> dict[str, Any]:
-    from arena_train.numeric_selfplay import train
+    from arena_train.numeric_selfplay import TRAINER
+    from arena_train.trainer import Parts
 
-    cfg = {**CONFIGS[config], "seed": seed, "eval_opponents": [RANDOM, EVERYTHING], "eval_every": 200}
+    cfg = {**CONFIGS[config], "game": NATIVE, "seed": seed, "eval_opponents": [RANDOM, EVERYTHING], "eval_every": 200}
     kind = "selfplay"
     if respond_to is not None:
         # the learner starts at the policy it answers (from scratch it loses every game: no signal)
         cfg.update({"respond_to": respond_to, "start_from": respond_to, "self_share": 0.0})
         kind = "response"
     run = run_dir(config, seed, kind)
-    done = run / "summary.json"
-    if done.exists():
-        return json.loads(done.read_text())
+    if (run / "policy.npz").exists():
+        return {"run": str(run.relative_to(ROOT)), "done": True}
+    if (run / "checkpoints").exists():
+        cfg["resume_from"] = str(run)
 
-    def progress(row: dict[str, Any]) -> None:
-        if row["step"] % 100 == 0 or any(k.startswith("return_vs_") for k in row):
+    def progress(step: int, row: dict[str, Any]) -> None:
+        if step % 100 == 0 or any(k.startswith("return_vs_") for k in row):
             shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
             print(f"  {run.name}: {shown}", flush=True)
 
-    return train(cfg, run, progress=progress)
+    summary = TRAINER(cfg, run, Parts(progress=progress)).to_json()
+    return {"run": str(run.relative_to(ROOT)), **summary}
 
 
 def train_cmd(args: argparse.Namespace) -> int:

@@ -13,10 +13,11 @@ gate: bench/liars_specialist.py and docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from arena_core import play_episode
 from arena_core.registry import make_game, make_player
-from arena_train.numeric_selfplay import train
+from arena_train.numeric_selfplay import TRAINER
 
 
 def main() -> None:
@@ -37,10 +38,12 @@ def main() -> None:
         "average_every": 5,
         "seed": args.seed,
     }
-    summary = train(config, args.run_dir)
-    print(f"trained: {summary['games']} games, {summary['updates']} updates, {summary['wall_s']} s")
+    if (Path(args.run_dir) / "checkpoints").exists():
+        config["resume_from"] = args.run_dir  # run again: continue from its latest checkpoint
+    summary = TRAINER(config, args.run_dir)
+    print(f"trained: {args.games} games, {summary.steps} updates")
     title = make_game("textarena/LiarsDice-v0")
-    me = make_player(f'numeric_mixture{{weights = "{summary["average"]}"}}', seed=1)
+    me = make_player(f'numeric_mixture{{weights = "{summary.files["average"]}"}}', seed=1)
     for opponent in ("random", "liars_call_everything"):
         them = make_player(opponent, seed=2)
         wins = sum(

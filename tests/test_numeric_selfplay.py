@@ -11,8 +11,10 @@ import pytest
 from arena_core.errors import ConfigError
 from arena_core.players import Decision
 from arena_core.registry import make_game, make_player
-from arena_train.numeric_selfplay import LEARNER, Mixture, evaluate, play, train
+from arena_train.numeric_play import LEARNER, Mixture, evaluate, play
+from arena_train.numeric_selfplay import TRAINER
 from arena_train.pg import NumericPolicy
+from arena_train.trainer import Parts
 
 SMALL = {
     "game": "kuhn_poker",
@@ -25,14 +27,23 @@ SMALL = {
 }
 
 
+def train(config, run_dir, progress=None):
+    """The registered trainer on ``run_dir``, continuing its latest checkpoint when it has one."""
+    resume = {"resume_from": str(run_dir)} if (run_dir / "checkpoints").exists() else {}
+    step_progress = (lambda step, row: progress(row)) if progress else None
+    return TRAINER({**config, **resume}, run_dir, Parts(progress=step_progress))
+
+
 def test_self_play_logs_what_shows_it_learns_and_keeps_the_average(tmp_path):
     summary = train({**SMALL, "games": 3000, "learning_rate": 0.01}, tmp_path / "r")
     rows = [json.loads(line) for line in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
-    assert len(rows) == summary["updates"] == 60
+    assert len(rows) == summary.steps == 60
     assert all(r["grad_norm"] > 0 and r["zero_advantage_share"] < 0.5 and r["entropy"] > 0 for r in rows)
     assert rows[-1]["entropy"] < rows[0]["entropy"]  # it stops playing uniformly
-    average = Mixture.load(summary["average"])
-    assert len(average.members) == summary["average_members"] == 11  # every 3 updates from update 30 on
+    average = Mixture.load(summary.files["average"])
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert len(average.members) == manifest["average_members"] == 11  # every 3 updates from update 30 on
+    assert manifest["trainer"] == "numeric_selfplay" and manifest["status"] == "ok"
 
 
 def test_a_learner_against_a_fixed_policy_finds_a_better_response(tmp_path):
@@ -47,7 +58,7 @@ def test_a_learner_against_a_fixed_policy_finds_a_better_response(tmp_path):
         "respond_to": str(tmp_path / "uniform.npz"),
         "self_share": 0.0,
     }
-    learned = NumericPolicy.load(train(config, tmp_path / "br")["policy"])
+    learned = NumericPolicy.load(train(config, tmp_path / "br").files["policy"])
     # against uniform random play: the uniform policy's mean return is about 0, this one's measured 0.36
     assert (
         evaluate(game, learned, ["random"], 1000, seed=5)["random"]
@@ -60,8 +71,8 @@ def test_a_resumed_run_ends_exactly_where_an_uninterrupted_one_does(tmp_path):
     whole = train({**SMALL, "checkpoint_every": 4}, tmp_path / "whole")
     train({**SMALL, "games": 250, "checkpoint_every": 4}, tmp_path / "cut")  # 5 updates, checkpoint at 4 and 5
     resumed = train({**SMALL, "checkpoint_every": 4}, tmp_path / "cut")
-    assert resumed["updates"] == whole["updates"]
-    a, b = NumericPolicy.load(whole["policy"]).params, NumericPolicy.load(resumed["policy"]).params
+    assert resumed.steps == whole.steps
+    a, b = NumericPolicy.load(whole.files["policy"]).params, NumericPolicy.load(resumed.files["policy"]).params
     assert all(np.array_equal(a[k], b[k]) for k in a)
     rows = (tmp_path / "cut" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(r)["step"] for r in rows] == list(range(1, 13))
@@ -78,7 +89,7 @@ def test_a_run_killed_between_checkpoints_resumes_without_repeating_rows(tmp_pat
     resumed = train({**SMALL, "checkpoint_every": 4}, tmp_path / "run")
     rows = [json.loads(r) for r in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == list(range(1, 13))
-    a, b = NumericPolicy.load(whole["policy"]).params, NumericPolicy.load(resumed["policy"]).params
+    a, b = NumericPolicy.load(whole.files["policy"]).params, NumericPolicy.load(resumed.files["policy"]).params
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 

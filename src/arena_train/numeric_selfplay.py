@@ -2,9 +2,9 @@
 numeric encoding, a softmax MLP (:class:`arena_train.pg.NumericPolicy`) trained by REINFORCE
 with a baseline, an entropy bonus, a lagged pool of past selves, and the average policy kept.
 
-It is a function over injected parts (:func:`train`: the config, the run directory, the game and
-optionally the initial policy and a progress callback), every random choice drawn from the seed
-of the config. Each update:
+It is a trainer on the spine (:func:`train`: the config, the claimed run directory, the parts:
+optionally the initial policy and a progress callback), registered as ``numeric_selfplay``, every
+random choice drawn from the seed of the config. Play is :mod:`arena_train.numeric_play`. Each update:
 
 - plays ``batch_games`` games, ``parallel`` at once (one batched forward pass per decision round
   over every game that waits on the same policy). A game is either the current policy against
@@ -26,42 +26,50 @@ of the config. Each update:
 Logged per update (metrics.jsonl, ``step`` the update's number): entropy, gradient norm, the share of decisions whose
 advantage is zero, mean outcome, decisions; every ``eval_every`` updates the win rate of the
 current policy (sampled, its mean return) against fixed ``eval_opponents`` on fresh deals. The run is resumable:
-``checkpoints/last`` holds everything needed to continue exactly (weights, optimizer, pool, average,
-baseline, generator state), written every ``checkpoint_every`` updates and at the end.
+a checkpoint (``checkpoints/step_N``) holds everything needed to continue exactly (weights, optimizer,
+pool, average, baseline, generator state), written every ``checkpoint_every`` updates and at the end;
+``resume_from`` continues one.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from arena_core.errors import ConfigError
-from arena_core.game import Game, Position
-from arena_core.players import BasePlayer, Decision
-from arena_core.registry import make_game, make_player
+from arena_core.game import Game
+from arena_core.registry import make_game
 from arena_core.seeding import derive_seed, make_rng
 
-from .manifest import MetricsLog, build_manifest, claim_run_dir, write_manifest
+from .config import RunConfig
+from .numeric_play import LEARNER, Mixture, copy_policy, evaluate, play
 from .pg import Adam, NumericPolicy
+from .run import RunDir, read_state
+from .trainer import Parts, RunSummary, TrainerPlugin
 
 Array = npt.NDArray[np.float64]
 
 
-class SelfPlayConfig(BaseModel):
-    """The run, as data (``examples/liars_numeric_selfplay.toml``)."""
+class NumericSelfPlayConfig(RunConfig):
+    """The ``numeric_selfplay`` trainer's config (``bench/liars_specialist.py``'s runs; a loop stage)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    game: str = "liars_dice"
+    trainer: Literal["numeric_selfplay"] = "numeric_selfplay"
+    name: str = "numeric_selfplay"
+    game: str = Field(description="a registered two-player game with a numeric encoding")
     game_params: dict[str, Any] = Field(default_factory=dict)
+    simulator: str | None = Field(
+        None,
+        description="a faster game to train on with the same encoding and action ids (e.g. the native liars_dice "
+        "for textarena/LiarsDice-v0); the evaluations play the game itself",
+    )
+    parent_run: str | None = None
+    resume_from: str | None = Field(None, description="a checkpoint (or run directory) of this run to continue")
     seed: int = Field(0, ge=0)
     games: int = Field(
         100_000, ge=1, description="games played for training (both seats of a self-play game count once)"
@@ -99,68 +107,8 @@ class SelfPlayConfig(BaseModel):
     eval_opponents: list[str] = Field(default_factory=lambda: ["random"])
     checkpoint_every: int = Field(100, ge=1)
 
-
-# ---------------------------------------------------------------------- policies as data
-@dataclass
-class Mixture:
-    """A uniform mixture of policies played by drawing one per game (one policy: itself)."""
-
-    members: list[NumericPolicy]
-
-    def save(self, path: str | Path) -> None:
-        arrays: dict[str, Any] = {f"{i}/{k}": v for i, m in enumerate(self.members) for k, v in m.params.items()}
-        np.savez(path, **arrays)
-
-    @classmethod
-    def load(cls, path: str | Path) -> Mixture:
-        """A mixture file (``i/name`` arrays) or a single policy (``NumericPolicy.save``)."""
-        with np.load(path) as data:
-            if all("/" not in k for k in data.files):
-                return cls([NumericPolicy({k: data[k].copy() for k in data.files})])
-            count = 1 + max(int(k.split("/")[0]) for k in data.files)
-            return cls(
-                [
-                    NumericPolicy({k.split("/")[1]: data[k].copy() for k in data.files if k.split("/")[0] == str(i)})
-                    for i in range(count)
-                ]
-            )
-
-
-def _copy(policy: NumericPolicy) -> NumericPolicy:
-    return NumericPolicy({k: v.copy() for k, v in policy.params.items()})
-
-
-class MixturePlayer(BasePlayer):
-    """A saved policy or mixture (``numeric_mixture{weights = "PATH"}``): one member drawn per
-    episode from the episode seed and the seat; actions sampled from it (``greedy = true``: its
-    most likely action)."""
-
-    name = "numeric_mixture"
-
-    def __init__(self, seed: int = 0, weights: str | None = None, greedy: bool = False):
-        super().__init__(seed)
-        if not weights:
-            raise ConfigError(
-                "numeric_mixture needs weights=PATH (average.npz or policy.npz written by numeric self-play)"
-            )
-        try:
-            self.mixture = Mixture.load(weights)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ConfigError(f"numeric_mixture: cannot read {weights!r} ({exc})") from None
-        self.greedy = bool(greedy)
-
-    def act(self, decision: Decision) -> Any:
-        game = decision.game
-        members = self.mixture.members
-        member = members[
-            int(make_rng(self.seed, "mixture", decision.episode_seed, decision.seat).integers(len(members)))
-        ]
-        x = decision.encoded_observation()[None, :].astype(np.float64)
-        mask = np.zeros((1, game.num_actions))
-        mask[0, [game.action_id(a) for a in decision.legal_actions]] = 1.0
-        p = member.probabilities(x, mask)[0]
-        a = int(np.argmax(p)) if self.greedy else int(decision.rng("numeric_mixture", self.seed).choice(len(p), p=p))
-        return game.action_from_id(a)
+    def resume_checkpoint(self) -> str | None:
+        return self.resume_from
 
 
 # ---------------------------------------------------------------------- baselines
@@ -193,77 +141,7 @@ class _Baseline:
         self.w += self.rate * f.T @ (g - f @ self.w) / len(g)
 
 
-# ---------------------------------------------------------------------- play
-@dataclass
-class _Table:
-    """One game being played: its position, who plays each seat (-1: the learner), the seats
-    whose decisions train, and the rows recorded for them."""
-
-    seed: int
-    pos: Position[Any]
-    players: tuple[int, ...]
-    learns: tuple[int, ...]
-    rows: list[tuple[Array, Array, int, int]]
-
-
-def _act(
-    game: Game[Any, Any],
-    tables: Sequence[_Table],
-    policies: Mapping[int, NumericPolicy],
-    rng: np.random.Generator,
-) -> None:
-    """One decision in every table: a batched forward pass per policy, then each table moves."""
-    by_policy: dict[int, list[tuple[_Table, int]]] = {}
-    for t in tables:
-        seat = game.current_player(t.pos)
-        if seat is not None:
-            by_policy.setdefault(t.players[seat], []).append((t, seat))
-    for who, waiting in by_policy.items():
-        x = np.stack([game.encode_observation(t.pos.state, s) for t, s in waiting]).astype(np.float64)
-        mask = np.stack([game.mask(t.pos, s) for t, s in waiting]).astype(np.float64)
-        p = policies[who].probabilities(x, mask)
-        u = rng.random(len(waiting))[:, None]
-        actions = np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
-        for i, (t, seat) in enumerate(waiting):
-            a = int(actions[i])
-            if mask[i, a] <= 0:  # rounding at the top of the cumulative sum: take the likeliest legal action
-                a = int(np.argmax(p[i]))
-            if seat in t.learns:
-                t.rows.append((x[i], mask[i], a, seat))
-            t.pos = game.act_id(t.pos, seat, a)
-
-
-def play(
-    game: Game[Any, Any],
-    policies: Mapping[int, NumericPolicy],
-    lineups: Sequence[tuple[int, tuple[int, ...], tuple[int, ...]]],
-    parallel: int,
-    rng: np.random.Generator,
-) -> list[tuple[tuple[float, ...], list[tuple[Array, Array, int, int]]]]:
-    """Play one game per lineup ``(deal seed, policy per seat, learning seats)``, ``parallel`` at a
-    time; returns each game's returns and the learning seats' rows (encoding, mask, action, seat)."""
-    out: list[tuple[tuple[float, ...], list[tuple[Array, Array, int, int]]]] = []
-    queue = list(lineups)[::-1]
-    active: list[_Table] = []
-    while queue or active:
-        while queue and len(active) < parallel:
-            seed, players, learns = queue.pop()
-            active.append(_Table(seed, game.start(seed), players, learns, []))
-        _act(game, active, policies, rng)
-        still = []
-        for t in active:
-            if game.is_over(t.pos):
-                out.append((game.final_returns(t.pos), t.rows))
-            else:
-                still.append(t)
-        active = still
-    return out
-
-
 # ---------------------------------------------------------------------- the trainer
-LEARNER = -1
-
-
 @dataclass
 class _State:
     """Everything a resumed run needs."""
@@ -279,8 +157,8 @@ class _State:
     games: int = 0
 
 
-def _save_state(path: Path, st: _State) -> None:
-    path.mkdir(parents=True, exist_ok=True)
+def _save_state(run: RunDir, st: _State) -> None:
+    """``checkpoints/step_N/``: the arrays (state.npz), then ``state.json`` (complete once it is there)."""
     arrays: dict[str, Any] = {f"policy/{k}": v for k, v in st.policy.params.items()}
     for name, group in (("pool", st.pool), ("average", st.average)):
         arrays.update({f"{name}/{i}/{k}": v for i, m in enumerate(group) for k, v in m.params.items()})
@@ -290,17 +168,14 @@ def _save_state(path: Path, st: _State) -> None:
     arrays["baseline"] = st.baseline.w
     if st.magnet is not None:
         arrays.update({f"magnet/{k}": v for k, v in st.magnet.params.items()})
-    tmp = path / "state.tmp.npz"
-    np.savez(tmp, **arrays)
-    meta = {"update": st.update, "games": st.games, "adam_t": st.adam.t, "rng": st.rng.bit_generator.state}
-    (path / "meta.tmp.json").write_text(json.dumps(meta))
-    tmp.replace(path / "state.npz")
-    (path / "meta.tmp.json").replace(path / "meta.json")
+    np.savez(run.checkpoint(st.update) / "state.npz", **arrays)
+    meta = {"step": st.update, "games": st.games, "adam_t": st.adam.t, "rng": st.rng.bit_generator.state}
+    run.save_state(st.update, meta)
 
 
-def _load_state(path: Path, st: _State) -> None:
-    meta = json.loads((path / "meta.json").read_text())
-    with np.load(path / "state.npz") as data:
+def _load_state(checkpoint: Path, st: _State) -> None:
+    meta = read_state(checkpoint)
+    with np.load(checkpoint / "state.npz") as data:
         arrays = {k: data[k].copy() for k in data.files}
 
     def group(prefix: str) -> dict[str, Array]:
@@ -321,11 +196,11 @@ def _load_state(path: Path, st: _State) -> None:
     st.adam.m, st.adam.v, st.adam.t = (m or None), (v or None), int(meta["adam_t"])
     st.baseline.w = arrays["baseline"]
     st.rng.bit_generator.state = meta["rng"]
-    st.update, st.games = int(meta["update"]), int(meta["games"])
+    st.update, st.games = int(meta["step"]), int(meta["games"])
 
 
 def _lineups(
-    cfg: SelfPlayConfig, st: _State, n: int, frozen: bool
+    cfg: NumericSelfPlayConfig, st: _State, n: int, frozen: bool
 ) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
     """The next ``n`` games: deal seeds from the run's seed and the game count; self-play (both
     seats learn) or the learner in a random seat against a past self (or the frozen policy)."""
@@ -381,7 +256,7 @@ def _gradients(
     return policy.logit_gradients(x, dlogits / len(actions), h), float(ent.mean())
 
 
-def _update(cfg: SelfPlayConfig, st: _State, results: list[Any], progress_share: float) -> dict[str, Any]:
+def _update(cfg: NumericSelfPlayConfig, st: _State, results: list[Any], progress_share: float) -> dict[str, Any]:
     rows: list[tuple[Array, Array, int, int, float]] = []
     sequences: list[list[int]] = []
     for ret, game_rows in results:
@@ -417,116 +292,91 @@ def _update(cfg: SelfPlayConfig, st: _State, results: list[Any], progress_share:
     return row
 
 
-def evaluate(
-    game: Game[Any, Any], policy: NumericPolicy, opponents: Sequence[str], games: int, seed: int
-) -> dict[str, float]:
-    """The policy's mean return (sampled) against each fixed opponent on ``games`` fresh deals,
-    seats alternating (at Liar's dice, +1 a win and -1 a loss: the win rate is (1 + return) / 2)."""
-    from arena_core import play_episode
-
-    out: dict[str, float] = {}
-    for spec in opponents:
-        total = 0.0
-        for i in range(games):
-            deal = derive_seed(seed, "selfplay_eval", spec, i) % 2**31
-            me = _PolicyPlayer(policy, derive_seed(seed, "selfplay_eval_player", i))
-            them = make_player(spec, seed=derive_seed(seed, "selfplay_eval_opponent", i))
-            rec = play_episode(game, [me, them] if i % 2 == 0 else [them, me], seed=deal)
-            total += rec.end.returns[i % 2] if rec.end and rec.end.returns is not None else 0.0
-        out[spec] = total / max(games, 1)
-    return out
-
-
-class _PolicyPlayer(MixturePlayer):
-    """A policy held in memory, sampled (the trainer's evaluations)."""
-
-    def __init__(self, policy: NumericPolicy, seed: int):
-        BasePlayer.__init__(self, seed)
-        self.mixture, self.greedy = Mixture([policy]), False
-
-
-def train(
-    config: SelfPlayConfig | Mapping[str, Any],
-    run_dir: str | Path,
-    *,
-    game: Game[Any, Any] | None = None,
-    policy: NumericPolicy | None = None,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Train (or resume, when ``run_dir/checkpoints/last`` exists) and return the summary: the
-    paths of the last iterate (``policy.npz``) and the average (``average.npz``), games, wall time."""
-    cfg = config if isinstance(config, SelfPlayConfig) else SelfPlayConfig(**dict(config))
-    run = Path(run_dir)
-    last = run / "checkpoints" / "last"
-    resuming = (last / "meta.json").exists()
-    claim_run_dir(run, continuing=last if resuming else None)
-    game = game or make_game(cfg.game, cfg.game_params or None, num_players=2)
+def _games(cfg: NumericSelfPlayConfig) -> tuple[Game[Any, Any], Game[Any, Any]]:
+    """The game (evaluations) and the one training plays (the simulator, held to the same shape)."""
+    game = make_game(cfg.game, cfg.game_params or None, num_players=2)
     if game.num_players != 2 or not game.observation_size:
         raise ConfigError(
             f"numeric self-play needs a two-player game with a numeric encoding; {game.spec.id} is not one"
         )
+    if cfg.simulator is None:
+        return game, game
+    sim = make_game(cfg.simulator, cfg.game_params or None, num_players=2)
+    if (sim.observation_size, sim.num_actions) != (game.observation_size, game.num_actions):
+        raise ConfigError(
+            f"simulator {cfg.simulator!r} does not share {cfg.game!r}'s encoding and actions "
+            f"({sim.observation_size}/{sim.num_actions} against {game.observation_size}/{game.num_actions})"
+        )
+    return game, sim
+
+
+def _start(cfg: NumericSelfPlayConfig, game: Game[Any, Any], injected: NumericPolicy | None) -> _State:
     size = game.observation_size
-    start = policy or (
+    start = injected or (
         Mixture.load(cfg.start_from).members[-1]
         if cfg.start_from
         else NumericPolicy.init(size, game.num_actions, cfg.hidden, derive_seed(cfg.seed, "selfplay_init"))
     )
-    frozen = Mixture.load(cfg.respond_to).members if cfg.respond_to else None
-    st = _State(
-        _copy(start),
-        Adam(cfg.learning_rate),
-        list(frozen) if frozen else [],
-        [],
-        _Baseline(cfg.baseline, size, 2, cfg.baseline_rate),
-        make_rng(cfg.seed, "selfplay"),
+    frozen = Mixture.load(cfg.respond_to).members if cfg.respond_to else []
+    baseline = _Baseline(cfg.baseline, size, 2, cfg.baseline_rate)
+    return _State(
+        copy_policy(start), Adam(cfg.learning_rate), list(frozen), [], baseline, make_rng(cfg.seed, "selfplay")
     )
-    log = MetricsLog(run / "metrics.jsonl")
-    if resuming:
-        _load_state(last, st)
-        log.truncate_after(st.update)
+
+
+def _step(cfg: NumericSelfPlayConfig, st: _State, sim: Game[Any, Any], total_updates: int) -> dict[str, Any]:
+    """One update: play a batch, ascend, then the magnet, the pool and the average move on."""
+    n = min(cfg.batch_games, cfg.games - st.games)
+    lineups = _lineups(cfg, st, n, cfg.respond_to is not None)
+    results = play(sim, {LEARNER: st.policy, **dict(enumerate(st.pool))}, lineups, cfg.parallel, st.rng)
+    st.games += n
+    st.update += 1
+    row = _update(cfg, st, results, st.update / total_updates)
+    if cfg.magnet and (st.magnet is None or st.update % cfg.magnet_every == 0):
+        st.magnet = copy_policy(st.policy)
+    if cfg.respond_to is None and st.update % cfg.pool_every == 0:
+        st.pool = (st.pool + [copy_policy(st.policy)])[-cfg.pool_size :]
+    if st.update >= cfg.average_from * total_updates and st.update % cfg.average_every == 0:
+        st.average.append(copy_policy(st.policy))
+    return row
+
+
+def train(config: NumericSelfPlayConfig, run: RunDir, parts: Parts[NumericPolicy]) -> RunSummary:
+    """Self-play policy gradient for a numeric MLP over a two-player game's encoding, many games at once.
+
+    Writes the last iterate (``policy.npz``) and the average policy (``average.npz``, a mixture: the
+    player ``numeric_mixture{weights = "RUN/average.npz"}``); resumes exactly from a checkpoint."""
+    cfg, started = config, time.perf_counter()
+    game, sim = _games(cfg)
+    st = _start(cfg, game, parts.model)
+    if run.resume is not None:
+        _load_state(run.resume, st)
+        run.metrics.write(run.resumed_metrics(st.update))
     else:
-        write_manifest(
-            run,
-            build_manifest(
-                cfg.model_dump(mode="json"), seeds={"seed": cfg.seed}, extra={"trainer": "numeric_selfplay"}
-            ),
-        )
+        run.metrics.write([])
+    run.start(cfg.model_dump(mode="json"), trainer="numeric_selfplay", seeds={"seed": cfg.seed}, parent=cfg.parent_run)
     total_updates = -(-cfg.games // cfg.batch_games)
-    started = time.perf_counter()
+    final: dict[str, Any] | None = None
     while st.games < cfg.games:
-        n = min(cfg.batch_games, cfg.games - st.games)
-        lineups = _lineups(cfg, st, n, frozen is not None)
-        policies = {LEARNER: st.policy, **dict(enumerate(st.pool))}
-        results = play(game, policies, lineups, cfg.parallel, st.rng)
-        st.games += n
-        st.update += 1
-        row = _update(cfg, st, results, st.update / total_updates)
-        if cfg.magnet and (st.magnet is None or st.update % cfg.magnet_every == 0):
-            st.magnet = _copy(st.policy)
-        if frozen is None and st.update % cfg.pool_every == 0:
-            st.pool = (st.pool + [_copy(st.policy)])[-cfg.pool_size :]
-        if st.update >= cfg.average_from * total_updates and st.update % cfg.average_every == 0:
-            st.average.append(_copy(st.policy))
+        row = _step(cfg, st, sim, total_updates)
         if cfg.eval_every and cfg.eval_games and (st.update % cfg.eval_every == 0 or st.games >= cfg.games):
-            found = evaluate(
-                game, st.policy, cfg.eval_opponents, cfg.eval_games, derive_seed(cfg.seed, "eval", st.update)
-            )
-            row.update({f"return_vs_{k}": v for k, v in found.items()})
+            seed = derive_seed(cfg.seed, "eval", st.update)
+            final = {
+                f"return_vs_{k}": v
+                for k, v in evaluate(game, st.policy, cfg.eval_opponents, cfg.eval_games, seed).items()
+            }
+            row.update(final)
         row["wall_s"] = round(time.perf_counter() - started, 2)
-        log.append(row)
-        if progress:
-            progress(row)
+        run.metrics.append(row)
+        parts.report(st.update, row)
         if st.update % cfg.checkpoint_every == 0 or st.games >= cfg.games:
-            _save_state(last, st)
-    st.policy.save(run / "policy.npz")
-    Mixture(st.average or [st.policy]).save(run / "average.npz")
-    summary = {
-        "games": st.games,
-        "updates": st.update,
-        "policy": str(run / "policy.npz"),
-        "average": str(run / "average.npz"),
-        "average_members": len(st.average) or 1,
-        "wall_s": round(time.perf_counter() - started, 2),
-    }
-    (run / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+            _save_state(run, st)
+    st.policy.save(run.path / "policy.npz")
+    Mixture(st.average or [st.policy]).save(run.path / "average.npz")
+    run.finish(status="ok", games=st.games, average_members=len(st.average) or 1, final_eval=final)
+    files = {"policy": str(run.path / "policy.npz"), "average": str(run.path / "average.npz")}
+    return RunSummary(run.path, run.run_id, st.update, run.metrics.rows(), final_eval=final, files=files)
+
+
+#: the ``numeric_selfplay`` entry point of ``arena.trainers``
+TRAINER = TrainerPlugin("numeric_selfplay", NumericSelfPlayConfig, train)
