@@ -32,11 +32,13 @@ from ..seeding import derive_seed, make_rng
 from ..spec import Information, TurnStructure
 from .failure import CheckFailure as CheckFailure  # re-exported: callers import it from here
 from .hidden import (
+    View,
     changed_keys,
     check_hidden_state_sampling,
     check_no_private_leak,
     check_private_encoding,
     observation_digest,
+    view_of,
 )
 
 
@@ -76,16 +78,6 @@ class Playthrough:
         return self._twins
 
 
-@dataclass(frozen=True)
-class View:
-    """What every player gets at one position: observation digest, numeric encoding, legal set."""
-
-    obs: tuple[str, ...]
-    enc: tuple[bytes, ...]
-    legal: tuple[tuple[str, ...], ...]
-    observed: tuple[dict[str, Any], ...] = field(compare=False)  # the observations themselves
-
-
 @dataclass
 class Twin:
     """A replay of a playthrough's moves from another seed (cut where a move is not legal there)."""
@@ -94,17 +86,6 @@ class Twin:
     views: list[View]
     complete: bool  # every move was legal and the game ended where the original did
     returns: tuple[float, ...] | None
-
-
-def view_of(game: Game[Any, Any], pos: Position[Any]) -> View:
-    n = range(game.num_players)
-    observed = tuple(game.observe(pos, p) for p in n)
-    return View(
-        tuple(digest(o) for o in observed),
-        tuple(np.asarray(game.encode_observation(pos.state, p), dtype=np.float32).tobytes() for p in n),
-        tuple(tuple(game.action_to_str(a) for a in game.legal(pos, p)) for p in n),
-        observed,
-    )
 
 
 def replay_twin(game: Game[Any, Any], seed: int, moves: list[tuple[int, Any]]) -> Twin:

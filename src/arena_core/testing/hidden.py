@@ -12,6 +12,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -323,12 +324,32 @@ def _impossible(game: Game[Any, Any], p: int, bad: Position[Any], possible: dict
     return "the seats' observations together match no possible world"
 
 
+# ---------------------------------------------------------------------- what each seat gets
+@dataclass(frozen=True)
+class View:
+    """What every player gets at one position: observation digest, numeric encoding, legal set."""
+
+    obs: tuple[str, ...]
+    enc: tuple[bytes, ...]
+    legal: tuple[tuple[str, ...], ...]
+    observed: tuple[dict[str, Any], ...] = field(compare=False)  # the observations themselves
+
+
+def view_of(game: Game[Any, Any], pos: Position[Any]) -> View:
+    n = range(game.num_players)
+    observed = tuple(game.observe(pos, p) for p in n)
+    return View(
+        tuple(digest(o) for o in observed),
+        tuple(np.asarray(game.encode_observation(pos.state, p), dtype=np.float32).tobytes() for p in n),
+        tuple(tuple(game.action_to_str(a) for a in game.legal(pos, p)) for p in n),
+        observed,
+    )
+
+
 # ---------------------------------------------------------------------- private_encoding
 def check_private_encoding(game: Game[Any, Any], pt: Playthrough, rng: np.random.Generator) -> None:
     """Where a seat's observation differs and another's does not (the playthrough and its twin; worlds
     sampled for each other seat at a random ply), the first seat's numeric observation differs."""
-    from .checks import view_of
-
     if game.spec.information is Information.PERFECT:
         return
     pairs = [(ply, a, b) for twin in pt.twins(game) for ply, (a, b) in enumerate(zip(pt.views(game), twin.views))]
