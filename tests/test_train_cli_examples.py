@@ -69,10 +69,13 @@ def test_cli_reports_bad_configs_as_user_errors(tmp_path, capsys):
     assert "'trainer' key" in capsys.readouterr().err
 
 
-def test_grpo_example_runs_short(tmp_path):
+def test_grpo_example_runs_short(tmp_path, capsys):
     report = _example("train_grpo_kuhn").main([str(tmp_path / "k"), "--steps", "2"])
     assert report["steps"] == 2 and "eval_mean" in report["final_eval"]
     assert (tmp_path / "k" / "metrics.png").exists()
+    # an exact improvement (all deals, a deterministic anchor) is said to be exact, never a zero-width interval
+    lines = [line for line in capsys.readouterr().out.splitlines() if "improvement" in line]
+    assert lines and all("exact over all 6 deals" in line and "[" not in line for line in lines)
 
 
 def test_expert_iteration_example_runs_short(tmp_path):
