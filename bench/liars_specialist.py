@@ -36,6 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: threads on
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from textarena_loop_liars import summary  # noqa: E402  (one cell summary: Wilson and deal-clustered intervals)
 
 TITLE = "textarena/LiarsDice-v0"
 NATIVE = "liars_dice"
@@ -155,17 +156,6 @@ def head_to_head(game_id: str, a: str, b: str, deals: int, first_seed: int, log:
         "wall_s": round(time.perf_counter() - started, 1),
         "a_stats": stats_a,
     }
-
-
-def summary(result: dict[str, Any]) -> dict[str, Any]:
-    from arena_core.stats import cluster_mean, wilson_interval
-
-    sums = [sum(v) for v in result["per_deal"].values()]
-    counts = [len(v) for v in result["per_deal"].values()]
-    wins, n = sum(sums), sum(counts)
-    lo, hi = wilson_interval(wins, n)
-    cm = cluster_mean(sums, counts, bounds=(0.0, 1.0), null=0.5)
-    return {"win_rate": wins / n, "games": n, "wilson": [lo, hi], "clustered": [cm.low, cm.high], "p": cm.pvalue}
 
 
 def cell(path: Path, game_id: str, a: str, b: str, deals: int, first_seed: int) -> dict[str, Any]:
