@@ -253,7 +253,10 @@ def test_textarena_titles_declare_that_their_numeric_observation_is_not_the_stat
     ids = [g for g in _available_games() if g.startswith("textarena/")]
     assert ids and all(not make_game(g).spec.observation_is_state for g in ids)
     assert all(make_game(g).spec.observation_is_state for g in ("kuhn_poker", "megagem", "matrix"))
-    game = make_game("textarena/LiarsDice-v0")
+    game = make_game("textarena/Poker-v0")  # a title on the generic encoding (seat, mover, mask, progress)
     a, b = game.start(42), game.start(43)
-    assert game.observe(a, 0) != game.observe(b, 0)  # different dice ...
+    assert game.observe(a, 0) != game.observe(b, 0)  # different cards ...
     assert np.array_equal(game.encode_observation(a.state, 0), game.encode_observation(b.state, 0))  # ... same vector
+    liars = make_game("textarena/LiarsDice-v0")  # issue 42: its encoding carries the seat's own dice
+    a, b = liars.start(42), liars.start(43)
+    assert not np.array_equal(liars.encode_observation(a.state, 0), liars.encode_observation(b.state, 0))
