@@ -143,4 +143,4 @@ def test_the_liars_groups_report_counts_zero_steps_and_checks_the_recorded_loop(
         (tmp_path / "groups" / f"seed1_{draws}.json").write_text(json.dumps({"seed": 1, "draws": draws, "rows": rows}))
     text = bench.report()
     assert "| 1 | shared | 2 of 4 | step 3 | 0.62 | 0.100 | yes |" in text
-    assert "| 1 | distinct | 0 of 4 | step 4 | 0.25 | 0.100 | no |" in text
+    assert "| 1 | distinct | 0 of 4 | step 4 | 0.25 | 0.100 | n/a |" in text  # another scheme: not compared
