@@ -10,6 +10,10 @@ skill gate, played on the real TextArena title.
     python bench/liars_specialist.py train --seed S [--config NAME]   # one self-play run (resumable)
     python bench/liars_specialist.py specialist-tune       # the configs' tuning seeds against the bots (native)
     python bench/liars_specialist.py gate --seed S         # G1 and G2 for verdict seed S on the title
+    python bench/liars_specialist.py distil-tune           # distillation settings, on tuning seed 0's teacher only
+    python bench/liars_specialist.py distill --seed S [--config NAME]  # seed S's policy into the tiny LM (point 5b)
+    python bench/liars_specialist.py gate-lm --seed S      # the LM student of verdict seed S on the title
+    python bench/liars_specialist.py ship-lm [--seed 100]  # that student -> models/textarena-loop (point 7)
     python bench/liars_specialist.py report [--write]      # the tables (and docs/benchmarks.md's section)
 
 Every cell is written to its own JSON file under ``bench/results/liars-specialist/`` as soon as it is
@@ -20,6 +24,9 @@ and a deal-clustered one (:func:`arena_core.stats.cluster_mean`: a deal's two se
 Seeds, named and kept apart: generalist tuning deals 940000.. (native engine); held-out title deals
 950000..; specialist configs chosen on training seeds 0 and 1 (native tuning deals 960000..); the
 verdict on training seeds 100-104, gate deals 970000 + 1000 * seed.., never used for a choice.
+Distillation (``distill``): settings chosen on tuning seed 0's teacher only (``DISTIL_CONFIGS``,
+``DISTIL_CHOSEN``); students live under ``runs/liars-distil/`` and play the same gate deals as
+their teachers (``gate-lm``).
 """
 
 from __future__ import annotations
@@ -119,6 +126,26 @@ CONFIGS: dict[str, dict[str, Any]] = {
 #: call-everything but magnet03's average (70%): the longest magnet run, its last iterate
 CHOSEN = "magnet_long"
 PLAYS = "last"  # "average" (average.npz, a member drawn per game) or "last" (policy.npz)
+
+#: distillation into the tiny language model (arena_train.expert_iteration, steps mode), tried on
+#: tuning seed 0's teacher only: the teacher's greedy choice is the label (greedy 99.5% / 27.5% /
+#: 82.5% against call-everything / binomial / the generalist on the native tuning deals, sampled
+#: 98.0% / 22.5% / 77.5%: 100, 100 and 20 deals x 2 seatings); the teacher also sits in the other
+#: seat (sampled), never the binomial bidder; the student reads the title's compact view (own dice
+#: per face, every seat's dice, the standing bid and its own dice of that face)
+DISTIL_RUNS = ROOT / "runs" / "liars-distil"
+DISTIL_COMMON: dict[str, Any] = {
+    "rounds": 3,  # the last round's decisions are held out (the agreement's sample)
+    "batch_size": 64,
+    "behaviour": "expert",
+    "eval_deals": 16,
+    "model": {"path": "tiny", "tiny_games": [TITLE]},
+}
+DISTIL_CONFIGS: dict[str, dict[str, Any]] = {
+    "small": {**DISTIL_COMMON, "deals_per_round": 40, "steps": 300, "optim": {"learning_rate": 3e-3}},
+    "wide": {**DISTIL_COMMON, "deals_per_round": 150, "steps": 800, "optim": {"learning_rate": 3e-3}},
+}
+DISTIL_CHOSEN = "wide"
 
 
 # ---------------------------------------------------------------------- playing cells
@@ -311,6 +338,172 @@ def gate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- distillation (points 5b, 6)
+def teacher_specs(seed: int) -> tuple[str, str]:
+    """The seed's numeric policy as the teacher (greedy: the label) and as the opponent (sampled)."""
+    weights = (run_dir(CHOSEN, seed) / "policy.npz").relative_to(ROOT)
+    return (f'numeric_mixture{{weights = "{weights}", greedy = true}}', f'numeric_mixture{{weights = "{weights}"}}')
+
+
+def distil_dir(config: str, seed: int) -> Path:
+    return DISTIL_RUNS / f"distil-{config}-seed{seed}"
+
+
+def distil_config(config: str, seed: int) -> dict[str, Any]:
+    """The expert-iteration config distilling seed ``seed``'s teacher (the recipe's distil stage)."""
+    expert, opponent = teacher_specs(seed)
+    return {**DISTIL_CONFIGS[config], "game": TITLE, "seed": seed, "expert": expert, "opponents": [opponent]}
+
+
+def distill_one(config: str, seed: int) -> dict[str, Any]:
+    """Distil (or read back) seed ``seed``'s student; its report in ``distil/<config>_seed<seed>.json``."""
+    from arena_train.expert_iteration import TRAINER
+    from arena_train.trainer import Parts
+
+    path = OUT / "distil" / f"{config}_seed{seed}.json"
+    if path.exists():
+        result: dict[str, Any] = json.loads(path.read_text())
+        return result
+    if not (run_dir(CHOSEN, seed) / "policy.npz").exists():
+        raise SystemExit(f"distill: seed {seed}'s teacher is not trained yet ({run_dir(CHOSEN, seed).name}/policy.npz)")
+    run = distil_dir(config, seed)
+    if run.exists():
+        import shutil
+
+        shutil.rmtree(run)  # expert iteration does not resume: an unfinished run starts again
+
+    def progress(step: int, row: dict[str, Any]) -> None:
+        if "heldout_agreement" in row or "collect_round" in row:
+            shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
+            print(f"  {run.name} {step}: {shown}", flush=True)
+
+    started = time.perf_counter()
+    summary = TRAINER(distil_config(config, seed), run, Parts(progress=progress)).to_json()
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
+    result = {
+        "seed": seed,
+        "config": config,
+        "tuning": seed in TUNING_SEEDS,
+        "teacher": teacher_specs(seed)[0],
+        "run": str(run.relative_to(ROOT)),
+        "report": summary.get("report"),
+        "curve": [
+            {
+                k: r[k]
+                for k in ("step", "heldout_agreement", "heldout_agreement_low", "heldout_agreement_high")
+                if k in r
+            }
+            for r in rows
+            if "heldout_agreement" in r
+        ],
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, default=str))
+    rep = result["report"] or {}
+    iv = rep.get("agreement_student_interval", [float("nan")] * 2)
+    print(f"{path.relative_to(ROOT)}: agreement {_pct(rep.get('agreement_student', float('nan')))}% {_iv(iv)}")
+    return result
+
+
+def distill(args: argparse.Namespace) -> int:
+    distill_one(args.config, args.seed)
+    return 0
+
+
+def distil_tune(args: argparse.Namespace) -> int:
+    """On tuning seed 0's teacher only: its greedy choice against its sampled policy as the label
+    (native engine, tuning deals), then every distillation config."""
+    seed = TUNING_SEEDS[0]
+    greedy, sampled = teacher_specs(seed)
+    for name, spec in (("greedy", greedy), ("sampled", sampled)):
+        for opp_name, opp, deals in (
+            ("everything", EVERYTHING, SPECIALIST_TUNE_DEALS),
+            ("binomial", BINOMIAL, SPECIALIST_TUNE_DEALS),
+            ("generalist", GENERALIST, 20),
+        ):
+            cell(
+                OUT / "distil-tune" / f"seed{seed}_{name}_vs_{opp_name}.json",
+                NATIVE,
+                spec,
+                opp,
+                deals,
+                SPECIALIST_TUNE_SEED,
+            )
+    for config in DISTIL_CONFIGS:
+        distill_one(config, seed)
+    return 0
+
+
+def student_spec(config: str, seed: int) -> str:
+    """The LM student as a player: its latest checkpoint, greedy (the teacher's greedy choice it learnt)."""
+    return f"checkpoint:run={distil_dir(config, seed).relative_to(ROOT)}"
+
+
+def gate_lm(args: argparse.Namespace) -> int:
+    """The LM student of verdict seed S on the title, on its teacher's gate deals: against the
+    generalist, call-everything and the binomial bidder; and the teacher's best response (trained
+    against the teacher, not the student: a transferred exploiter, a lower bound) against it."""
+    seed, config = args.seed, args.config
+    if seed not in VERDICT_SEEDS:
+        print(
+            f"gate-lm: seed {seed} is not a verdict seed {VERDICT_SEEDS} (tuning seeds {TUNING_SEEDS} chose the config)"
+        )
+        return 2
+    distill_one(config, seed)
+    me = student_spec(config, seed)
+    first = 970_000 + 1000 * seed
+    for name, opp in (("everything", EVERYTHING), ("binomial", BINOMIAL), ("generalist", GENERALIST)):
+        cell(OUT / "gate-lm" / f"seed{seed}_vs_{name}.json", TITLE, me, opp, GATE_DEALS, first)
+    response = run_dir(CHOSEN, seed, "response") / "policy.npz"
+    if response.exists():
+        best = f'numeric_mixture{{weights = "{response.relative_to(ROOT)}"}}'
+        cell(OUT / "gate-lm" / f"seed{seed}_teacher_response_vs_student.json", TITLE, best, me, GATE_DEALS, first + 500)
+    return 0
+
+
+def ship_lm(args: argparse.Namespace) -> int:
+    """Copy seed S's LM student to ``models/textarena-loop``: the tiny base model it was trained
+    from, its last checkpoint (model path made relative to the repository root), the recipe
+    (``loop.toml``), how it was made (``made.json``) and ``arena.json`` (the generalist: the fixed
+    ismcts one)."""
+    import shutil
+
+    from arena_players.tiny_model import ensure_tiny_model
+    from arena_train.checkpoint_player import find_checkpoint
+
+    run = distil_dir(args.config, args.seed)
+    last = find_checkpoint(run)
+    state = json.loads((last / "state.json").read_text())
+    model = dict(state["config"]["model"])
+    base = ensure_tiny_model(game_ids=model.pop("tiny_games", None))
+    dest = ROOT / "models" / "textarena-loop"
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "checkpoints" / last.name).mkdir(parents=True)
+    shutil.copytree(base, dest / "base")
+    shutil.copy2(last / "trainable.safetensors", dest / "checkpoints" / last.name / "trainable.safetensors")
+    state["config"]["model"] = {**model, "path": "models/textarena-loop/base"}  # relative: run from the root
+    for key in ("expert", "opponents", "data_cache"):  # the teacher's run directory is not shipped
+        state["config"].pop(key, None)
+    (dest / "checkpoints" / last.name / "state.json").write_text(json.dumps(state, indent=2))
+    shutil.copy2(ROOT / "examples" / "textarena_loop_liars.toml", dest / "loop.toml")
+    made = {
+        "teacher": f"python bench/liars_specialist.py train --seed {args.seed} --config {CHOSEN}",
+        "teacher_config": CONFIGS[CHOSEN],
+        "student": f"python bench/liars_specialist.py distill --seed {args.seed} --config {args.config}",
+        "student_config": {k: v for k, v in distil_config(args.config, args.seed).items()},
+        "recipe": "loop.toml: the same two stages as one arena loop (arena loop models/textarena-loop/loop.toml)",
+        "results": "docs/benchmarks.md, the Liar's dice section (issue 42)",
+    }
+    (dest / "made.json").write_text(json.dumps(made, indent=2) + "\n")
+    arena = {"game": TITLE, "player": "checkpoint:run=models/textarena-loop", "generalist": GENERALIST}
+    (dest / "arena.json").write_text(json.dumps(arena, indent=2) + "\n")
+    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+    print(f"{dest.relative_to(ROOT)}: {size / 1e6:.2f} MB from {last.relative_to(ROOT)}")
+    return 0
+
+
 # ---------------------------------------------------------------------- report
 def _cells(folder: str) -> dict[str, dict[str, Any]]:
     return {p.stem: json.loads(p.read_text()) for p in sorted((OUT / folder).glob("*.json"))}
@@ -470,6 +663,19 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("gate")
     p.add_argument("--seed", type=int, required=True)
     p.set_defaults(func=gate)
+    p = sub.add_parser("distill")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--config", default=DISTIL_CHOSEN, choices=sorted(DISTIL_CONFIGS))
+    p.set_defaults(func=distill)
+    sub.add_parser("distil-tune").set_defaults(func=distil_tune)
+    p = sub.add_parser("gate-lm")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--config", default=DISTIL_CHOSEN, choices=sorted(DISTIL_CONFIGS))
+    p.set_defaults(func=gate_lm)
+    p = sub.add_parser("ship-lm")
+    p.add_argument("--seed", type=int, default=VERDICT_SEEDS[0])
+    p.add_argument("--config", default=DISTIL_CHOSEN, choices=sorted(DISTIL_CONFIGS))
+    p.set_defaults(func=ship_lm)
     p = sub.add_parser("report")
     p.add_argument("--write", action="store_true")
     p.set_defaults(func=report)

@@ -32,14 +32,18 @@ SMALL = [
     f"tournament.opponents=['{SEARCH}']",  # the generalist alone (the config's random bot: tests/test_loop_real_config.py)
     "tournament.bootstrap=200",
     "tournament.frontier.max_calls=60",
-    "train.steps=1",
-    "train.deals_per_step=1",
-    "train.group_size=2",
-    "train.checkpoint_every=1",
-    "train.optim.learning_rate=1e-2",
-    "train.pool.snapshot_every=1",
-    "train.eval.every=1",
-    "train.eval.deals=1",
+    "seeds=[0]",
+    # the recipe's stages, by name: numeric self-play on the native engine, then distillation
+    "stages.selfplay.config.games=128",
+    "stages.selfplay.config.parallel=64",
+    "stages.selfplay.config.eval_every=0",
+    "stages.distil.config.rounds=2",
+    "stages.distil.config.deals_per_round=2",
+    "stages.distil.config.steps=2",
+    "stages.distil.config.eval_deals=1",
+    "stages.distil.config.eval_every=0",
+    "stages.distil.config.checkpoint_every=0",
+    "stages.distil.config.eval_expert=false",
 ]
 
 
@@ -103,14 +107,18 @@ def test_the_loop_runs_quietly_to_its_report_and_plot(liars):
         iv = o["after_minus_before"]["interval"]
         assert iv is None or -1.0 <= iv[0] <= o["after_minus_before"]["diff"] <= iv[1] <= 1.0
     assert seed["opponents"]["frontier:gpt-4.1"]["after"]["games"] > 0
-    assert seed["curve"] and all("reward_mean" in r or "eval_win_rate" in r for r in seed["curve"])
+    assert {r.get("stage") for r in seed["curve"]} == {"selfplay", "distil"}
     # constrained decoding on the compact view: every decision of the model is a legal move
     for phase in ("before", "after"):
         assert seed["faults"][phase]["decisions"] > 0 and seed["faults"][phase]["faults"] == 0
-    # GRPO moved the weights (outcome rewards of self-play against the snapshot pool)
-    ckpts = out / "seed0" / "train" / "checkpoints"
-    before, after = _weights(ckpts / "step_000000"), _weights(ckpts / "step_000001")
+    # distillation moved the weights, and reported its agreement with the teacher with an interval
+    train = out / "seed0" / "train"
+    before = _weights(train / "stock" / "checkpoints" / "step_000000")
+    after = _weights(train / "2-distil" / "checkpoints" / "step_000002")
     assert set(before) == set(after) and any(not np.array_equal(before[k], after[k]) for k in before)
+    report = json.loads((train / "2-distil" / "manifest.json").read_text())["report"]
+    low, high = report["agreement_student_interval"]
+    assert 0.0 <= low <= report["agreement_student"] <= high <= 1.0 and low < high
 
 
 def _weights(path: Path) -> dict[str, np.ndarray]:

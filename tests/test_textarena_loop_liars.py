@@ -139,15 +139,17 @@ def test_search_plays_liars_dice_to_the_end():
     assert search.stats["decisions"] > 0 and search.stats["rollout_faults"] == 0 and search.stats["truncated"] == 0
 
 
-def test_the_compact_view_shows_own_dice_and_the_standing_bid():
+def test_the_compact_view_states_own_dice_per_face_every_seats_dice_and_the_standing_bid():
     from arena_core.views import get_view
 
     game = make_game(GAME)
     pos = _play(game, game.start(2), 1)
     p = game.current_player(pos)
     menu = get_view(game, "compact").menu(game, pos, p)
-    own = "".join(map(str, sorted(_dice(game, pos.state)[p])))
+    dice = _dice(game, pos.state)[p]
+    counts = "".join(str(list(dice).count(f)) for f in range(1, 7))
     bid = game._live_at(pos.state, take=False).env.state.game_state["current_bid"]
-    assert menu.text == f"tld {own} | 10 | {bid['quantity']} {bid['face_value']}"
+    have = list(dice).count(bid["face_value"])
+    assert menu.text == f"tld {counts} | 5 5 | {bid['quantity']} {bid['face_value']} {have}"
     assert menu.labels[0] == "c" and len(set(menu.labels)) == len(menu.labels)
     assert all(len(label) == 1 for label in menu.labels)  # one token each for the tiny model

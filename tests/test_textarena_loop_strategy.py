@@ -23,9 +23,9 @@ def test_the_strategy_loop_config_is_valid_and_seats_the_fixed_generalist():
 
     from arena_core.playerspec import parse_player_spec
 
-    spec = importlib.util.spec_from_file_location("textarena_loop_liars", ROOT / "bench" / "textarena_loop_liars.py")
+    spec = importlib.util.spec_from_file_location("liars_specialist", ROOT / "bench" / "liars_specialist.py")
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    assert cfg.tournament.opponents[0] == parse_player_spec(bench.GENERALIST)  # the generalist fixed before training
+    assert cfg.tournament.opponents[0] == parse_player_spec(bench.GENERALIST)  # ismcts, fixed before training
     assert cfg.tournament.generalist == 1  # and named so in the report

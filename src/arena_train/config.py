@@ -377,6 +377,11 @@ class ExpertIterationConfig(RunConfig):
         description="steps mode: a JSON-lines file of labelled decisions, read when it exists (no collection), "
         "else written after collection; seeds can share one teacher's labels",
     )
+    behaviour: Literal["student", "expert"] = Field(
+        default="student",
+        description="who moves in the student's seat while decisions are collected: the student (sampled: DAgger's "
+        "states) or the expert (its own states: behaviour cloning); the student's answer is recorded either way",
+    )
 
 
 class PolicyGradientConfig(RunConfig):

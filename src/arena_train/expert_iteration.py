@@ -18,7 +18,10 @@ them once (a slow teacher such as ``search`` is paid for once; ``data_cache`` ke
 in a JSON-lines file that later runs, e.g. other seeds, read instead of collecting), the last
 round is held out, and training is N AdamW updates on minibatches of ``batch_size`` labelled
 decisions, with the margin on held-out deals every ``eval_every`` steps and checkpoints every
-``checkpoint_every``. ``restrict_expert`` lets the expert choose among the student's legal
+``checkpoint_every``; the agreement (the student's most likely answer equals the expert's label:
+with a greedy expert, its greedy choice) on the held-out round comes with a deal-clustered
+interval. ``behaviour = "expert"`` lets the expert move in the student's seat while collecting
+(behaviour cloning on the expert's own states) instead of the sampled student (DAgger's states). ``restrict_expert`` lets the expert choose among the student's legal
 menu (search over the bid grid) instead of mapping its answer to the nearest menu entry.
 
 The stages are functions over an :class:`EISession` (the built parts): :func:`start`,
@@ -48,7 +51,7 @@ from arena_core.game import Game, Position
 from arena_core.players import Decision, Move, Player
 from arena_core.registry import make_game, make_player
 from arena_core.seeding import derive_seed, make_rng
-from arena_core.stats import paired_t
+from arena_core.stats import cluster_mean, paired_t
 
 from .config import ExpertIterationConfig
 from .exact import evaluation_deals
@@ -84,6 +87,7 @@ class Labelled:
     record: LMRecord
     label: int  # the expert's menu index
     round: int = 0  # the collection round (steps mode holds the last one out)
+    deal: int = 0  # the deal's seed: decisions of one deal are a cluster for the agreement's interval
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -96,6 +100,7 @@ class Labelled:
             "text": r.text,
             "label": self.label,
             "round": self.round,
+            "deal": self.deal,
         }
 
     @classmethod
@@ -103,7 +108,7 @@ class Labelled:
         rec = LMRecord(
             tuple(d["tokens"]), tuple(d["labels"]), tuple(d["legal"]), int(d["chosen"]), float(d["logprob"]), d["text"]
         )
-        return cls(rec, int(d["label"]), int(d.get("round", 0)))
+        return cls(rec, int(d["label"]), int(d.get("round", 0)), int(d.get("deal", 0)))
 
 
 def expert_menu_index(
@@ -270,11 +275,21 @@ def collect(session: EISession, round_index: int) -> tuple[list[Labelled], dict[
     cfg = session.config
     deals = [derive_seed(cfg.seed, "ei_train_deal", round_index, j) for j in range(cfg.deals_per_round)]
     specs = episode_specs(session, deals, f"ei_round_{round_index}")
-    labeller = _LabellingLearner(session.policy(1.0), session.expert, session.view, restrict=cfg.restrict_expert)
+    labeller = _LabellingLearner(
+        session.policy(1.0),
+        session.expert,
+        session.view,
+        restrict=cfg.restrict_expert,
+        play_expert=cfg.behaviour == "expert",
+    )
     play_episodes(session.game, specs, labeller)
     pairs = labeller.pairs
-    agree = float(np.mean([rec.chosen == lab for rec, lab in pairs])) if pairs else 1.0
-    data = [Labelled(rec, lab, round_index) for rec, lab in pairs if cfg.label_all or rec.chosen != lab]
+    agree = float(np.mean([rec.chosen == lab for rec, lab, _ in pairs])) if pairs else 1.0
+    data = [
+        Labelled(rec, lab, round_index, specs[episode].deal_seed)
+        for rec, lab, episode in pairs
+        if cfg.label_all or rec.chosen != lab
+    ]
     return data, {"decisions": len(pairs), "labelled": len(data), "train_agreement_before": agree}
 
 
@@ -301,7 +316,7 @@ def evaluate(session: EISession, learner: Learner) -> tuple[list[float], float]:
     )
     results = play_episodes(session.game, specs, probe)
     agreement = (
-        float(np.mean([rec.chosen == lab for rec, lab in probe.pairs]))
+        float(np.mean([rec.chosen == lab for rec, lab, _ in probe.pairs]))
         if isinstance(probe, _LabellingLearner) and probe.pairs
         else float("nan")
     )
@@ -408,10 +423,9 @@ def teacher_data(session: EISession, parts: Parts[Module]) -> tuple[list[Labelle
     return data, info
 
 
-def agreement_loss(model: Module, data: Sequence[Labelled]) -> tuple[float, float]:
-    """Greedy agreement with the labels and their mean cross-entropy, on ``data``."""
-    if not data:
-        return float("nan"), float("nan")
+def agreement_hits(model: Module, data: Sequence[Labelled]) -> tuple[list[bool], list[float]]:
+    """Per decision of ``data``: whether the model's most likely menu entry is the label, and the
+    label's cross-entropy."""
     hits: list[bool] = []
     nll: list[float] = []
     for start_at in range(0, len(data), 256):
@@ -421,7 +435,23 @@ def agreement_loss(model: Module, data: Sequence[Labelled]) -> tuple[float, floa
             row = lp[i, : len(d.record.labels)]
             hits.append(int(np.argmax(row)) == d.label)
             nll.append(-row[d.label])
-    return float(np.mean(hits)), float(np.mean(nll))
+    return hits, nll
+
+
+def agreement_interval(data: Sequence[Labelled], hits: Sequence[bool], level: float = 0.95) -> dict[str, Any]:
+    """The share of ``hits`` with a deal-clustered interval (:func:`arena_core.stats.cluster_mean`:
+    the decisions of one deal share its dice and its line of play); NaN bounds under two deals."""
+    clusters: dict[tuple[int, int], list[bool]] = {}
+    for d, hit in zip(data, hits):
+        clusters.setdefault((d.round, d.deal), []).append(bool(hit))
+    share = float(np.mean(hits)) if len(hits) else float("nan")
+    low = high = float("nan")
+    if len(clusters) >= 2:
+        cm = cluster_mean(
+            [sum(v) for v in clusters.values()], [len(v) for v in clusters.values()], level, bounds=(0, 1)
+        )
+        low, high = float(cm.low), float(cm.high)
+    return {"agreement": share, "low": low, "high": high, "decisions": len(hits), "deals": len(clusters)}
 
 
 def eval_row(session: EISession, step: int, held: Sequence[Labelled]) -> tuple[dict[str, Any], list[float]]:
@@ -429,9 +459,14 @@ def eval_row(session: EISession, step: int, held: Sequence[Labelled]) -> tuple[d
     loss on the held-out labels."""
     values, _ = evaluate(session, session.policy(0.0))
     _, low, high, _ = paired_t(values)
-    agree, loss = agreement_loss(session.model, held)
+    hits, nll = agreement_hits(session.model, held) if held else ([], [])
+    iv = agreement_interval(held, hits)
     row = {"step": step, "eval_mean": float(np.mean(values)), "eval_mean_low": low, "eval_mean_high": high}
-    return {**row, "heldout_agreement": agree, "heldout_loss": loss}, values
+    agreement = {"heldout_agreement": iv["agreement"], "heldout_agreement_low": iv["low"]}
+    agreement.update(
+        {"heldout_agreement_high": iv["high"], "heldout_loss": float(np.mean(nll)) if nll else float("nan")}
+    )
+    return {**row, **agreement}, values
 
 
 def split_heldout(cfg: ExpertIterationConfig, data: list[Labelled]) -> tuple[list[Labelled], list[Labelled]]:
@@ -480,6 +515,8 @@ def run_steps(run: RunDir, session: EISession, parts: Parts[Module]) -> RunSumma
         "student_minus_initial": _iv(values, initial, cfg),
         "agreement_initial": first["heldout_agreement"],
         "agreement_student": rows[-1]["heldout_agreement"],
+        "agreement_student_interval": [rows[-1]["heldout_agreement_low"], rows[-1]["heldout_agreement_high"]],
+        "agreement_heldout_decisions": len(held),
         "eval_deals": len(session.eval_deals),
         "data": info,
         "steps": cfg.steps,
@@ -509,23 +546,26 @@ def _iv(a: Sequence[float], b: Sequence[float], cfg: ExpertIterationConfig) -> d
 
 
 class _LabellingLearner:
-    """Wraps an :class:`LMPolicy`: decides as it does and records ``(record, expert index)``."""
+    """Wraps an :class:`LMPolicy`: records ``(record, expert index)`` at every decision (the record
+    holds the student's own answer) and plays the student's answer, or with ``play_expert`` the
+    expert's (behaviour cloning: the states the expert reaches)."""
 
-    def __init__(self, policy: LMPolicy, expert: Player, view: CompactView, restrict: bool = False) -> None:
+    def __init__(
+        self, policy: LMPolicy, expert: Player, view: CompactView, restrict: bool = False, play_expert: bool = False
+    ) -> None:
         self.policy, self.expert, self.view, self.restrict = policy, expert, view, restrict
-        self.pairs: list[tuple[LMRecord, int]] = []
+        self.play_expert = play_expert
+        self.pairs: list[tuple[LMRecord, int, int]] = []  # (student's record, expert's index, episode)
 
     def decide(self, requests: Sequence[Request]) -> list[Choice]:
         choices = self.policy.decide(requests)
+        played: list[Choice] = []
         for req, choice in zip(requests, choices):
             menu = self.view.menu(req.game, req.pos, req.seat, include_illegal=self.policy.include_illegal)
-            self.pairs.append(
-                (
-                    choice.record,
-                    expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key, restrict=self.restrict),
-                )
-            )
-        return choices
+            label = expert_menu_index(req.game, req.pos, req.seat, self.expert, menu, req.key, restrict=self.restrict)
+            self.pairs.append((choice.record, label, req.episode))
+            played.append(Choice(menu.actions[label], record=choice.record) if self.play_expert else choice)
+        return played
 
 
 #: the ``expert_iteration`` entry point of ``arena.trainers``

@@ -157,7 +157,9 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoopConfig:
 def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
     """``data`` with each ``key.sub=value`` set (a dotted key walks into tables, creating them; the
     value is read as a TOML value -- ``4``, ``true``, ``"x"``, ``["a", "b"]``, ``{a = 1}`` -- else
-    kept as the plain string). A key into a value that is not a table is refused in one line."""
+    kept as the plain string). In a list of tables (``[[stages]]``) a key part names an item by its
+    ``name`` (``--set stages.distil.config.steps=10``). A key into a value that is not a table, or
+    a name no item has, is refused in one line."""
     out: dict[str, Any] = json.loads(json.dumps(data))  # a deep copy of plain data
     for item in overrides:
         key, eq, raw = item.partition("=")
@@ -171,6 +173,12 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
         node = out
         for n, part in enumerate(parents):
             child = node.setdefault(part, {})
+            if isinstance(child, list) and n + 1 < len(parents):
+                named = [x for x in child if isinstance(x, dict) and x.get("name") == parents[n + 1]]
+                if not named:
+                    names = [x.get("name") for x in child if isinstance(x, dict)]
+                    raise ConfigError(f"--set {key}: {part} has no item named {parents[n + 1]!r} (it has {names})")
+                child = {parents[n + 1]: named[0]}
             if not isinstance(child, dict):
                 raise ConfigError(f"--set {key}: {'.'.join(parents[: n + 1])} is not a table")
             node = child

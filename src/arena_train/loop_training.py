@@ -322,13 +322,16 @@ class RecipeTraining:
 
 def _stage_steps(config: Mapping[str, Any]) -> int:
     """A stage's steps as its trainer counts them for the progress bar: ``steps``, else ``rounds``,
-    else ``episodes`` over ``episodes_per_step`` (numeric self-play), else 1."""
+    else ``episodes`` over ``episodes_per_step`` (tabular self-play), else ``games`` over
+    ``batch_games`` (numeric self-play), else 1."""
     if config.get("steps"):
         return int(config["steps"])
     if config.get("rounds"):
         return int(config["rounds"])
     if config.get("episodes"):
         return max(1, int(config["episodes"]) // int(config.get("episodes_per_step", 64)))
+    if config.get("games"):
+        return max(1, -(-int(config["games"]) // int(config.get("batch_games", 64))))
     return 1
 
 

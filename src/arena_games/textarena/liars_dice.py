@@ -275,9 +275,15 @@ def read_observation(observation: Mapping[str, Any], num_players: int) -> RoundV
 
 
 def compact_text(view: RoundView) -> str:
-    """``"tld <own dice sorted> | <total dice> | <bid q f or ->"``: a few tokens."""
-    bid = f"{view.quantity} {view.face}" if view.quantity else "-"
-    return f"tld {''.join(map(str, sorted(view.dice)))} | {sum(view.remaining)} | {bid}"
+    """``"tld <own dice per face 1-6> | <own dice> <others' dice, clockwise> | <bid q f, own dice of f or ->"``:
+    the counts a policy reads (the numeric encoding's), each digit in a fixed place, in a few tokens
+    (e.g. ``"tld 021011 | 5 5 | 3 4 2"``: two 2s, one 3, one 5 and one 6; five dice each; the
+    standing bid is three 4s, and the seat holds two of them)."""
+    counts = "".join(str(view.own_count(f)) for f in FACES)
+    n = len(view.remaining)
+    seats = " ".join(str(view.remaining[(view.player + i) % n]) for i in range(n))
+    bid = f"{view.quantity} {view.face} {view.own_count(view.face)}" if view.quantity else "-"
+    return f"tld {counts} | {seats} | {bid}"
 
 
 #: the compact view's answer to a call
@@ -303,8 +309,8 @@ def action_label(action: str) -> str:
 
 @dataclass(frozen=True)
 class LiarsDiceCompactView:
-    """The ``"compact"`` view of ``textarena/LiarsDice-v0``: own dice, dice in play and the
-    standing bid, in a few tokens; one character per answer (:func:`action_label`). Up to 3 players."""
+    """The ``"compact"`` view of ``textarena/LiarsDice-v0``: own dice per face, every seat's dice and
+    the standing bid with the seat's own dice of its face (:func:`compact_text`), in a few tokens; one character per answer (:func:`action_label`). Up to 3 players."""
 
     def menu(self, game: Game[Any, Any], pos: Position[Any], player: int, *, include_illegal: bool = False) -> Menu:
         view = read_observation(game.observe(pos, player), game.num_players)
