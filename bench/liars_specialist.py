@@ -552,6 +552,45 @@ def _gate_rows() -> tuple[list[str], dict[str, int], int]:
     return rows, met, seen
 
 
+def _distil_lines() -> list[str]:
+    """One line per distillation run: its seed (tuning or verdict), held-out agreement with its interval."""
+    out = []
+    for path in sorted((OUT / "distil").glob("*.json")):
+        d = json.loads(path.read_text())
+        rep = d.get("report") or {}
+        data = rep.get("data", {})
+        iv = rep.get("agreement_student_interval") or [float("nan")] * 2
+        curve = "; ".join(f"{c['step']}: {_pct(c['heldout_agreement'])}" for c in d.get("curve", []))
+        out.append(
+            f"| {d['seed']}{' (tuning)' if d.get('tuning') else ''} | {d['config']} | {data.get('train_rows', '?')} / "
+            f"{rep.get('agreement_heldout_decisions', '?')} | {_pct(rep.get('agreement_initial', float('nan')))} | "
+            f"{_pct(rep.get('agreement_student', float('nan')))} {_iv(iv)} | {curve} | {d['wall_s']:.0f} |"
+        )
+    return out
+
+
+LM_CELLS = ("vs_generalist", "vs_everything", "vs_binomial", "teacher_response_vs_student")
+
+
+def _lm_gate_rows() -> tuple[list[str], dict[str, int], int]:
+    """The LM students' gate cells per verdict seed, G1 and G2's bot criteria (the exploiter: see the text)."""
+    rows, met, seen = [], {"G1": 0, "G2_bots": 0}, 0
+    for seed in VERDICT_SEEDS:
+        found = {k: OUT / "gate-lm" / f"seed{seed}_{k}.json" for k in LM_CELLS}
+        s = {k: summary(json.loads(p.read_text())) for k, p in found.items() if p.exists()}
+        cells = [f"{_pct(s[k]['win_rate'])} {_iv(s[k]['clustered'])}" if k in s else "not run" for k in LM_CELLS]
+        if not all(k in s for k in LM_CELLS[:3]):
+            rows.append(f"| {seed} | " + " | ".join(cells) + " | | |")
+            continue
+        seen += 1
+        g1 = s["vs_generalist"]["clustered"][0] > 0.5
+        bots = s["vs_everything"]["win_rate"] >= 0.70 and s["vs_binomial"]["win_rate"] >= 0.50
+        met["G1"] += g1
+        met["G2_bots"] += bots
+        rows.append(f"| {seed} | " + " | ".join(cells) + f" | {'yes' if g1 else 'no'} | {'yes' if bots else 'no'} |")
+    return rows, met, seen
+
+
 def _training_lines() -> list[str]:
     out = []
     for kind in ("selfplay", "response"):
@@ -635,9 +674,51 @@ def report(args: argparse.Namespace) -> int:
         f"Over the {seen} verdict seeds played: G1 met in {met['G1']} (needs 4 of 5); G2 met in {met['G2_response']} "
         f"(needs 3 of 5; call-everything >= 70% in {met['G2_everything']}, binomial >= 50% in {met['G2_binomial']}).",
     ]
-    notes = OUT / "reading.md"
-    if notes.exists():
-        lines += ["", notes.read_text().strip()]
+    lm_rows, lm_met, lm_seen = _lm_gate_rows()
+    lines += [
+        "",
+        "**Distilled into the tiny language model** (point 5b): `distill --seed S` runs the recipe's second stage "
+        "(`examples/textarena_loop_liars.toml`: `arena_train.expert_iteration`, steps mode) with seed S's policy as "
+        "the teacher: its greedy choice labels every decision of games it plays itself on the title (`behaviour = "
+        '"expert"`), against itself sampled (never the binomial bidder); the model reads the compact view '
+        "(`tld 021011 | 5 5 | 3 4 2`: own dice per face, every seat's dice, the bid and its own dice of that face). "
+        f"Settings chosen on tuning seed {TUNING_SEEDS[0]}'s teacher only (`distil-tune`): "
+        + "; ".join(
+            f"`{k}` {json.dumps({x: v for x, v in c.items() if x not in DISTIL_COMMON})}"
+            for k, c in DISTIL_CONFIGS.items()
+        )
+        + f", common {json.dumps(DISTIL_COMMON)}; chosen `{DISTIL_CHOSEN}`. Agreement: the share of the held-out "
+        "round's decisions (the third of three) where the student's most likely answer is the teacher's greedy "
+        "choice, deal-clustered 95% interval:",
+        "",
+        "| seed | config | train / held-out decisions | agreement before % | agreement after % [95%] | by step | wall s |",
+        "|---|---|---|---|---|---|---|",
+        *(_distil_lines() or ["| (not run) | | | | | | |"]),
+        "",
+        "The teacher's greedy choice against its sampled policy as the label, tuning seed 0 on the native engine "
+        f"(deals {SPECIALIST_TUNE_SEED}..):",
+        "",
+        _table("distil-tune"),
+        "",
+        f"**The LM students at the gate** (`gate-lm --seed S`, greedy, on their teacher's gate deals, {GATE_DEALS} x 2 "
+        "seatings a cell, deal-clustered 95% intervals). The last column is the teacher's best response (trained "
+        "against the teacher, not against the student) playing the student: a transferred exploiter, a lower bound "
+        "on what a best response to the student would win. G2's exploiter criterion asks for a best response trained "
+        "against the student itself with the budget of (a), 3x10^5 games through the language model on the title: "
+        "not run (the games alone take about 32 hours of one core at the title's 2.6 games/s, before the model's "
+        "forward passes), so G2 is stated for its bot criteria only:",
+        "",
+        "| seed | vs generalist | vs call-everything | vs binomial | teacher's best response vs it | G1 | G2 bots |",
+        "|---|---|---|---|---|---|---|",
+        *lm_rows,
+        "",
+        f"Over the {lm_seen} verdict seeds played by the LM students: G1 met in {lm_met['G1']} (needs 4 of 5); G2's "
+        f"bot criteria (>= 70% against call-everything and >= 50% against the binomial bidder) met in "
+        f"{lm_met['G2_bots']} (needs 3 of 5).",
+    ]
+    for notes in (OUT / "distil-reading.md", OUT / "reading.md"):
+        if notes.exists():
+            lines += ["", notes.read_text().strip()]
     body = "\n".join(lines)
     print(body)
     if args.write:

@@ -115,39 +115,63 @@ def test_the_example_is_the_benchs_chosen_recipe_and_the_binomial_bidder_never_t
     assert "liars_binomial" not in json.dumps([s.config for s in cfg.stages or []])
 
 
-def test_the_recipe_at_a_tiny_size_distils_the_teacher_and_reports_its_agreement(tmp_path):
+def test_the_recipe_at_a_tiny_size_distils_reports_agreement_and_resumes_a_cut_selfplay_stage(tmp_path):
+    """The example's recipe (tiny stages) as the loop trains a seed: self-play, then the student
+    distilled with its held-out agreement and interval in the stage's report; cut inside the
+    self-play stage, a rerun resumes it from its latest checkpoint to the same policy and the same
+    student (the loop's tournaments around it: tests/test_loop_product.py)."""
     pytest.importorskip("mlx_lm")
     pytest.importorskip("textarena")
-    from arena_train.expert_iteration import TRAINER as DISTIL
-    from arena_train.numeric_selfplay import TRAINER as SELFPLAY
-    from arena_train.trainer import Parts
+    import shutil
 
-    teacher = tmp_path / "selfplay"
-    SELFPLAY(
-        {"game": TITLE, "simulator": "liars_dice", "games": 256, "parallel": 64, "hidden": 16, "eval_every": 0},
-        teacher,
-        Parts(),
+    from arena_train.loop import load_config
+    from arena_train.loop_training import RecipeTraining, TrainingProgress
+
+    cfg = load_config(
+        EXAMPLE,
+        [
+            "stages.selfplay.config.games=256",
+            "stages.selfplay.config.parallel=64",
+            "stages.selfplay.config.hidden=16",
+            "stages.selfplay.config.eval_every=0",
+            "stages.selfplay.config.checkpoint_every=2",
+            "stages.distil.config.rounds=2",
+            "stages.distil.config.deals_per_round=2",
+            "stages.distil.config.steps=2",
+            "stages.distil.config.eval_deals=1",
+            "stages.distil.config.eval_every=0",
+            "stages.distil.config.checkpoint_every=0",
+            "stages.distil.config.eval_expert=false",
+        ],
     )
-    weights = teacher / "policy.npz"
-    assert weights.exists()
-    config = {
-        "game": TITLE,
-        "expert": f'numeric_mixture{{weights = "{weights}", greedy = true}}',
-        "opponents": [f'numeric_mixture{{weights = "{weights}"}}'],
-        "behaviour": "expert",
-        "rounds": 2,
-        "deals_per_round": 2,
-        "steps": 2,
-        "eval_deals": 1,
-        "eval_expert": False,
-        "model": {"path": "tiny", "tiny_games": [TITLE]},
-    }
-    summary = DISTIL(config, tmp_path / "distil", Parts())
-    report = summary.report
-    assert report is not None
-    held = report["agreement_heldout_decisions"]
-    assert held == report["data"]["heldout_rows"] > 0  # the third... here the second round, held out
+    lines: list[str] = []
+
+    def train() -> None:
+        plan = RecipeTraining(cfg, cfg.seeds[0], tmp_path)
+        plan.train(lines.append, TrainingProgress(enabled=False))
+
+    train()
+    root = tmp_path / "train"
+    policy = (root / "1-selfplay" / "policy.npz").read_bytes()
+    student = (root / "2-distil" / "checkpoints" / "step_000002" / "trainable.safetensors").read_bytes()
+    distil = json.loads((root / "2-distil" / "manifest.json").read_text())
+    assert (
+        distil["config"]["expert"] == f'numeric_mixture{{weights = "{root / "1-selfplay"}/policy.npz", greedy = true}}'
+    )
+    report = distil["report"]
+    assert report["agreement_heldout_decisions"] == report["data"]["heldout_rows"] > 0  # the second round, held out
     low, high = report["agreement_student_interval"]
     assert 0.0 <= low <= report["agreement_student"] <= high <= 1.0 and low < high
-    rows = [json.loads(x) for x in (tmp_path / "distil" / "metrics.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (root / "2-distil" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if "heldout_agreement_low" in r] == [0, 2]
+
+    # cut after the self-play stage's second checkpoint (of four updates)
+    for done in (root / "1-selfplay.json", root / "2-distil.json", root / "1-selfplay" / "policy.npz"):
+        done.unlink()
+    shutil.rmtree(root / "2-distil")
+    shutil.rmtree(root / "1-selfplay" / "checkpoints" / "step_000004")
+    lines.clear()
+    train()
+    assert f"seed {cfg.seeds[0]}: stage selfplay resumes from step_000002" in lines
+    assert (root / "1-selfplay" / "policy.npz").read_bytes() == policy
+    assert (root / "2-distil" / "checkpoints" / "step_000002" / "trainable.safetensors").read_bytes() == student
