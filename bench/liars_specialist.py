@@ -2,7 +2,8 @@
 ``search`` player with information-set MCTS), fixed on named tuning deals before any training; the
 two fixed Liar's dice bots (``liars_call_everything``, ``liars_binomial``: evaluation only); a small
 numeric policy trained by self-play on the native engine (``arena_train.numeric_selfplay``); and the
-skill gate, played on the real TextArena title.
+skill gate, played on the real TextArena title. One file over 500 lines: every phase (generalist,
+specialist, distillation, gate) shares its cells, its named seeds and the one report it writes.
 
     python bench/liars_specialist.py speed                 # games/s: TextArena against the native engine
     python bench/liars_specialist.py generalist-tune       # search variants, native engine, tuning deals
