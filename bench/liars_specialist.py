@@ -579,7 +579,14 @@ def _lm_gate_rows() -> tuple[list[str], dict[str, int], int]:
     for seed in VERDICT_SEEDS:
         found = {k: OUT / "gate-lm" / f"seed{seed}_{k}.json" for k in LM_CELLS}
         s = {k: summary(json.loads(p.read_text())) for k, p in found.items() if p.exists()}
-        cells = [f"{_pct(s[k]['win_rate'])} {_iv(s[k]['clustered'])}" if k in s else "not run" for k in LM_CELLS]
+        teacher = {k: OUT / "gate" / f"seed{seed}_{k}.json" for k in LM_CELLS[:3]}
+        t = {k: summary(json.loads(p.read_text()))["win_rate"] for k, p in teacher.items() if p.exists()}
+        cells = [
+            f"{_pct(s[k]['win_rate'])} {_iv(s[k]['clustered'])}" + (f" (teacher {_pct(t[k])})" if k in t else "")
+            if k in s
+            else "not run"
+            for k in LM_CELLS
+        ]
         if not all(k in s for k in LM_CELLS[:3]):
             rows.append(f"| {seed} | " + " | ".join(cells) + " | | |")
             continue
@@ -682,7 +689,7 @@ def report(args: argparse.Namespace) -> int:
         "(`examples/textarena_loop_liars.toml`: `arena_train.expert_iteration`, steps mode) with seed S's policy as "
         "the teacher: its greedy choice labels every decision of games it plays itself on the title (`behaviour = "
         '"expert"`), against itself sampled (never the binomial bidder); the model reads the compact view '
-        "(`tld 021011 | 5 5 | 3 4 2`: own dice per face, every seat's dice, the bid and its own dice of that face). "
+        "(`tld 021011 | 5 5 | 3 2 2`: own dice per face, every seat's dice, the bid and its own dice of that face). "
         f"Settings chosen on tuning seed {TUNING_SEEDS[0]}'s teacher only (`distil-tune`): "
         + "; ".join(
             f"`{k}` {json.dumps({x: v for x, v in c.items() if x not in DISTIL_COMMON})}"
@@ -707,7 +714,8 @@ def report(args: argparse.Namespace) -> int:
         "on what a best response to the student would win. G2's exploiter criterion asks for a best response trained "
         "against the student itself with the budget of (a), 3x10^5 games through the language model on the title: "
         "not run (the games alone take about 32 hours of one core at the title's 2.6 games/s, before the model's "
-        "forward passes), so G2 is stated for its bot criteria only:",
+        "forward passes), so G2 is stated for its bot criteria only. In brackets, the teacher's own win rate in "
+        "the same cell (the gate above: same deals, same seatings):",
         "",
         "| seed | vs generalist | vs call-everything | vs binomial | teacher's best response vs it | G1 | G2 bots |",
         "|---|---|---|---|---|---|---|",

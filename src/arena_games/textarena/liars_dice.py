@@ -277,8 +277,8 @@ def read_observation(observation: Mapping[str, Any], num_players: int) -> RoundV
 def compact_text(view: RoundView) -> str:
     """``"tld <own dice per face 1-6> | <own dice> <others' dice, clockwise> | <bid q f, own dice of f or ->"``:
     the counts a policy reads (the numeric encoding's), each digit in a fixed place, in a few tokens
-    (e.g. ``"tld 021011 | 5 5 | 3 4 2"``: two 2s, one 3, one 5 and one 6; five dice each; the
-    standing bid is three 4s, and the seat holds two of them)."""
+    (e.g. ``"tld 021011 | 5 5 | 3 2 2"``: two 2s, one 3, one 5 and one 6; five dice each; the
+    standing bid is three 2s, and the seat holds two of them)."""
     counts = "".join(str(view.own_count(f)) for f in FACES)
     n = len(view.remaining)
     seats = " ".join(str(view.remaining[(view.player + i) % n]) for i in range(n))
