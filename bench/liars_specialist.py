@@ -570,6 +570,19 @@ def _distil_lines() -> list[str]:
     return out
 
 
+def _scratch_lines() -> list[str]:
+    """The first tuning record of seed 0 (a scratch driver, before the interval existed), if kept."""
+    path = OUT / "distil-scratch" / "seed0.json"
+    if not path.exists():
+        return []
+    d = json.loads(path.read_text())
+    runs = "; ".join(
+        f"`{name}` " + ", ".join(f"{c['step']}: {_pct(c['heldout_agreement'])}" for c in r["curve"])
+        for name, r in d["runs"].items()
+    )
+    return ["", f"First tuning record (seed 0, `distil-scratch/seed0.json`: {d['note']}), agreement % by step: {runs}."]
+
+
 LM_CELLS = ("vs_generalist", "vs_everything", "vs_binomial", "teacher_response_vs_student")
 
 
@@ -580,6 +593,7 @@ def _lm_gate_rows() -> tuple[list[str], dict[str, int], int]:
         found = {k: OUT / "gate-lm" / f"seed{seed}_{k}.json" for k in LM_CELLS}
         s = {k: summary(json.loads(p.read_text())) for k, p in found.items() if p.exists()}
         teacher = {k: OUT / "gate" / f"seed{seed}_{k}.json" for k in LM_CELLS[:3]}
+        teacher[LM_CELLS[3]] = OUT / "gate" / f"seed{seed}_response_vs_policy.json"  # against the teacher itself
         t = {k: summary(json.loads(p.read_text()))["win_rate"] for k, p in teacher.items() if p.exists()}
         cells = [
             f"{_pct(s[k]['win_rate'])} {_iv(s[k]['clustered'])}" + (f" (teacher {_pct(t[k])})" if k in t else "")
@@ -702,6 +716,7 @@ def report(args: argparse.Namespace) -> int:
         "| seed | config | train / held-out decisions | agreement before % | agreement after % [95%] | by step | wall s |",
         "|---|---|---|---|---|---|---|",
         *(_distil_lines() or ["| (not run) | | | | | | |"]),
+        *_scratch_lines(),
         "",
         "The teacher's greedy choice against its sampled policy as the label, tuning seed 0 on the native engine "
         f"(deals {SPECIALIST_TUNE_SEED}..):",
