@@ -13,6 +13,7 @@ specialist, distillation, gate) shares its cells, its named seeds and the one re
     python bench/liars_specialist.py gate --seed S         # G1 and G2 for verdict seed S on the title
     python bench/liars_specialist.py distil-tune           # distillation settings, on tuning seed 0's teacher only
     python bench/liars_specialist.py distill --seed S [--config NAME]  # seed S's policy into the tiny LM (point 5b)
+    python bench/liars_specialist.py polish-tune           # a GRPO polish of tuning seed 0's student, measured (5c)
     python bench/liars_specialist.py gate-lm --seed S      # the LM student of verdict seed S on the title
     python bench/liars_specialist.py ship-lm [--seed 100]  # that student -> models/textarena-loop (point 7)
     python bench/liars_specialist.py report [--write]      # the tables (and docs/benchmarks.md's section)
@@ -436,6 +437,52 @@ def distil_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the GRPO polish tried after distillation (point 5c), on tuning seed 0's student only: point 1's
+#: distinct groups, self-play against the student's frozen snapshots, a small rate, a KL anchor
+POLISH: dict[str, Any] = {
+    "steps": 24,
+    "deals_per_step": 2,
+    "group_size": 8,
+    "temperature": 1.0,
+    "kl_beta": 0.05,
+    "optim": {"learning_rate": 1e-4},
+    "pool": {"snapshot_every": 4, "max_snapshots": 4},
+    "eval": {"anchor": "random", "every": 0, "deals": 16},
+    "checkpoint_every": 0,
+    "plot": False,
+}
+POLISH_DEALS = 40
+
+
+def polish_tune(args: argparse.Namespace) -> int:
+    """GRPO from tuning seed 0's student (``POLISH``), then the student and the polished student,
+    greedy, on the title against the generalist and the two bots (tuning deals 960000.., 40 x 2)."""
+    from arena_train.grpo import TRAINER as GRPO
+
+    seed = TUNING_SEEDS[0]
+    student = distil_dir(DISTIL_CHOSEN, seed)
+    polished = DISTIL_RUNS / f"polish-seed{seed}"
+    if not (polished / "manifest.json").exists() or "report" not in (polished / "manifest.json").read_text():
+        import shutil
+
+        shutil.rmtree(polished, ignore_errors=True)
+        config = {**POLISH, "game": TITLE, "seed": seed, "init_from": str(student)}
+        config["model"] = DISTIL_COMMON["model"]
+        GRPO(config, polished)
+    for name, run in (("student", student), ("polished", polished)):
+        me = f"checkpoint:run={run.relative_to(ROOT)}"
+        for opp_name, opp in (("everything", EVERYTHING), ("binomial", BINOMIAL), ("generalist", GENERALIST)):
+            cell(
+                OUT / "polish-tune" / f"seed{seed}_{name}_vs_{opp_name}.json",
+                TITLE,
+                me,
+                opp,
+                POLISH_DEALS,
+                SPECIALIST_TUNE_SEED,
+            )
+    return 0
+
+
 def student_spec(config: str, seed: int) -> str:
     """The LM student as a player: its latest checkpoint, greedy (the teacher's greedy choice it learnt)."""
     return f"checkpoint:run={distil_dir(config, seed).relative_to(ROOT)}"
@@ -723,6 +770,12 @@ def report(args: argparse.Namespace) -> int:
         "",
         _table("distil-tune"),
         "",
+        f"The GRPO polish tried on tuning seed {TUNING_SEEDS[0]}'s student (`polish-tune`: {json.dumps(POLISH)}, "
+        f"from the student's weights, point 1's distinct groups), both greedy on the title, tuning deals "
+        f"{SPECIALIST_TUNE_SEED}..:",
+        "",
+        _table("polish-tune"),
+        "",
         f"**The LM students at the gate** (`gate-lm --seed S`, greedy, on their teacher's gate deals, {GATE_DEALS} x 2 "
         "seatings a cell, deal-clustered 95% intervals). The last column is the teacher's best response (trained "
         "against the teacher, not against the student) playing the student: a transferred exploiter, a lower bound "
@@ -773,6 +826,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default=DISTIL_CHOSEN, choices=sorted(DISTIL_CONFIGS))
     p.set_defaults(func=distill)
     sub.add_parser("distil-tune").set_defaults(func=distil_tune)
+    sub.add_parser("polish-tune").set_defaults(func=polish_tune)
     p = sub.add_parser("gate-lm")
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--config", default=DISTIL_CHOSEN, choices=sorted(DISTIL_CONFIGS))
