@@ -147,6 +147,7 @@ DISTIL_CONFIGS: dict[str, dict[str, Any]] = {
     "small": {**DISTIL_COMMON, "deals_per_round": 40, "steps": 300, "optim": {"learning_rate": 3e-3}},
     "wide": {**DISTIL_COMMON, "deals_per_round": 150, "steps": 800, "optim": {"learning_rate": 3e-3}},
 }
+#: chosen on tuning seed 0 by held-out agreement (distil-tune): small 82.0% [76.8, 87.1], wide 88.6% [86.8, 90.3]
 DISTIL_CHOSEN = "wide"
 
 
@@ -617,19 +618,6 @@ def _distil_lines() -> list[str]:
     return out
 
 
-def _scratch_lines() -> list[str]:
-    """The first tuning record of seed 0 (a scratch driver, before the interval existed), if kept."""
-    path = OUT / "distil-scratch" / "seed0.json"
-    if not path.exists():
-        return []
-    d = json.loads(path.read_text())
-    runs = "; ".join(
-        f"`{name}` " + ", ".join(f"{c['step']}: {_pct(c['heldout_agreement'])}" for c in r["curve"])
-        for name, r in d["runs"].items()
-    )
-    return ["", f"First tuning record (seed 0, `distil-scratch/seed0.json`: {d['note']}), agreement % by step: {runs}."]
-
-
 LM_CELLS = ("vs_generalist", "vs_everything", "vs_binomial", "teacher_response_vs_student")
 
 
@@ -763,7 +751,6 @@ def report(args: argparse.Namespace) -> int:
         "| seed | config | train / held-out decisions | agreement before % | agreement after % [95%] | by step | wall s |",
         "|---|---|---|---|---|---|---|",
         *(_distil_lines() or ["| (not run) | | | | | | |"]),
-        *_scratch_lines(),
         "",
         "The teacher's greedy choice against its sampled policy as the label, tuning seed 0 on the native engine "
         f"(deals {SPECIALIST_TUNE_SEED}..):",
