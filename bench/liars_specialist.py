@@ -675,6 +675,40 @@ def _training_lines() -> list[str]:
     return out
 
 
+def _more_games_lines() -> list[str]:
+    """After the verdict: the chosen settings at more games on tuning seed 0 (native engine, the
+    specialist-tune deals), and the 2,000,000-game run on a verdict seed (the gate's deals; no verdict)."""
+    rows = []
+    for config, games in (("magnet_long", "300,000"), ("magnet_1m", "1,000,000"), ("magnet_2m", "2,000,000")):
+        cells = {}
+        for plays in ("last", "greedy"):
+            path = OUT / "specialist-tune" / f"{config}_seed0_{plays}_vs_{BINOMIAL}.json"
+            if path.exists():
+                s = summary(json.loads(path.read_text()))
+                cells[plays] = f"{_pct(s['win_rate'])} {_iv(s['clustered'])}"
+        if cells:
+            rows.append(f"| {games} | {cells.get('last', 'not run')} | {cells.get('greedy', 'not run')} |")
+    if not rows:
+        return []
+    out = [
+        "**After the verdict: more games** (the chosen settings, `magnet_long`, with `games` raised; tuning seed 0, "
+        f"native engine, deals {SPECIALIST_TUNE_SEED}.., {SPECIALIST_TUNE_DEALS} x 2 seatings; chosen after the gate "
+        "was read, so no verdict): the specialist against the binomial bidder, sampled and greedy.",
+        "",
+        "| games | sampled | greedy |",
+        "|---|---|---|",
+        *rows,
+    ]
+    for path in sorted((OUT / "gate-2m").glob("seed*_vs_*.json")):
+        s = summary(json.loads(path.read_text()))
+        out.append(
+            f"- 2,000,000 games, verdict seed {path.stem.split('_')[0][4:]} on the title (the gate's deals; one seed: "
+            f"a check, not a verdict; no best response trained): {path.stem.split('_vs_')[1]} "
+            f"{_pct(s['win_rate'])} {_iv(s['clustered'])}"
+        )
+    return ["", *out]
+
+
 def report(args: argparse.Namespace) -> int:
     from _report import machine
 
@@ -779,6 +813,7 @@ def report(args: argparse.Namespace) -> int:
         f"Over the {lm_seen} verdict seeds played by the LM students: G1 met in {lm_met['G1']} (needs 4 of 5); G2's "
         f"bot criteria (>= 70% against call-everything and >= 50% against the binomial bidder) met in "
         f"{lm_met['G2_bots']} (needs 3 of 5).",
+        *_more_games_lines(),
     ]
     for notes in (OUT / "distil-reading.md", OUT / "reading.md"):
         if notes.exists():
