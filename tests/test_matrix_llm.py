@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import socket
 
 import pytest
@@ -197,9 +198,9 @@ def test_an_outage_mid_study_stops_it(tmp_path, capsys):
     assert code == 1 and len(err) == 1 and "study stopped" in err[0] and "player errors" in err[0]
     rows = list(csv.DictReader(open(tmp_path / "trials.csv", encoding="utf-8")))
     assert rows and {r["outcome"] for r in rows} == {"error"} and {r["fault_kind"] for r in rows} == {"unavailable"}
-    # the first archetype's cells stop it: the study pipelines trials, so both of its cells are in flight at
-    # once and either may be the first to exceed the limit
-    assert "/coordination/k=2" in err[0] and "chicken" not in err[0]
+    # a cell of the study stops it: the study pipelines trials, so cells of both archetypes can be in flight
+    # at once and any of them may be the first to exceed the limit (a full-suite run saw chicken's first)
+    assert re.search(r"trials in \w+/(coordination|chicken)/k=2 ended in player errors", err[0])
 
 
 class Flaky(UniformPlayer):
