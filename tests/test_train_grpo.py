@@ -310,3 +310,13 @@ def test_initial_anchor_and_ppo_epochs(tmp_path):
     first, last = summary.metrics[0], summary.metrics[-1]
     assert first["eval_mean"] == 0.0 and first["eval_improvement"] == 0.0
     assert last["clip_frac"] > 0.0
+
+
+def test_an_improvement_equal_on_every_sampled_deal_gets_an_interval_inside_the_reward_range(tmp_path, monkeypatch):
+    """Deals sampled rather than enumerated, and the first evaluation measures the initial policy
+    against itself (every deal's difference 0): the interval lies inside the range a difference of
+    returns can take (Kuhn's bounds: +-2 a deal), never zero width, never (-inf, inf)."""
+    monkeypatch.setattr(grpo, "evaluation_deals", lambda game, sampled: (list(sampled), None))
+    first = grpo.TRAINER(config(steps=1, eval=dict(anchor="random", deals=8)), tmp_path / "s").metrics[0]
+    assert first["eval_exact"] is False and first["eval_improvement"] == 0.0
+    assert -2.0 <= first["eval_improvement_low"] < 0.0 < first["eval_improvement_high"] <= 2.0

@@ -130,7 +130,14 @@ def evaluation_row(
             }
         )
     else:
-        iv = paired_bootstrap(res.per_deal, base, seed=derive_seed(cfg.seed, "bootstrap"), resamples=cfg.eval.bootstrap)
+        lo, hi = game.spec.reward_bounds  # a deal's value is a mean of the learner's returns: within them
+        iv = paired_bootstrap(
+            res.per_deal,
+            base,
+            seed=derive_seed(cfg.seed, "bootstrap"),
+            resamples=cfg.eval.bootstrap,
+            bounds=(lo - hi, hi - lo),
+        )
         out.update(
             {
                 "eval_improvement": iv.mean,
