@@ -699,13 +699,19 @@ def _more_games_lines() -> list[str]:
         "|---|---|---|",
         *rows,
     ]
+    by_seed: dict[str, list[str]] = {}
     for path in sorted((OUT / "gate-2m").glob("seed*_vs_*.json")):
         s = summary(json.loads(path.read_text()))
-        out.append(
-            f"- 2,000,000 games, verdict seed {path.stem.split('_')[0][4:]} on the title (the gate's deals; one seed: "
-            f"a check, not a verdict; no best response trained): {path.stem.split('_vs_')[1]} "
-            f"{_pct(s['win_rate'])} {_iv(s['clustered'])}"
-        )
+        seed, opponent = path.stem[4:].split("_vs_")
+        by_seed.setdefault(seed, []).append(f"{opponent} {_pct(s['win_rate'])} {_iv(s['clustered'])}")
+    out += [
+        "",
+        *(
+            f"- 2,000,000 games on verdict seed {seed}, on the title (the gate's deals, 80 games a cell; one seed: a "
+            f"check, not a verdict; no best response trained): {', '.join(cells)}."
+            for seed, cells in by_seed.items()
+        ),
+    ]
     return ["", *out]
 
 

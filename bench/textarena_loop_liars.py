@@ -271,6 +271,13 @@ def ship(args: argparse.Namespace) -> int:
     """Copy a finished loop run's final checkpoint to ``models/textarena-loop``: the base tiny
     model (weights, tokenizer, config) it was trained from, the checkpoint's trainable weights and
     state (its model path made relative to the repository root), the loop config and arena.json."""
+    if not args.force:
+        print(
+            "ship: models/textarena-loop holds issue 42's Liar's dice student now (bench/liars_specialist.py ship-lm); "
+            "add --force to overwrite it with this issue-32 loop's checkpoint",
+            file=sys.stderr,
+        )
+        return 2
     import shutil
 
     run = Path(args.run)
@@ -571,6 +578,7 @@ def section(out: Path) -> str:
 
     return (
         "## TextArena loop on a strategy title (issue 32)\n\n"
+        "*Superseded by issue 42: `models/textarena-loop` now holds the distilled Liar's dice student and `examples/textarena_loop_liars.toml` is its recipe (section \"Liar's dice: a generalist worth beating and a numeric specialist\"). This section records the issue-32 GRPO checkpoint and its loop config, kept at `bench/results/textarena-liars/loop/config.toml`.*\n\n"
         f"`python bench/textarena_loop_liars.py rules | tune | eval | policy | report`, the loop "
         "`python -m arena_train.loop examples/textarena_loop_liars.toml`, `ship`; "
         f"{machine()}, 2 cores shared with three other jobs (one long run at a time).\n\n"
@@ -641,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(fn=collect)
     p = sub.add_parser("ship")
     p.add_argument("--run", default=str(ROOT / "runs" / "textarena-loop-liars"))
+    p.add_argument("--force", action="store_true", help="overwrite models/textarena-loop (issue 42's student)")
     p.set_defaults(fn=ship)
     args = parser.parse_args(argv)
     code: int = args.fn(args)
