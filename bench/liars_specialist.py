@@ -516,27 +516,18 @@ def ship_lm(args: argparse.Namespace) -> int:
     from, its last checkpoint (model path made relative to the repository root), the recipe
     (``loop.toml``), how it was made (``made.json``) and ``arena.json`` (the generalist: the fixed
     ismcts one)."""
-    import shutil
-
     from arena_players.tiny_model import ensure_tiny_model
     from arena_train.checkpoint_player import find_checkpoint
+    from textarena_loop_liars import write_model_dir
 
-    run = distil_dir(args.config, args.seed)
-    last = find_checkpoint(run)
+    last = find_checkpoint(distil_dir(args.config, args.seed))
     state = json.loads((last / "state.json").read_text())
     model = dict(state["config"]["model"])
     base = ensure_tiny_model(game_ids=model.pop("tiny_games", None))
-    dest = ROOT / "models" / "textarena-loop"
-    if dest.exists():
-        shutil.rmtree(dest)
-    (dest / "checkpoints" / last.name).mkdir(parents=True)
-    shutil.copytree(base, dest / "base")
-    shutil.copy2(last / "trainable.safetensors", dest / "checkpoints" / last.name / "trainable.safetensors")
-    state["config"]["model"] = {**model, "path": "models/textarena-loop/base"}  # relative: run from the root
+    state["config"]["model"] = model
     for key in ("expert", "opponents", "data_cache"):  # the teacher's run directory is not shipped
         state["config"].pop(key, None)
-    (dest / "checkpoints" / last.name / "state.json").write_text(json.dumps(state, indent=2))
-    shutil.copy2(ROOT / "examples" / "textarena_loop_liars.toml", dest / "loop.toml")
+    dest = write_model_dir(last, state, base, {"game": TITLE, "generalist": GENERALIST})
     made = {
         "teacher": f"python bench/liars_specialist.py train --seed {args.seed} --config {CHOSEN}",
         "teacher_config": CONFIGS[CHOSEN],
@@ -546,10 +537,6 @@ def ship_lm(args: argparse.Namespace) -> int:
         "results": "docs/benchmarks.md, the Liar's dice section (issue 42)",
     }
     (dest / "made.json").write_text(json.dumps(made, indent=2) + "\n")
-    arena = {"game": TITLE, "player": "checkpoint:run=models/textarena-loop", "generalist": GENERALIST}
-    (dest / "arena.json").write_text(json.dumps(arena, indent=2) + "\n")
-    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
-    print(f"{dest.relative_to(ROOT)}: {size / 1e6:.2f} MB from {last.relative_to(ROOT)}")
     return 0
 
 

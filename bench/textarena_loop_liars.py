@@ -278,30 +278,37 @@ def ship(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    import shutil
-
     run = Path(args.run)
     ckpts = sorted((run / "seed0" / "train" / "checkpoints").glob("step_*"))
     if not ckpts:
         print(f"no checkpoints under {run}", file=sys.stderr)
         return 2
-    last = ckpts[-1]
-    state = json.loads((last / "state.json").read_text())
+    state = json.loads((ckpts[-1] / "state.json").read_text())
     base = Path(state["config"]["model"]["path"])
+    write_model_dir(ckpts[-1], state, base, {"game": GAME, "generalist": GENERALIST})
+    return 0
+
+
+def write_model_dir(last: Path, state: dict[str, Any], base: Path, arena: dict[str, str]) -> Path:
+    """``models/textarena-loop`` anew: the base tiny model, checkpoint ``last``'s trainable weights
+    and ``state`` (its model path made relative to the repository root), the loop config and
+    ``arena.json`` (``arena`` plus the player); prints the size."""
+    import shutil
+
     dest = ROOT / "models" / "textarena-loop"
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "checkpoints" / last.name).mkdir(parents=True)
     shutil.copytree(base, dest / "base")
     shutil.copy2(last / "trainable.safetensors", dest / "checkpoints" / last.name / "trainable.safetensors")
-    state["config"]["model"]["path"] = "models/textarena-loop/base"  # relative: run from the repository root
+    state["config"]["model"] = {**state["config"]["model"], "path": "models/textarena-loop/base"}
     (dest / "checkpoints" / last.name / "state.json").write_text(json.dumps(state, indent=2))
     shutil.copy2(ROOT / "examples" / "textarena_loop_liars.toml", dest / "loop.toml")
-    arena = {"game": GAME, "player": "checkpoint:run=models/textarena-loop", "generalist": GENERALIST}
+    arena = {"game": arena["game"], "player": "checkpoint:run=models/textarena-loop", "generalist": arena["generalist"]}
     (dest / "arena.json").write_text(json.dumps(arena, indent=2) + "\n")
     size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
-    print(f"{dest}: {size / 1e6:.2f} MB from {last} (base {base.name})")
-    return 0
+    print(f"models/textarena-loop: {size / 1e6:.2f} MB from {last.name} (base {base.name})")
+    return dest
 
 
 def policy(args: argparse.Namespace) -> int:
